@@ -1,0 +1,209 @@
+"""The optimizer protocol (DESIGN §7), in the style of optax.
+
+An optimizer is a pair of pure functions::
+
+    state = opt.init(params)
+    updates, state = opt.update(grads, state, params)
+    params = apply_updates(params, updates)        # x_{t+1} = x_t + updates
+
+``params``, ``grads`` and ``updates`` are mappings name -> tensor. ``updates`` are
+displacements d_t (DESIGN §3), so a step is ``x_{t+1} = x_t + d_t``; inputs are never
+mutated. ``state`` is a tree of NamedTuples / dicts / tuples whose leaves are tensors
+(the step counter included), so it can be flattened with :func:`state_dict` and
+restored with :func:`load_state_dict`.
+
+Wrappers (delay, error feedback, partition) return an :class:`Optimizer` too; the ones
+that change which iterate the gradient is taken at also expose ``virtual(params,
+state) -> y_t`` (DESIGN §4).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, NamedTuple, Union
+
+import torch
+
+Params = Mapping[str, torch.Tensor]
+Updates = dict
+State = Any
+Schedule = Callable[[torch.Tensor], Union[float, torch.Tensor]]
+ScalarOrSchedule = Union[float, Schedule]
+
+
+@dataclass(frozen=True)
+class Optimizer:
+    """A pure optimizer: ``init(params) -> state``, ``update(grads, state, params) -> (updates, state)``.
+
+    ``virtual(params, state) -> y`` is the virtual iterate y_t of DESIGN §4 for the
+    wrappers that have one (sync optimizers: y_t = x_t). ``hyper`` records the
+    constructor's hyperparameters (for logs and cache keys).
+    """
+
+    init: Callable[[Params], State]
+    update: Callable[[Params, State, Params], "tuple[Updates, State]"]
+    virtual: Callable[[Params, State], dict] | None = None
+    name: str = "optimizer"
+    hyper: dict = field(default_factory=dict)
+
+    def virtual_iterate(self, params: Params, state: State) -> dict:
+        """y_t; equal to x_t for an optimizer that applies its update at once."""
+        if self.virtual is None:
+            return dict(params)
+        return self.virtual(params, state)
+
+
+class EmptyState(NamedTuple):
+    """State of a stateless transform."""
+
+
+def apply_updates(params: Params, updates: Params) -> dict:
+    """x_{t+1} = x_t + d_t, entry by entry; returns a new mapping (inputs untouched)."""
+    missing = set(params) - set(updates)
+    if missing:
+        raise KeyError(f"updates: missing entries for params {sorted(missing)[:5]}")
+    return {k: params[k] + updates[k].to(params[k].dtype) for k in params}
+
+
+def tree_map(fn: Callable, *trees):
+    """Map ``fn`` over the tensor leaves of equally-structured trees (dict, tuple, NamedTuple, list)."""
+    first = trees[0]
+    if isinstance(first, torch.Tensor):
+        return fn(*trees)
+    if isinstance(first, Mapping):
+        return {k: tree_map(fn, *(t[k] for t in trees)) for k in first}
+    if isinstance(first, tuple) and hasattr(first, "_fields"):
+        return type(first)(*(tree_map(fn, *parts) for parts in zip(*trees)))
+    if isinstance(first, (tuple, list)):
+        return type(first)(tree_map(fn, *parts) for parts in zip(*trees))
+    return first
+
+
+def zeros_like_tree(params: Params) -> dict:
+    return {k: torch.zeros_like(v) for k, v in params.items()}
+
+
+# ----------------------------------------------------------------------------- state I/O
+def _flatten(tree, prefix: str, out: dict) -> None:
+    if isinstance(tree, torch.Tensor):
+        out[prefix] = tree
+    elif isinstance(tree, Mapping):
+        for k, v in tree.items():
+            _flatten(v, f"{prefix}/{k}" if prefix else str(k), out)
+    elif isinstance(tree, (tuple, list)):
+        names = getattr(tree, "_fields", None) or [str(i) for i in range(len(tree))]
+        for k, v in zip(names, tree):
+            _flatten(v, f"{prefix}/{k}" if prefix else str(k), out)
+    elif tree is None:
+        pass
+    elif isinstance(tree, (int, float, bool)):
+        out[prefix] = torch.tensor(tree)
+    else:
+        raise TypeError(f"state leaf at '{prefix}' has unsupported type {type(tree).__name__}")
+
+
+def state_dict(state: State) -> dict:
+    """Flatten a state tree to ``{"path/to/leaf": tensor}`` (torch.save-able, weights_only safe)."""
+    out: dict = {}
+    _flatten(state, "", out)
+    return {k: v.detach().clone() for k, v in out.items()}
+
+
+def load_state_dict(template: State, flat: Mapping[str, torch.Tensor], prefix: str = "") -> State:
+    """Rebuild a state with the structure of ``template`` (e.g. ``opt.init(params)``) from :func:`state_dict`."""
+    if isinstance(template, torch.Tensor):
+        if prefix not in flat:
+            raise KeyError(f"state_dict: missing entry '{prefix}'")
+        v = flat[prefix]
+        return v.to(device=template.device, dtype=template.dtype).clone()
+    if isinstance(template, Mapping):
+        return {k: load_state_dict(v, flat, f"{prefix}/{k}" if prefix else str(k)) for k, v in template.items()}
+    if isinstance(template, (tuple, list)):
+        names = getattr(template, "_fields", None) or [str(i) for i in range(len(template))]
+        parts = [load_state_dict(v, flat, f"{prefix}/{k}" if prefix else str(k)) for k, v in zip(names, template)]
+        if hasattr(template, "_fields"):
+            return type(template)(*parts)
+        return type(template)(parts)
+    if isinstance(template, bool):
+        return bool(flat[prefix].item())
+    if isinstance(template, int):
+        return int(flat[prefix].item())
+    if isinstance(template, float):
+        return float(flat[prefix].item())
+    return template
+
+
+# ----------------------------------------------------------------------------- validation
+def check_lr(lr: ScalarOrSchedule, name: str = "lr") -> None:
+    """lr must be a positive finite number or a callable schedule."""
+    if callable(lr):
+        return
+    if not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr <= 0:
+        raise ValueError(f"{name} must be a positive finite number or a schedule, got {lr!r}")
+
+
+def check_mu(mu: float, name: str = "mu") -> None:
+    """mu (weight of the new gradient, DESIGN §3) must lie in (0, 1]."""
+    if not isinstance(mu, (int, float)) or not (0.0 < mu <= 1.0):
+        raise ValueError(f"{name} must lie in (0, 1] (mu = 1 - momentum), got {mu!r}")
+
+
+def check_beta(beta: float, name: str) -> None:
+    """A momentum / EMA coefficient beta must lie in [0, 1)."""
+    if not isinstance(beta, (int, float)) or not (0.0 <= beta < 1.0):
+        raise ValueError(f"{name} must lie in [0, 1), got {beta!r}")
+
+
+def check_nonneg(x: float, name: str) -> None:
+    if not isinstance(x, (int, float)) or not math.isfinite(x) or x < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {x!r}")
+
+
+def check_finite(grads: Params, name: str = "grads") -> None:
+    """Refuse NaN / Inf gradients before any state changes, naming the offending entry."""
+    for k, g in grads.items():
+        if not torch.isfinite(g).all():
+            raise FloatingPointError(f"{name}['{k}'] contains NaN or Inf")
+
+
+def check_same_keys(grads: Params, params: Params | None, name: str = "grads") -> None:
+    if params is not None and set(grads) != set(params):
+        extra = sorted(set(grads) ^ set(params))[:5]
+        raise KeyError(f"{name} and params have different entries: {extra}")
+
+
+def resolve(value: ScalarOrSchedule, step: torch.Tensor):
+    """A hyperparameter at step t: a constant, or ``schedule(t)``."""
+    return value(step) if callable(value) else value
+
+
+def find_field(state: State, field_name: str):
+    """Depth-first search of a state tree for a NamedTuple field (e.g. ``"momentum"``).
+
+    Wrapper states are NamedTuples with a field ``inner``; this digs through them, and
+    through partition states (dicts of states), returning the first match or ``None``.
+    For a partition, the matches of all groups are merged into one dict.
+    """
+    if isinstance(state, tuple) and hasattr(state, "_fields"):
+        if field_name in state._fields:
+            return getattr(state, field_name)
+        for part in state:
+            found = find_field(part, field_name)
+            if found is not None:
+                return found
+        return None
+    if isinstance(state, Mapping):
+        merged = {}
+        for part in state.values():
+            found = find_field(part, field_name)
+            if isinstance(found, Mapping):
+                merged.update(found)
+            elif found is not None:
+                return found
+        return merged or None
+    if isinstance(state, (tuple, list)):
+        for part in state:
+            found = find_field(part, field_name)
+            if found is not None:
+                return found
+    return None

@@ -1,0 +1,1 @@
+"""Benchmarks for lmo (run `python -m lmo.bench --help`). Never imported by tests for timing."""

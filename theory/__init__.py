@@ -1,0 +1,1 @@
+"""(placeholder docstring: filled in by its issue)"""
