@@ -1,0 +1,144 @@
+"""Every bound of the package as a `Bound` (DESIGN.md §5; derivations in theory.derivation).
+
+Shorthands (all in DESIGN.md's notation, q = 1 - mu):
+
+* noise(t)   = (1-mu)^t rho sigma + sqrt(mu) rho sigma          (momentum noise)
+* drift      = L eta (1-mu)/mu        (momentum lags a moving gradient; steps <= eta)
+* descent    = Delta_0/(eta K) + 2 rho sigma/(mu K) + 2 sqrt(mu) rho sigma + L eta/2
+
+Derived here (theory.derivation proves each step):
+
+* sync lemma     E||m_t - grad f(x_t)||_* <= noise(t) + drift
+* sync theorem   (1/K) sum E||grad f(x_t)||_* <= descent + 2 drift
+* perturbed lemma (delayed, EF; gradient at x_t, virtual iterate y_t)
+                 E||m_t - grad f(y_t)||_* <= noise(t) + drift + L r_w(t)
+* perturbed theorem (1/K) sum E||grad f(y_t)||_* <= descent + 2 drift + 2 L r_avg
+* delayed: r_t <= eta, so drift + L eta = L eta/mu (the sync drift with 1-mu -> 1)
+* EF: r_t = eta ||lmo(m_{t-1}) - lmo(m_{t-2})|| <= 2 eta (worst case)
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from .bound import SOURCES, Bound
+from .symbols import Delta_0, K, L, eta, mu, r_avg, r_w, rho, sigma, t
+
+A234 = ("A2", "A3", "A4")
+A1234 = ("A1", "A2", "A3", "A4")
+
+
+def noise(tt=t):
+    """(1-mu)^t rho sigma + sqrt(mu) rho sigma."""
+    return (1 - mu) ** tt * rho * sigma + sp.sqrt(mu) * rho * sigma
+
+
+def drift():
+    """L eta (1-mu)/mu = L eta sum_j w_{t,j} (t-j) bounded for all t."""
+    return L * eta * (1 - mu) / mu
+
+
+def descent():
+    """Delta_0/(eta K) + 2 rho sigma/(mu K) + 2 sqrt(mu) rho sigma + L eta/2."""
+    return (Delta_0 / (eta * K) + 2 * rho * sigma / (mu * K)
+            + 2 * sp.sqrt(mu) * rho * sigma + L * eta / 2)
+
+
+def _b(name, expr, quantity, variant, source, status, valid, note, assumptions=A234):
+    return Bound(name=name, expr=expr, quantity=quantity, variant=variant,
+                 assumptions=assumptions, source=SOURCES[source], status=status,
+                 valid=valid, note=note)
+
+
+KOVALEV_SYNC_LEMMA = _b(
+    "kovalev_sync_lemma",
+    noise() + L * eta / mu,
+    "momentum_error_x", "sync", "kovalev", "restated", True,
+    "Implied by derived_sync_lemma (L eta (1-mu)/mu <= L eta/mu), hence valid.")
+
+KOVALEV_SYNC_THEOREM = _b(
+    "kovalev_sync_theorem",
+    descent() + L * eta + 2 * L * eta / mu,
+    "avg_grad_norm_x", "sync", "kovalev", "restated", True,
+    "= Delta_0/(eta K) + 2 rho sigma/(mu K) + 2 sqrt(mu) rho sigma + 3 L eta/2 + 2 L eta/mu;"
+    " exceeds derived_sync_theorem by exactly 3 L eta, hence valid.", A1234)
+
+PAPER_DELAYED_NOISE_LITERAL = _b(
+    "paper_delayed_noise_literal",
+    sp.sqrt(2 * mu * rho**2 * sigma**2 + 8 * L * eta**2),
+    "momentum_error_y", "delayed", "paper", "transmitted", False,
+    "Literal reading sqrt(2 mu rho^2 sigma^2 + 8 L eta^2): adds [F/X]^2 to [F]; not"
+    " invariant under f -> c f, so it cannot bound a gradient-norm quantity for all c.")
+
+PAPER_DELAYED_NOISE_CONSISTENT = _b(
+    "paper_delayed_noise_consistent",
+    sp.sqrt(2 * mu * rho**2 * sigma**2 + 8 * L**2 * eta**2),
+    "momentum_error_y", "delayed", "paper", "transmitted", False,
+    "Read as the stationary part (t -> infinity) of E||m_t - grad f(y_t)||_*: it is"
+    " sqrt(2a^2 + 2b^2) >= a + b with a = sqrt(mu) rho sigma, b = 2 L eta, and omits the"
+    " momentum-lag drift L eta (1-mu)/mu. The derived stationary value is"
+    " sqrt(mu) rho sigma + L eta/mu, attained (sigma = 0) on f = L x^2/2 with the sign LMO"
+    " far from the minimum, so this reading fails whenever 1/mu > 2 sqrt(2) (and for"
+    " sigma = 0 already at mu < 1/2).")
+
+DERIVED_SYNC_LEMMA = _b(
+    "derived_sync_lemma", noise() + drift(),
+    "momentum_error_x", "sync", "derived", "derived", True,
+    "E||m_t - grad f(x_t)||_* <= (1-mu)^t rho sigma + sqrt(mu) rho sigma + L eta (1-mu)/mu.")
+
+DERIVED_SYNC_THEOREM = _b(
+    "derived_sync_theorem", descent() + 2 * drift(),
+    "avg_grad_norm_x", "sync", "derived", "derived", True,
+    "Descent lemma at x_t summed over t < K; tighter than Kovalev's restated theorem by 3 L eta.",
+    A1234)
+
+DERIVED_DELAYED_LEMMA = _b(
+    "derived_delayed_lemma", noise() + L * eta / mu,
+    "momentum_error_y", "delayed", "derived", "derived", True,
+    "y_t = x_t + d_{t-1}, r_t <= eta: noise(t) + L eta (1-mu)/mu + L eta = noise(t) + L eta/mu.")
+
+DERIVED_DELAYED_LEMMA_X = _b(
+    "derived_delayed_lemma_x", noise() + drift(),
+    "momentum_error_x", "delayed", "derived", "derived", True,
+    "The x_t of delayed training also move by <= eta per step, so the sync lemma holds at x_t.")
+
+DERIVED_DELAYED_THEOREM = _b(
+    "derived_delayed_theorem", descent() + 2 * L * eta / mu,
+    "avg_grad_norm_y", "delayed", "derived", "derived", True,
+    "Descent lemma at the virtual iterate y_t (which follows the sync recursion) with"
+    " r_avg <= eta. At x_t add L eta (derived_delayed_theorem_x).", A1234)
+
+DERIVED_DELAYED_THEOREM_X = _b(
+    "derived_delayed_theorem_x", descent() + 2 * L * eta / mu + L * eta,
+    "avg_grad_norm_x", "delayed", "derived", "derived", True,
+    "||grad f(x_t)||_* <= ||grad f(y_t)||_* + L r_t with r_t <= eta.", A1234)
+
+DERIVED_EF_LEMMA_TRAJECTORY = _b(
+    "derived_ef_lemma_trajectory", noise() + drift() + L * r_w,
+    "momentum_error_y", "ef", "derived", "derived", True,
+    "y_t = x_t + d_{t-1} - d_{t-2}; r_w(t) = sum_j w_{t,j} E r_j with"
+    " r_t = eta ||lmo(m_{t-1}) - lmo(m_{t-2})||. Holds for any perturbed-gradient run.")
+
+DERIVED_EF_LEMMA_WORST = _b(
+    "derived_ef_lemma_worst", noise() + drift() + 2 * L * eta,
+    "momentum_error_y", "ef", "derived", "derived", True,
+    "derived_ef_lemma_trajectory with r_t <= 2 eta.")
+
+DERIVED_EF_THEOREM_TRAJECTORY = _b(
+    "derived_ef_theorem_trajectory", descent() + 2 * drift() + 2 * L * r_avg,
+    "avg_grad_norm_y", "ef", "derived", "derived", True,
+    "r_avg = (1/K) sum_{t<K} r_w(t); small when consecutive LMO directions agree.", A1234)
+
+DERIVED_EF_THEOREM_WORST = _b(
+    "derived_ef_theorem_worst", descent() + 2 * drift() + 4 * L * eta,
+    "avg_grad_norm_y", "ef", "derived", "derived", True,
+    "derived_ef_theorem_trajectory with r_avg <= 2 eta.", A1234)
+
+ALL = (
+    KOVALEV_SYNC_LEMMA, KOVALEV_SYNC_THEOREM,
+    PAPER_DELAYED_NOISE_LITERAL, PAPER_DELAYED_NOISE_CONSISTENT,
+    DERIVED_SYNC_LEMMA, DERIVED_SYNC_THEOREM,
+    DERIVED_DELAYED_LEMMA, DERIVED_DELAYED_LEMMA_X,
+    DERIVED_DELAYED_THEOREM, DERIVED_DELAYED_THEOREM_X,
+    DERIVED_EF_LEMMA_TRAJECTORY, DERIVED_EF_LEMMA_WORST,
+    DERIVED_EF_THEOREM_TRAJECTORY, DERIVED_EF_THEOREM_WORST,
+)
