@@ -1,0 +1,198 @@
+"""Newton-Schulz orthogonalization: an SVD-free approximation of polar(G) = U V^T.
+
+For G = U S V^T (thin SVD), polar(G) = U V^T. Newton-Schulz runs an odd quintic
+matrix polynomial on X_0 = G / ||G||_F (so every singular value lies in (0, 1]):
+
+    A_k     = X_k X_k^T
+    X_{k+1} = a_k X_k + (b_k A_k + c_k A_k^2) X_k
+            = U p_k(S_k) V^T,   p_k(s) = a_k s + b_k s^3 + c_k s^5,
+
+so singular vectors are kept and only singular values move towards 1 (zero
+singular values stay exactly zero). Tall matrices are transposed first so the
+Gram matrix A_k is the smaller min(m, n)^2 one. Cost per step for X of shape
+(m, n), m <= n: 4 m^2 n + 2 m^3 FLOPs (30 n^3 for five square steps).
+
+Coefficient sets (``NS_COEFFICIENTS``):
+- "keller": (3.4445, -4.7750, 2.0315) every step (Keller Jordan's Muon; also the
+  default of torch.optim.Muon). Maximises the slope at 0; the output singular values
+  do NOT converge to 1 but settle in a band around it (see ``KELLER_BAND``).
+- "polar_express": the 5-step per-iteration schedule of Amsel, Persson, Musco, Gower,
+  "The Polar Express" (arXiv:2505.16932), in the form used by modded-nanogpt and
+  nanochat (numbers as in modded-nanogpt's train_gpt.py / nanochat's optim), which
+  normalise by ||G||_F * (1 + 2e-2) (a 2% safety factor); ``steps <= 5`` uses the
+  first ``steps`` entries (nanochat's convention).
+- "quintic": the classical convergent quintic (15/8, -10/8, 3/8) (Taylor expansion of
+  (1 - (1 - s^2))^{-1/2}); slow start, but converges to polar(G) as steps -> inf for
+  full-rank G; used to cross-check against the exact polar.
+- user lists: one (a, b, c) tuple = used for every step; a list of tuples = one per
+  step (needs at least ``steps`` entries; the first ``steps`` are used).
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence, Union
+
+import torch
+from torch import Tensor
+
+__all__ = ["NS_COEFFICIENTS", "NS_SAFETY", "KELLER_BAND", "resolve_coefficients",
+           "newton_schulz", "polar", "ns_inexactness"]
+
+_KELLER = (3.4445, -4.7750, 2.0315)
+
+NS_COEFFICIENTS: dict[str, list[tuple[float, float, float]]] = {
+    "keller": [_KELLER] * 5,
+    # Polar Express, 5 iterations, safety factor 2e-2, cushion 2 (arXiv:2505.16932);
+    # numbers as in modded-nanogpt train_gpt.py `polar_express_coeffs` and nanochat.
+    "polar_express": [
+        (8.156554524902461, -22.48329292557795, 15.878769915207462),
+        (4.042929935166739, -2.808917465908714, 0.5000178451051316),
+        (3.8916678022926607, -2.772484153217685, 0.5060648178503393),
+        (3.285753657755655, -2.3681294933425376, 0.46449024233003106),
+        (2.3465413258596377, -1.7097828382687081, 0.42323551169305323),
+    ],
+    "quintic": [(15 / 8, -10 / 8, 3 / 8)] * 5,
+}
+# Named sets whose single tuple repeats for any number of steps.
+_REPEATING = {"keller", "quintic"}
+# Frobenius pre-normalisation is by ||G||_F * NS_SAFETY[name] (1.0 when not listed).
+NS_SAFETY: dict[str, float] = {"polar_express": 1.02}
+# Documented singular-value band of keller NS output (5 steps, fp32, input with
+# condition number <= 10 after normalisation): the iteration's attracting band.
+KELLER_BAND = (0.6, 1.25)
+
+Coefficients = Union[str, Sequence[float], Sequence[Sequence[float]]]
+
+
+def resolve_coefficients(coefficients: Coefficients, steps: int) -> list[tuple[float, float, float]]:
+    """Turn ``coefficients`` (a name, one (a, b, c) tuple, or a per-step list) into
+    exactly ``steps`` (a, b, c) tuples; raise ValueError naming the parameter."""
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"steps must be a non-negative int, got {steps!r}")
+    if isinstance(coefficients, str):
+        if coefficients not in NS_COEFFICIENTS:
+            raise ValueError(f"coefficients: unknown name {coefficients!r}; "
+                             f"known: {sorted(NS_COEFFICIENTS)}")
+        table = NS_COEFFICIENTS[coefficients]
+        if coefficients in _REPEATING:
+            return [table[0]] * steps
+        if steps > len(table):
+            raise ValueError(f"steps={steps} exceeds the {len(table)}-step schedule "
+                             f"coefficients={coefficients!r}")
+        return list(table[:steps])
+    try:
+        seq = list(coefficients)
+    except TypeError:
+        raise ValueError(f"coefficients must be a name, an (a, b, c) tuple or a list of "
+                         f"them, got {coefficients!r}") from None
+    if len(seq) == 3 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in seq):
+        seq = [tuple(seq)]  # one tuple for every step
+        repeat = True
+    else:
+        repeat = len(seq) == 1
+    out = []
+    for i, t in enumerate(seq):
+        try:
+            t = tuple(float(v) for v in t)
+        except (TypeError, ValueError):
+            raise ValueError(f"coefficients[{i}] must be an (a, b, c) tuple of numbers, "
+                             f"got {t!r}") from None
+        if len(t) != 3 or not all(math.isfinite(v) for v in t):
+            raise ValueError(f"coefficients[{i}] must be 3 finite numbers (a, b, c), got {t!r}")
+        out.append(t)
+    if not out:
+        raise ValueError("coefficients: empty list")
+    if repeat:
+        return out * steps
+    if len(out) < steps:
+        raise ValueError(f"coefficients has {len(out)} per-step tuples but steps={steps}")
+    return out[:steps]
+
+
+def _check_matrix(G: Tensor, name: str = "G") -> None:
+    if not isinstance(G, Tensor):
+        raise ValueError(f"{name} must be a torch.Tensor, got {type(G).__name__}")
+    if G.ndim < 2:
+        raise ValueError(f"{name} must have at least 2 dims (..., m, n), got shape {tuple(G.shape)}")
+    if not G.is_floating_point():
+        raise ValueError(f"{name} must be a floating-point tensor, got {G.dtype}")
+
+
+def newton_schulz(G: Tensor, steps: int = 5, coefficients: Coefficients = "keller",
+                  eps: float = 1e-7, dtype: torch.dtype | None = None, *,
+                  safety: float | None = None) -> Tensor:
+    """Approximate polar(G) = U V^T of every matrix in G (shape (..., m, n)).
+
+    X_0 = G / max(s ||G||_F, eps) per matrix (s = ``safety``, default NS_SAFETY of the
+    named set, else 1), then ``steps`` quintic steps X <- a X + (b A + c A^2) X with
+    A = X X^T (the smaller Gram: tall matrices are transposed). Computes in ``dtype``
+    (default: G's dtype; e.g. torch.bfloat16 like Muon) and returns G's dtype.
+    Batched over leading dims (per-matrix normalisation; the batch never mixes).
+    Zero matrices map to zero.
+    """
+    _check_matrix(G)
+    if not (isinstance(eps, (int, float)) and eps > 0):
+        raise ValueError(f"eps must be a positive number, got {eps!r}")
+    if dtype is not None and not dtype.is_floating_point:
+        raise ValueError(f"dtype must be a floating dtype, got {dtype}")
+    coeffs = resolve_coefficients(coefficients, steps)
+    if safety is None:
+        safety = NS_SAFETY.get(coefficients, 1.0) if isinstance(coefficients, str) else 1.0
+    out_dtype = G.dtype
+    X = G.to(dtype or G.dtype)
+    transposed = X.shape[-2] > X.shape[-1]
+    if transposed:
+        X = X.mT
+    batch_shape = X.shape[:-2]
+    m, n = X.shape[-2:]
+    if X.ndim == 2:
+        X = X / (torch.linalg.vector_norm(X) * safety).clamp(min=eps)
+        for a, b, c in coeffs:
+            A = X @ X.mT
+            B = torch.addmm(A, A, A, beta=b, alpha=c)    # b A + c A^2
+            X = torch.addmm(X, B, X, beta=a)             # a X + B X
+    else:
+        X = X.reshape(-1, m, n)
+        norms = torch.linalg.vector_norm(X, dim=(-2, -1), keepdim=True)
+        X = X / (norms * safety).clamp(min=eps)
+        for a, b, c in coeffs:
+            A = torch.bmm(X, X.mT)
+            B = torch.baddbmm(A, A, A, beta=b, alpha=c)
+            X = torch.baddbmm(X, B, X, beta=a)
+        X = X.reshape(*batch_shape, m, n)
+    if transposed:
+        X = X.mT
+    return X.to(out_dtype)
+
+
+def polar(G: Tensor, rtol: float | None = None) -> Tensor:
+    """Exact polar factor U_r V_r^T of every matrix in G via thin SVD (in >= fp32).
+
+    Rank-deficient input: singular directions with s_i <= rtol * s_max are dropped
+    (rtol default: max(m, n) * machine eps of the compute dtype), so polar(G) is the
+    partial isometry U_r V_r^T on the numerical range of G; this is the unique
+    minimiser of <-G, D> over ||D||_2 <= 1 with the smallest rank, and it is what NS
+    converges to (zero singular values stay zero). polar(0) = 0.
+    """
+    _check_matrix(G)
+    cdtype = torch.promote_types(G.dtype, torch.float32)
+    U, S, Vh = torch.linalg.svd(G.to(cdtype), full_matrices=False)
+    if rtol is None:
+        rtol = max(G.shape[-2:]) * torch.finfo(cdtype).eps
+    smax = S.amax(dim=-1, keepdim=True) if S.shape[-1] else S
+    keep = (S > rtol * smax).to(cdtype)
+    return ((U * keep.unsqueeze(-2)) @ Vh).to(G.dtype)
+
+
+def ns_inexactness(G: Tensor, **ns_kwargs) -> dict[str, Tensor]:
+    """How far NS(G) is from polar(G), per matrix (shapes = G's batch shape).
+
+    Returns dict(sv_min, sv_max, spectral_error): the band [min_i s_i, max_i s_i] of
+    the singular values of NS(G), and ||NS(G) - polar(G)||_2 (spectral norm).
+    """
+    _check_matrix(G)
+    O = newton_schulz(G, **ns_kwargs)
+    cdtype = torch.promote_types(G.dtype, torch.float64)
+    sv = torch.linalg.svdvals(O.to(cdtype))
+    err = torch.linalg.matrix_norm(O.to(cdtype) - polar(G.to(cdtype)), ord=2)
+    return {"sv_min": sv.amin(dim=-1), "sv_max": sv.amax(dim=-1), "spectral_error": err}
