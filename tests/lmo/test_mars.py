@@ -1,0 +1,92 @@
+"""MARS-AdamW: gamma=0 without clipping is AdamW (torch.optim.AdamW); correction and clip written out."""
+import pytest
+import torch
+
+from lmo.base import apply_updates, state_dict
+from lmo.mars import mars
+
+
+def test_gamma_zero_no_clip_is_torch_adamw():
+    gen = torch.Generator().manual_seed(0)
+    p0 = {"w": torch.randn(6, 4, generator=gen, dtype=torch.float64),
+          "b": torch.randn(4, generator=gen, dtype=torch.float64)}
+    tp = {k: v.clone().requires_grad_(True) for k, v in p0.items()}
+    ref = torch.optim.AdamW(list(tp.values()), lr=0.01, betas=(0.95, 0.99), eps=1e-8, weight_decay=0.1)
+    opt = mars(0.01, betas=(0.95, 0.99), weight_decay=0.1, gamma=0.0, max_norm=None, betas_1d=(0.95, 0.99))
+    p, s = dict(p0), opt.init(p0)
+    for _ in range(6):
+        g = {k: 3 * torch.randn(v.shape, generator=gen, dtype=v.dtype) for k, v in p0.items()}
+        for k in tp:
+            tp[k].grad = g[k].clone()
+        ref.step()
+        u, s = opt.update(g, s, p)
+        p = apply_updates(p, u)
+    for k in p:
+        torch.testing.assert_close(p[k], tp[k].detach(), rtol=1e-10, atol=1e-12)
+
+
+def test_first_two_steps_written_out():
+    """c_1 = (1 + gamma b1/(1-b1)) g_1 (g_0 = 0), clipped to norm 1; c_2 uses g_2 - g_1."""
+    b1, b2, gamma, lr = 0.9, 0.99, 0.5, 0.1
+    g1 = torch.tensor([[3.0, 4.0]], dtype=torch.float64)
+    g2 = torch.tensor([[0.1, -0.2]], dtype=torch.float64)
+    opt = mars(lr, betas=(b1, b2), eps=0.0, gamma=gamma)
+    s = opt.init({"w": torch.zeros(1, 2, dtype=torch.float64)})
+    u1, s = opt.update({"w": g1}, s, None)
+    c1 = (1 + gamma * b1 / (1 - b1)) * g1
+    c1 = c1 / c1.norm()
+    torch.testing.assert_close(s.exp_avg["w"], (1 - b1) * c1)
+    torch.testing.assert_close(u1["w"], -lr * c1.sign())  # Adam's first step is -lr sign(c)
+    u2, s = opt.update({"w": g2}, s, None)
+    c2 = g2 + gamma * b1 / (1 - b1) * (g2 - g1)
+    c2 = c2 / c2.norm() if c2.norm() > 1 else c2
+    m2 = b1 * (1 - b1) * c1 + (1 - b1) * c2
+    v2 = b2 * (1 - b2) * c1 ** 2 + (1 - b2) * c2 ** 2
+    torch.testing.assert_close(u2["w"], -lr * (m2 / (1 - b1 ** 2)) / (v2 / (1 - b2 ** 2)).sqrt())
+
+
+def test_batch_dims_clip_per_seed():
+    """Stacked seeds with batch_dims=1 give the same update as each seed alone."""
+    gen = torch.Generator().manual_seed(3)
+    gs = [torch.randn(3, 4, 5, generator=gen) * s for s in (0.01, 10.0)]
+    single = mars(0.01)
+    batched = mars(0.01, batch_dims=1)
+    sb = batched.init({"w": torch.zeros(3, 4, 5)})
+    ss = [single.init({"w": torch.zeros(4, 5)}) for _ in range(3)]
+    for g in gs:
+        ub, sb = batched.update({"w": g}, sb, None)
+        for i in range(3):
+            ui, ss[i] = single.update({"w": g[i]}, ss[i], None)
+            torch.testing.assert_close(ub["w"][i], ui["w"])
+
+
+def test_least_squares_converges():
+    g = torch.Generator().manual_seed(0)
+    A, b = torch.randn(20, 5, generator=g), torch.randn(20, 3, generator=g)
+    x_star = torch.linalg.lstsq(A, b).solution
+    loss = lambda x: 0.5 * ((A @ x - b) ** 2).sum()  # noqa: E731
+    opt = mars(0.05)
+    p = {"x": torch.zeros(5, 3)}
+    s = opt.init(p)
+    for _ in range(400):
+        u, s = opt.update({"x": A.T @ (A @ p["x"] - b)}, s, p)
+        p = apply_updates(p, u)
+    assert loss(p["x"]) - loss(x_star) < 1e-2 * loss(torch.zeros(5, 3))
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="max_norm"):
+        mars(0.1, max_norm=0.0)
+    with pytest.raises(ValueError, match="gamma"):
+        mars(0.1, gamma=-1.0)
+    with pytest.raises(ValueError, match="lr"):
+        mars(float("nan"))
+    opt = mars(0.1, weight_decay=0.1)
+    p = {"w": torch.zeros(2, 2)}
+    s = opt.init(p)
+    before = state_dict(s)
+    with pytest.raises(FloatingPointError, match="w"):
+        opt.update({"w": torch.full((2, 2), float("nan"))}, s, p)
+    with pytest.raises(ValueError, match="params"):
+        opt.update({"w": torch.ones(2, 2)}, s, None)
+    assert all(torch.equal(before[k], v) for k, v in state_dict(s).items())

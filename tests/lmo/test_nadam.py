@@ -1,0 +1,89 @@
+"""NAdam: step-for-step against torch.optim.NAdam (coupled and decoupled decay), optax form, smoke."""
+import pytest
+import torch
+
+from lmo.base import apply_updates, load_state_dict, state_dict
+from lmo.nadam import nadam
+
+
+def _params(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return {"w": torch.randn(5, 3, generator=g, dtype=torch.float64),
+            "b": torch.randn(3, generator=g, dtype=torch.float64)}
+
+
+@pytest.mark.parametrize("decoupled", [False, True])
+@pytest.mark.parametrize("wd", [0.0, 0.1])
+def test_matches_torch_nadam(decoupled, wd):
+    p0 = _params()
+    tp = {k: v.clone().requires_grad_(True) for k, v in p0.items()}
+    ref = torch.optim.NAdam(list(tp.values()), lr=0.02, betas=(0.9, 0.99), eps=1e-8,
+                            weight_decay=wd, decoupled_weight_decay=decoupled)
+    opt = nadam(0.02, betas=(0.9, 0.99), weight_decay=wd, decoupled_weight_decay=decoupled)
+    p, s = dict(p0), opt.init(p0)
+    gen = torch.Generator().manual_seed(1)
+    for _ in range(8):
+        g = {k: torch.randn(v.shape, generator=gen, dtype=v.dtype) for k, v in p0.items()}
+        for k in tp:
+            tp[k].grad = g[k].clone()
+        ref.step()
+        u, s = opt.update(g, s, p)
+        p = apply_updates(p, u)
+    for k in p:  # torch keeps prod psi_i in float32; we keep it in float64
+        torch.testing.assert_close(p[k], tp[k].detach(), rtol=1e-8, atol=1e-8)
+
+
+def test_optax_variant_formula():
+    """optax.adam(nesterov=True) first step: m_1 = (1-b1) g, v_1 = (1-b2) g^2, written out."""
+    b1, b2, lr = 0.9, 0.999, 0.1
+    g = torch.tensor([0.5, -2.0, 3.0], dtype=torch.float64)
+    opt = nadam(lr, betas=(b1, b2), eps=0.0, variant="optax")
+    u, _ = opt.update({"x": g}, opt.init({"x": torch.zeros(3, dtype=torch.float64)}), None)
+    m, v = (1 - b1) * g, (1 - b2) * g * g
+    expected = -lr * (b1 * m / (1 - b1 ** 2) + (1 - b1) * g / (1 - b1)) / (v / (1 - b2)).sqrt()
+    torch.testing.assert_close(u["x"], expected)
+    torch.testing.assert_close(expected, -lr * (b1 * (1 - b1) / (1 - b1 ** 2) + 1) * g.sign())
+
+
+def test_mu_overrides_beta1_and_state_roundtrip():
+    opt = nadam(0.01, mu=0.2)
+    assert opt.hyper["betas"][0] == pytest.approx(0.8)
+    p = _params()
+    s = opt.init(p)
+    _, s = opt.update({k: torch.ones_like(v) for k, v in p.items()}, s, p)
+    s2 = load_state_dict(opt.init(p), state_dict(s))
+    assert int(s2.step) == 1 and torch.equal(s2.exp_avg["w"], s.exp_avg["w"])
+    assert float(s2.mu_product) == float(s.mu_product)
+
+
+def test_least_squares_converges():
+    g = torch.Generator().manual_seed(0)
+    A, b = torch.randn(20, 5, generator=g), torch.randn(20, generator=g)
+    x_star = torch.linalg.lstsq(A, b.unsqueeze(1)).solution.squeeze(1)
+    loss = lambda x: 0.5 * ((A @ x - b) ** 2).sum()  # noqa: E731
+    opt = nadam(0.05)
+    p = {"x": torch.zeros(5)}
+    s = opt.init(p)
+    for _ in range(400):
+        u, s = opt.update({"x": A.T @ (A @ p["x"] - b)}, s, p)
+        p = apply_updates(p, u)
+    assert loss(p["x"]) - loss(x_star) < 1e-3 * loss(torch.zeros(5))
+
+
+def test_bad_input_names_parameter_and_keeps_state():
+    with pytest.raises(ValueError, match="lr"):
+        nadam(-1.0)
+    with pytest.raises(ValueError, match=r"betas\[1\]"):
+        nadam(0.1, betas=(0.9, 1.0))
+    with pytest.raises(ValueError, match="mu"):
+        nadam(0.1, mu=0.0)
+    opt = nadam(0.1)
+    p = _params()
+    s = opt.init(p)
+    before = state_dict(s)
+    bad = {k: torch.ones_like(v) for k, v in p.items()}
+    bad["w"][0, 0] = float("nan")
+    with pytest.raises(FloatingPointError, match="w"):
+        opt.update(bad, s, p)
+    after = state_dict(s)
+    assert all(torch.equal(before[k], after[k]) for k in before)
