@@ -1,0 +1,268 @@
+"""Geometries: a norm ||.||, its dual ||.||_*, the LMO and the A4 constant rho.
+
+    lmo(g) in argmin_{||d|| <= 1} <g, d>,   so <g, lmo(g)> = -||g||_*   (points downhill)
+    rho(shape) = max_v ||v||_* / ||v||_2    (A4: ||v||_* <= rho ||v||_2, attained)
+
+Matrix geometries act on the last two dims (shape (..., m, n) = (fan_out, fan_in));
+entrywise ones (Sign, L2) on the last ``event_ndim`` dims (capped at x.ndim). Leading
+dims are a batch and never mix. Every LMO maps zero to zero (no NaN).
+
+| geometry     | ||x||                     | ||g||_*                   | lmo(g)                           | rho(m, n)           |
+|--------------|---------------------------|---------------------------|----------------------------------|---------------------|
+| Spectral     | s_max                     | sum s_i                   | -U V^T (svd) / -NS(g) (ns)       | sqrt(min(m, n))     |
+| Frobenius    | ||x||_F                   | ||g||_F                   | -g / ||g||_F                     | 1                   |
+| Sign         | max |x|                   | sum |g|                   | -sign(g)                         | sqrt(d)             |
+| L2           | ||x||_2                   | ||g||_2                   | -g / ||g||_2                     | 1                   |
+| RMSToRMS     | sqrt(n/m) s_max           | sqrt(m/n) sum s_i         | -sqrt(m/n) U V^T                 | sqrt(m/n min(m, n)) |
+| ColNorm      | c max_j ||x_:j||          | (1/c) sum_j ||g_:j||      | -(1/c) g_:j / ||g_:j||           | sqrt(n) / c         |
+| RowNorm      | c max_i ||x_i:||          | (1/c) sum_i ||g_i:||      | -(1/c) g_i: / ||g_i:||           | sqrt(m) / c         |
+
+(d = number of entries reduced over; c as in lmo.norms.) rho is attained by any v with
+all singular values equal (spectral family), all |v_ij| equal (Sign), all column /
+row norms equal (ColNorm / RowNorm): see ``rho_witness``.
+
+Spectral(method="ns") is an inexact LMO: norm and dual stay exact, lmo(g) = -NS(g),
+whose singular values lie in a band around 1 (lmo.newton_schulz, ns_inexactness), so
+<g, lmo(g)> only approximates -||g||_* and ||lmo(g)||_2 may exceed 1 slightly.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import torch
+from torch import Tensor
+
+from lmo import norms as N
+from lmo.newton_schulz import newton_schulz, polar, resolve_coefficients
+
+__all__ = ["Geometry", "Spectral", "Frobenius", "Sign", "L2", "RMSToRMS", "ColNorm", "RowNorm",
+           "get_geometry", "GEOMETRIES"]
+
+_TINY = 1e-30
+
+
+def _safe_div(x: Tensor, nrm: Tensor) -> Tensor:
+    """x / nrm with 0 / 0 = 0 (nrm broadcast, already keepdim)."""
+    return torch.where(nrm > 0, x / nrm.clamp(min=_TINY), torch.zeros_like(x))
+
+
+def _shape2(shape: Sequence[int]) -> tuple[int, int]:
+    shape = tuple(shape)
+    if len(shape) < 2:
+        raise ValueError(f"shape must have at least 2 dims (..., m, n), got {shape}")
+    return shape[-2], shape[-1]
+
+
+class Geometry:
+    """Base: subclasses set ``name`` and implement norm, dual_norm, lmo, rho."""
+    name = "geometry"
+    event_ndim = 2
+
+    def inner(self, g: Tensor, d: Tensor) -> Tensor:
+        """<g, d> over the geometry's event dims."""
+        return N.inner(g, d, self.event_ndim)
+
+    def rho_witness(self, shape: Sequence[int], dtype=torch.float64) -> Tensor:
+        """A v of the given shape with ||v||_* = rho(shape) ||v||_2 (the equality case)."""
+        return torch.ones(tuple(shape), dtype=dtype)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class Spectral(Geometry):
+    """Spectral norm, nuclear dual; lmo(g) = -U V^T exactly (method="svd", rank-deficient
+    g: -U_r V_r^T on its numerical range, see lmo.newton_schulz.polar) or approximately
+    by Newton-Schulz (method="ns")."""
+    name = "spectral"
+
+    def __init__(self, method: str = "svd", ns_steps: int = 5, ns_coefficients="keller",
+                 eps: float = 1e-7, ns_dtype: torch.dtype | None = None):
+        if method not in ("svd", "ns"):
+            raise ValueError(f"method must be 'svd' or 'ns', got {method!r}")
+        resolve_coefficients(ns_coefficients, ns_steps)  # validate now, fail loudly
+        self.method, self.ns_steps, self.ns_coefficients = method, ns_steps, ns_coefficients
+        self.eps, self.ns_dtype = eps, ns_dtype
+
+    def norm(self, x: Tensor) -> Tensor:
+        return N.spectral(x)
+
+    def dual_norm(self, g: Tensor) -> Tensor:
+        return N.nuclear(g)
+
+    def lmo(self, g: Tensor) -> Tensor:
+        N.check_matrix(g, "g")
+        if self.method == "svd":
+            return -polar(g)
+        return -newton_schulz(g, self.ns_steps, self.ns_coefficients, self.eps, self.ns_dtype)
+
+    def rho(self, shape) -> float:
+        m, n = _shape2(shape)
+        return math.sqrt(min(m, n))
+
+    def rho_witness(self, shape, dtype=torch.float64) -> Tensor:
+        m, n = _shape2(shape)
+        return torch.eye(m, n, dtype=dtype).expand(tuple(shape)).clone()
+
+    def __repr__(self) -> str:
+        return f"Spectral(method={self.method!r})"
+
+
+class RMSToRMS(Spectral):
+    """RMS->RMS operator norm sqrt(n/m) ||x||_2 (m = fan_out, n = fan_in); dual
+    sqrt(m/n) ||g||_nuc; lmo(g) = -sqrt(m/n) U V^T (same options as Spectral)."""
+    name = "rms_to_rms"
+
+    def norm(self, x: Tensor) -> Tensor:
+        return N.rms_to_rms(x)
+
+    def dual_norm(self, g: Tensor) -> Tensor:
+        return N.rms_to_rms_dual(g)
+
+    def lmo(self, g: Tensor) -> Tensor:
+        d = super().lmo(g)
+        m, n = g.shape[-2:]
+        return d * math.sqrt(m / n)
+
+    def rho(self, shape) -> float:
+        m, n = _shape2(shape)
+        return math.sqrt(m / n * min(m, n))
+
+
+class Frobenius(Geometry):
+    """Frobenius norm on the last two dims (self-dual); lmo(g) = -g / ||g||_F."""
+    name = "frobenius"
+
+    def norm(self, x: Tensor) -> Tensor:
+        return N.frobenius(x)
+
+    def dual_norm(self, g: Tensor) -> Tensor:
+        return N.frobenius(g)
+
+    def lmo(self, g: Tensor) -> Tensor:
+        N.check_matrix(g, "g")
+        nrm = torch.linalg.vector_norm(g, dim=(-2, -1), keepdim=True)
+        return -_safe_div(g, nrm)
+
+    def rho(self, shape) -> float:
+        _shape2(shape)
+        return 1.0
+
+
+class _Entrywise(Geometry):
+    def __init__(self, event_ndim: int = 2):
+        if isinstance(event_ndim, bool) or not isinstance(event_ndim, int) or event_ndim < 1:
+            raise ValueError(f"event_ndim must be a positive int, got {event_ndim!r}")
+        self.event_ndim = event_ndim
+
+    def _d(self, shape) -> int:
+        shape = tuple(shape)
+        k = min(self.event_ndim, len(shape))
+        return math.prod(shape[len(shape) - k:])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(event_ndim={self.event_ndim})"
+
+
+class Sign(_Entrywise):
+    """l_inf norm, l_1 dual over the last event_ndim dims; lmo(g) = -sign(g)."""
+    name = "sign"
+
+    def norm(self, x: Tensor) -> Tensor:
+        return N.linf(x, self.event_ndim)
+
+    def dual_norm(self, g: Tensor) -> Tensor:
+        return N.l1(g, self.event_ndim)
+
+    def lmo(self, g: Tensor) -> Tensor:
+        N._check_tensor(g, "g")
+        return -torch.sign(g)
+
+    def rho(self, shape) -> float:
+        return math.sqrt(self._d(shape))
+
+
+class L2(_Entrywise):
+    """Euclidean norm over the last event_ndim dims (self-dual); lmo(g) = -g / ||g||_2.
+    Equals Frobenius on matrices, and also accepts vectors."""
+    name = "l2"
+
+    def norm(self, x: Tensor) -> Tensor:
+        return N.l2(x, self.event_ndim)
+
+    def dual_norm(self, g: Tensor) -> Tensor:
+        return N.l2(g, self.event_ndim)
+
+    def lmo(self, g: Tensor) -> Tensor:
+        N._check_tensor(g, "g")
+        dims = N.event_dims(g, self.event_ndim)
+        return -_safe_div(g, torch.linalg.vector_norm(g, dim=dims, keepdim=True))
+
+    def rho(self, shape) -> float:
+        return 1.0
+
+
+class ColNorm(Geometry):
+    """Scion's ColNorm: c max_j ||x_{:,j}||_2 with c = 1/sqrt(m) (x n if normalized),
+    i.e. every column has RMS <= 1; lmo sets every column to RMS 1/(c sqrt(m)) along -g."""
+    name = "colnorm"
+
+    def __init__(self, normalized: bool = False):
+        self.normalized = bool(normalized)
+
+    def norm(self, x: Tensor) -> Tensor:
+        return N.colnorm(x, self.normalized)
+
+    def dual_norm(self, g: Tensor) -> Tensor:
+        return N.colnorm_dual(g, self.normalized)
+
+    def lmo(self, g: Tensor) -> Tensor:
+        N.check_matrix(g, "g")
+        c = N.colnorm_scale(g.shape, self.normalized)
+        return -_safe_div(g, torch.linalg.vector_norm(g, dim=-2, keepdim=True)) / c
+
+    def rho(self, shape) -> float:
+        m, n = _shape2(shape)
+        return math.sqrt(n) / N.colnorm_scale((m, n), self.normalized)
+
+    def __repr__(self) -> str:
+        return f"ColNorm(normalized={self.normalized})"
+
+
+class RowNorm(Geometry):
+    """Scion's RowNorm: c max_i ||x_{i,:}||_2 with c = sqrt(n) if normalized (Scion's
+    default) else 1; lmo sets every row to l_2 norm 1/c along -g."""
+    name = "rownorm"
+
+    def __init__(self, normalized: bool = True):
+        self.normalized = bool(normalized)
+
+    def norm(self, x: Tensor) -> Tensor:
+        return N.rownorm(x, self.normalized)
+
+    def dual_norm(self, g: Tensor) -> Tensor:
+        return N.rownorm_dual(g, self.normalized)
+
+    def lmo(self, g: Tensor) -> Tensor:
+        N.check_matrix(g, "g")
+        c = N.rownorm_scale(g.shape, self.normalized)
+        return -_safe_div(g, torch.linalg.vector_norm(g, dim=-1, keepdim=True)) / c
+
+    def rho(self, shape) -> float:
+        m, n = _shape2(shape)
+        return math.sqrt(m) / N.rownorm_scale((m, n), self.normalized)
+
+    def __repr__(self) -> str:
+        return f"RowNorm(normalized={self.normalized})"
+
+
+GEOMETRIES = {"spectral": Spectral, "frobenius": Frobenius, "sign": Sign, "l2": L2,
+              "rms_to_rms": RMSToRMS, "colnorm": ColNorm, "rownorm": RowNorm}
+
+
+def get_geometry(name: str, **kw) -> Geometry:
+    """Build a geometry by name (one of GEOMETRIES), passing ``kw`` to its constructor."""
+    if name not in GEOMETRIES:
+        raise ValueError(f"name: unknown geometry {name!r}; known: {sorted(GEOMETRIES)}")
+    return GEOMETRIES[name](**kw)
