@@ -106,7 +106,7 @@ class Spectral(Geometry):
         return torch.eye(m, n, dtype=dtype).expand(tuple(shape)).clone()
 
     def __repr__(self) -> str:
-        return f"Spectral(method={self.method!r})"
+        return f"{type(self).__name__}(method={self.method!r})"
 
 
 class RMSToRMS(Spectral):
