@@ -1,0 +1,88 @@
+"""AdaMuon (Si, Zhang, Shen 2025, arXiv 2507.11005): element-wise second moment on Muon's update.
+
+Source: the official code (Chongjie-Si/AdaMuon ``adamuon.py``: momentum=0.95, Nesterov,
+beta2=0.999 with bias correction, eps=1e-8, weight_decay=0.01, update RMS-aligned to
+0.2 via sqrt(min(m,n))/||O^||_F times 0.2 sqrt(max(m,n))). Some write-ups of the paper
+apply sign(.) to the momentum before Newton-Schulz; the released code does not, and
+neither do we by default (``sign_stabilize=True`` turns it on).
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import torch
+
+from lmo.base import (Optimizer, ScalarOrSchedule, check_beta, check_finite, check_lr, check_mu,
+                      check_nonneg, check_same_keys, resolve)
+from lmo.normuon import check_matrices, orthogonalize
+
+
+class AdaMuonState(NamedTuple):
+    """step t, momentum m_t and element-wise second moment v_t of the orthogonalized update."""
+
+    step: torch.Tensor
+    momentum: dict
+    second_moment: dict
+
+
+def adamuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.999, eps: float = 1e-8,
+            weight_decay: float = 0.01, *, nesterov: bool = True, sign_stabilize: bool = False,
+            ns_steps: int = 5, ns_coefficients="keller", ns_eps: float = 1e-7,
+            ns_dtype=torch.bfloat16, exact: bool = False, mu: float | None = None) -> Optimizer:
+    """AdaMuon on matrices (..., m, n) (leading dims are a batch), t = 1, 2, ...::
+
+        m_t = beta m_{t-1} + (1 - beta) g_t,   u_t = (1 - beta) g_t + beta m_t (nesterov) or m_t
+        O_t = NS(u_t)            (NS(sign(u_t)) if sign_stabilize)
+        v_t = beta2 v_{t-1} + (1 - beta2) O_t * O_t,    v^_t = v_t / (1 - beta2^t)
+        O^_t = O_t / (sqrt(v^_t) + eps)
+        D_t = 0.2 sqrt(mn) O^_t / (||O^_t||_F + eps)     (RMS(D_t) = 0.2, per matrix)
+        d_t = -eta_t D_t - eta_t lambda x_t
+
+    ``mu`` overrides the momentum as beta = 1 - mu. ``exact=True``: SVD polar instead of NS.
+    (The code's eps sits inside sqrt(min(m,n))/(||O^||_F + eps); the same up to O(eps).)
+    """
+    check_lr(lr)
+    if mu is not None:
+        check_mu(mu)
+        momentum = 1.0 - mu
+    check_beta(momentum, "momentum")
+    check_beta(beta2, "beta2")
+    check_nonneg(eps, "eps")
+    check_nonneg(weight_decay, "weight_decay")
+    beta = float(momentum)
+
+    def init(params):
+        check_matrices(params, "adamuon")
+        z = lambda: {k: torch.zeros_like(v) for k, v in params.items()}  # noqa: E731
+        return AdaMuonState(torch.zeros((), dtype=torch.int64), z(), z())
+
+    def update(grads, state, params=None):
+        check_same_keys(grads, params)
+        check_same_keys(grads, state.momentum, "grads and optimizer state")
+        check_finite(grads)
+        if weight_decay and params is None:
+            raise ValueError("params is required when weight_decay != 0")
+        eta = resolve(lr, state.step)
+        t = int(state.step) + 1
+        updates, ms, vs = {}, {}, {}
+        for k, g in grads.items():
+            m = torch.lerp(state.momentum[k], g, 1 - beta)
+            u = torch.lerp(g, m, beta) if nesterov else m
+            if sign_stabilize:
+                u = torch.sign(u)
+            O = orthogonalize(u, exact, ns_steps, ns_coefficients, ns_eps, ns_dtype).to(g.dtype)
+            v = beta2 * state.second_moment[k] + (1 - beta2) * O * O
+            Oh = O / ((v / (1 - beta2 ** t)).sqrt() + eps)
+            rows, cols = g.shape[-2:]
+            norm_h = torch.linalg.vector_norm(Oh, dim=(-2, -1), keepdim=True)
+            d = -eta * (0.2 * math.sqrt(rows * cols)) * Oh / (norm_h + eps)
+            if weight_decay:
+                d = d - eta * weight_decay * params[k]
+            updates[k], ms[k], vs[k] = d, m, v
+        return updates, AdaMuonState(state.step + 1, ms, vs)
+
+    return Optimizer(init, update, name="adamuon",
+                     hyper=dict(lr=lr, momentum=beta, beta2=beta2, eps=eps, weight_decay=weight_decay,
+                                nesterov=nesterov, sign_stabilize=sign_stabilize, ns_steps=ns_steps,
+                                ns_coefficients=ns_coefficients, exact=exact))

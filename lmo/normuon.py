@@ -1,0 +1,110 @@
+"""NorMuon (Li, Liu, Liang, Chen, Zhao 2025, arXiv 2510.05491): Muon + per-neuron second moment.
+
+Source: the paper's Algorithm 1 (RMS-matched step 0.2 sqrt(mn)/||O^||_F) and the official
+code (zichongli5/NorMuon ``normuon.py``: momentum=0.95, beta2=0.95, eps=1e-10, Nesterov,
+row-wise mean over the last dim, Frobenius norm of the NS output restored, then Muon's
+max(1, m/n)^0.5). They differ only in the final scale: ``scale="rms"`` (default) follows
+the paper, ``scale="frobenius"`` the code. Nesterov follows the code (the paper's
+Algorithm has plain momentum; pass nesterov=False for it).
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import torch
+
+from lmo.base import (Optimizer, ScalarOrSchedule, check_beta, check_finite, check_lr, check_mu,
+                      check_nonneg, check_same_keys, resolve)
+
+
+class NorMuonState(NamedTuple):
+    """step t, momentum m_t (..., m, n) and per-row second moment v_t (..., m, 1)."""
+
+    step: torch.Tensor
+    momentum: dict
+    second_moment: dict
+
+
+def orthogonalize(u: torch.Tensor, exact: bool, ns_steps: int, ns_coefficients, ns_eps: float,
+                  ns_dtype) -> torch.Tensor:
+    """O = polar(u) = U V^T (exact, by SVD) or its Newton-Schulz approximation, per matrix."""
+    from lmo.newton_schulz import newton_schulz, polar
+    if exact:
+        return polar(u)
+    return newton_schulz(u, steps=ns_steps, coefficients=ns_coefficients, eps=ns_eps, dtype=ns_dtype)
+
+
+def check_matrices(params, name: str) -> None:
+    for k, v in params.items():
+        if v.ndim < 2:
+            raise ValueError(f"{name}: params['{k}'] has shape {tuple(v.shape)}; this matrix optimizer "
+                             "needs (..., m, n) (route vectors to AdamW, e.g. lmo.registry.build)")
+
+
+def normuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.95, eps: float = 1e-10,
+            weight_decay: float = 0.0, *, nesterov: bool = True, scale: str = "rms",
+            ns_steps: int = 5, ns_coefficients="keller", ns_eps: float = 1e-7,
+            ns_dtype=torch.bfloat16, exact: bool = False, mu: float | None = None) -> Optimizer:
+    """NorMuon on matrices (..., m, n) (leading dims are a batch); d_t is the displacement::
+
+        m_t = beta m_{t-1} + (1 - beta) g_t,     u_t = (1 - beta) g_t + beta m_t  (nesterov) or m_t
+        O_t = NS(u_t) ~ polar(u_t)
+        v_t = beta2 v_{t-1} + (1 - beta2) mean_cols(O_t * O_t)        (one number per row)
+        O^_t = O_t / (sqrt(v_t) + eps)                                 (broadcast over columns)
+        scale="rms":       D_t = 0.2 sqrt(mn) O^_t / ||O^_t||_F         (RMS(D_t) = 0.2)
+        scale="frobenius": D_t = max(1, m/n)^0.5 ||O_t||_F O^_t / (||O^_t||_F + eps)
+        d_t = -eta_t D_t - eta_t lambda x_t
+
+    ||.||_F is per matrix. No bias correction (as both sources). ``mu`` overrides the
+    momentum as beta = 1 - mu. ``exact=True`` uses the SVD polar factor instead of NS.
+    """
+    check_lr(lr)
+    if mu is not None:
+        check_mu(mu)
+        momentum = 1.0 - mu
+    check_beta(momentum, "momentum")
+    check_beta(beta2, "beta2")
+    check_nonneg(eps, "eps")
+    check_nonneg(weight_decay, "weight_decay")
+    if scale not in ("rms", "frobenius"):
+        raise ValueError(f"scale must be 'rms' or 'frobenius', got {scale!r}")
+    beta = float(momentum)
+
+    def init(params):
+        check_matrices(params, "normuon")
+        return NorMuonState(torch.zeros((), dtype=torch.int64),
+                            {k: torch.zeros_like(v) for k, v in params.items()},
+                            {k: torch.zeros_like(v[..., :1]) for k, v in params.items()})
+
+    def update(grads, state, params=None):
+        check_same_keys(grads, params)
+        check_same_keys(grads, state.momentum, "grads and optimizer state")
+        check_finite(grads)
+        if weight_decay and params is None:
+            raise ValueError("params is required when weight_decay != 0")
+        eta = resolve(lr, state.step)
+        updates, ms, vs = {}, {}, {}
+        for k, g in grads.items():
+            m = torch.lerp(state.momentum[k], g, 1 - beta)
+            u = torch.lerp(g, m, beta) if nesterov else m
+            O = orthogonalize(u, exact, ns_steps, ns_coefficients, ns_eps, ns_dtype).to(g.dtype)
+            v = torch.lerp(state.second_moment[k], (O * O).mean(dim=-1, keepdim=True), 1 - beta2)
+            Oh = O / (v.sqrt() + eps)
+            norm_h = torch.linalg.vector_norm(Oh, dim=(-2, -1), keepdim=True)
+            rows, cols = g.shape[-2:]
+            if scale == "rms":
+                D = Oh * (0.2 * math.sqrt(rows * cols) / norm_h.clamp_min(1e-30))
+            else:
+                norm_o = torch.linalg.vector_norm(O, dim=(-2, -1), keepdim=True)
+                D = Oh * (norm_o / (norm_h + eps)) * max(1.0, rows / cols) ** 0.5
+            d = -eta * D
+            if weight_decay:
+                d = d - eta * weight_decay * params[k]
+            updates[k], ms[k], vs[k] = d, m, v
+        return updates, NorMuonState(state.step + 1, ms, vs)
+
+    return Optimizer(init, update, name="normuon",
+                     hyper=dict(lr=lr, momentum=beta, beta2=beta2, eps=eps, weight_decay=weight_decay,
+                                nesterov=nesterov, scale=scale, ns_steps=ns_steps,
+                                ns_coefficients=ns_coefficients, exact=exact))

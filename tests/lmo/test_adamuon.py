@@ -1,0 +1,85 @@
+"""AdaMuon: documented RMS 0.2, first step = 0.2 sign(polar(g)), per-matrix batching, smoke."""
+import pytest
+import torch
+
+from lmo.adamuon import adamuon
+from lmo.base import apply_updates, state_dict
+from lmo.newton_schulz import polar
+
+
+def lsq_problem(m=12, n=6, k=4, seed=0, dtype=torch.float64):
+    g = torch.Generator().manual_seed(seed)
+    A = torch.randn(m, n, generator=g, dtype=dtype)
+    B = torch.randn(m, k, generator=g, dtype=dtype)
+    X_star = torch.linalg.lstsq(A, B).solution
+    loss = lambda X: 0.5 * ((A @ X - B) ** 2).sum()  # noqa: E731
+    grad = lambda X: A.T @ (A @ X - B)  # noqa: E731
+    return loss, grad, X_star, torch.zeros(n, k, dtype=dtype)
+
+
+def run_lsq(opt, steps=300, **kw):
+    """Relative excess loss (f(X_T) - f*) / (f(X_0) - f*) after ``steps`` steps."""
+    loss, grad, X_star, X0 = lsq_problem(**kw)
+    p = {"X": X0}
+    s = opt.init(p)
+    for _ in range(steps):
+        u, s = opt.update({"X": grad(p["X"])}, s, p)
+        p = apply_updates(p, u)
+    return float((loss(p["X"]) - loss(X_star)) / (loss(X0) - loss(X_star)))
+
+
+def _g(shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+def test_update_rms_is_0p2_lr_per_matrix():
+    lr = 0.5
+    opt = adamuon(lr, weight_decay=0.0, ns_dtype=None)
+    s = opt.init({"w": torch.zeros(4, 7, 5, dtype=torch.float64)})
+    for i in range(4):
+        u, s = opt.update({"w": _g((4, 7, 5), i)}, s, None)
+        rms = u["w"].pow(2).mean(dim=(-2, -1)).sqrt()
+        torch.testing.assert_close(rms, torch.full((4,), 0.2 * lr, dtype=torch.float64), rtol=1e-6, atol=0)
+
+
+def test_first_step_is_scaled_sign_of_polar():
+    """t=1: v^_1 = O^2, so O^ = sign(O) (up to eps) and D_1 = 0.2 sign(O) (RMS 0.2)."""
+    G = _g((6, 4))
+    opt = adamuon(1.0, weight_decay=0.0, exact=True, nesterov=False, eps=1e-12)
+    u, _ = opt.update({"w": G}, opt.init({"w": torch.zeros(6, 4, dtype=torch.float64)}), None)
+    torch.testing.assert_close(u["w"], -0.2 * torch.sign(polar(G)), rtol=1e-6, atol=1e-9)
+
+
+def test_weight_decay_and_batched_equals_per_matrix():
+    G, P = _g((2, 5, 3)), _g((2, 5, 3), 1)
+    opt = adamuon(0.1, weight_decay=0.3, ns_dtype=None)
+    ub, _ = opt.update({"w": G}, opt.init({"w": P}), {"w": P})
+    nowd = adamuon(0.1, weight_decay=0.0, ns_dtype=None)
+    u0, _ = nowd.update({"w": G}, nowd.init({"w": P}), None)
+    torch.testing.assert_close(ub["w"], u0["w"] - 0.1 * 0.3 * P)
+    for i in range(2):
+        ui, _ = opt.update({"w": G[i]}, opt.init({"w": P[i]}), {"w": P[i]})
+        torch.testing.assert_close(ub["w"][i], ui["w"])
+
+
+def test_least_squares_converges():
+    lr = lambda t: 0.05 * (1 - t / 300)  # noqa: E731
+    assert run_lsq(adamuon(lr, weight_decay=0.0, ns_dtype=None)) < 1e-4
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="needs"):
+        adamuon(0.1).init({"b": torch.zeros(3)})
+    with pytest.raises(ValueError, match="momentum"):
+        adamuon(0.1, momentum=1.2)
+    with pytest.raises(ValueError, match="lr"):
+        adamuon(0.0)
+    opt = adamuon(0.1)
+    p = {"w": torch.zeros(3, 3)}
+    s = opt.init(p)
+    before = state_dict(s)
+    with pytest.raises(FloatingPointError, match="w"):
+        opt.update({"w": torch.full((3, 3), float("nan"))}, s, p)
+    with pytest.raises(ValueError, match="params"):
+        opt.update({"w": torch.ones(3, 3)}, s, None)
+    assert all(torch.equal(before[k], v) for k, v in state_dict(s).items())

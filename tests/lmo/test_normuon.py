@@ -1,0 +1,99 @@
+"""NorMuon: documented norms, row-wise (per-neuron) normalization, per-matrix batching, smoke."""
+import math
+
+import pytest
+import torch
+
+from lmo.base import apply_updates, state_dict
+from lmo.newton_schulz import polar
+from lmo.normuon import normuon
+
+
+def lsq_problem(m=12, n=6, k=4, seed=0, dtype=torch.float64):
+    g = torch.Generator().manual_seed(seed)
+    A = torch.randn(m, n, generator=g, dtype=dtype)
+    B = torch.randn(m, k, generator=g, dtype=dtype)
+    X_star = torch.linalg.lstsq(A, B).solution
+    loss = lambda X: 0.5 * ((A @ X - B) ** 2).sum()  # noqa: E731
+    grad = lambda X: A.T @ (A @ X - B)  # noqa: E731
+    return loss, grad, X_star, torch.zeros(n, k, dtype=dtype)
+
+
+def run_lsq(opt, steps=300, **kw):
+    """Relative excess loss (f(X_T) - f*) / (f(X_0) - f*) after ``steps`` steps."""
+    loss, grad, X_star, X0 = lsq_problem(**kw)
+    p = {"X": X0}
+    s = opt.init(p)
+    for _ in range(steps):
+        u, s = opt.update({"X": grad(p["X"])}, s, p)
+        p = apply_updates(p, u)
+    return float((loss(p["X"]) - loss(X_star)) / (loss(X0) - loss(X_star)))
+
+
+def _g(shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+@pytest.mark.parametrize("shape", [(3, 8, 5), (2, 4, 9)])
+def test_rms_scale_has_rms_0p2_per_matrix(shape):
+    lr = 0.3
+    opt = normuon(lr, ns_dtype=None)
+    s = opt.init({"w": torch.zeros(shape, dtype=torch.float64)})
+    for i in range(3):
+        u, s = opt.update({"w": _g(shape, i)}, s, None)
+        rms = u["w"].pow(2).mean(dim=(-2, -1)).sqrt()
+        torch.testing.assert_close(rms, torch.full((shape[0],), 0.2 * lr, dtype=torch.float64))
+
+
+def test_frobenius_scale_restores_polar_norm():
+    m, n, lr = 9, 4, 0.1
+    opt = normuon(lr, scale="frobenius", exact=True)
+    s = opt.init({"w": torch.zeros(m, n, dtype=torch.float64)})
+    u, s = opt.update({"w": _g((m, n))}, s, None)
+    # ||polar(G)||_F = sqrt(min(m, n)) for full rank, times Muon's max(1, m/n)^0.5
+    expected = lr * math.sqrt(min(m, n)) * math.sqrt(max(1, m / n))
+    assert float(u["w"].norm()) == pytest.approx(expected, rel=1e-8)
+
+
+def test_first_step_rows_are_equalized():
+    """Step 1: v_1 = (1 - b2) rowmean(O^2), so every row of the update has the same norm."""
+    G = _g((10, 3))  # tall: rows of polar(G) have unequal norms
+    O = polar(G)
+    assert O.norm(dim=-1).std() > 0.05
+    opt = normuon(0.1, exact=True, nesterov=False)
+    u, _ = opt.update({"w": G}, opt.init({"w": torch.zeros(10, 3, dtype=torch.float64)}), None)
+    rn = u["w"].norm(dim=-1)
+    torch.testing.assert_close(rn, torch.full_like(rn, float(rn.mean())))
+    # and the direction inside each row is that of polar(G)
+    torch.testing.assert_close(u["w"] / rn.unsqueeze(-1), -O / O.norm(dim=-1, keepdim=True))
+
+
+def test_batched_equals_per_matrix():
+    G = _g((3, 6, 4))
+    opt = normuon(0.1, ns_dtype=None, weight_decay=0.1)
+    P = _g((3, 6, 4), 7)
+    ub, _ = opt.update({"w": G}, opt.init({"w": P}), {"w": P})
+    for i in range(3):
+        ui, _ = opt.update({"w": G[i]}, opt.init({"w": P[i]}), {"w": P[i]})
+        torch.testing.assert_close(ub["w"][i], ui["w"])
+
+
+def test_least_squares_converges():
+    lr = lambda t: 0.05 * (1 - t / 300)  # noqa: E731
+    assert run_lsq(normuon(lr, ns_dtype=None)) < 1e-4
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="needs"):
+        normuon(0.1).init({"b": torch.zeros(3)})
+    with pytest.raises(ValueError, match="scale"):
+        normuon(0.1, scale="max")
+    with pytest.raises(ValueError, match="beta2"):
+        normuon(0.1, beta2=1.0)
+    assert normuon(0.1, mu=0.1).hyper["momentum"] == pytest.approx(0.9)
+    opt = normuon(0.1)
+    s = opt.init({"w": torch.zeros(3, 3)})
+    before = state_dict(s)
+    with pytest.raises(FloatingPointError, match="w"):
+        opt.update({"w": torch.full((3, 3), float("inf"))}, s, None)
+    assert all(torch.equal(before[k], v) for k, v in state_dict(s).items())
