@@ -1,0 +1,138 @@
+"""What every figure module shares: the context it renders from, its output, run builders.
+
+A figure module defines ``NAME``, ``TITLE``, ``runs(profile) -> list[settings]`` (the
+training runs it needs; the pipeline trains them, deduplicated across figures, through the
+cache) and ``build(ctx) -> FigureOutput``. Variants of a run (DESIGN section 4):
+
+    sync       x_{t+1} = x_t + d_t
+    2bw        x_{t+1} = x_t + d_{t-1}                (PipeDream-2BW, one-step delay)
+    2bw+ef     x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}    (error feedback)
+    pipedream  stage s of P has delay P - 1 - s
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..cache import Cache
+from ..deps import Deps
+from ..profiles import Profile
+from ..runs import Outcome, Runner
+from ..verdicts import Verdict, gate
+
+LOSS_LABEL = "validation loss (nats/byte)"
+GAP_LABEL = "final sync-async gap (nats/byte)"
+
+
+@dataclass
+class FigureOutput:
+    """One figure's or table's entry in the report.
+
+    ``status``: "done", "partial" (some runs missing, listed in ``missing``),
+    "not run in this profile", or "not available: <why>".
+    """
+
+    name: str
+    title: str
+    status: str = "done"
+    caption: str = ""
+    files: list = field(default_factory=list)
+    paper: list = field(default_factory=list)
+    measured: list = field(default_factory=list)
+    verdicts: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    missing: list = field(default_factory=list)
+
+
+@dataclass
+class Context:
+    """Everything a figure renders from."""
+
+    profile: Profile
+    out: Path
+    runner: Runner
+    deps: Deps
+    cache: Cache
+
+    def get(self, settings: dict) -> Outcome:
+        """The outcome of a run the pipeline already executed (or tried to)."""
+        return self.runner.run_all([settings])[0]
+
+    def verdict(self, v: Verdict) -> Verdict:
+        return gate(v, self.profile.verdicts_meaningful)
+
+    @property
+    def fig_dir(self) -> Path:
+        return self.out / "figures"
+
+
+VARIANTS = ("sync", "2bw", "2bw+ef")
+
+
+def variant(profile: Profile, optimizer: str, kind: str, **extra: Any) -> dict:
+    """Settings of one run of ``optimizer`` in variant ``kind``.
+
+    kinds: sync, 2bw, 2bw+ef, pipedream, sync_start, sync_cooldown, dc_asgd (the last three
+    are the delayed run with that mitigation; fractions of the profile's steps).
+    """
+    s = profile.settings(optimizer=optimizer, **extra)
+    steps = int(s["steps"])
+    if kind == "sync":
+        s.update(mode="sync")
+    elif kind == "2bw":
+        s.update(mode="2bw")
+    elif kind == "2bw+ef":
+        s.update(mode="2bw", ef=True)
+    elif kind == "pipedream":
+        s.update(mode="pipedream", stages=profile.pipedream_stages)
+    elif kind == "sync_start":
+        s.update(mode="2bw", sync_start=max(1, round(profile.sync_start_frac * steps)))
+    elif kind == "sync_cooldown":
+        s.update(mode="2bw", sync_cooldown=max(1, round(profile.sync_cooldown_frac * steps)))
+    elif kind == "dc_asgd":
+        s.update(mode="2bw", dc_asgd=profile.dc_asgd)
+    else:
+        raise ValueError(f"kind: unknown variant {kind!r}")
+    return s
+
+
+def finals(ctx: Context, settings_list: list, missing: list) -> list[float]:
+    """Final val losses of the runs that exist; the others' reasons go to ``missing``."""
+    vals = []
+    for s in settings_list:
+        o = ctx.get(s)
+        if o.ok and math.isfinite(o.final):
+            vals.append(o.final)
+        else:
+            why = o.error or "final validation loss is not finite"
+            missing.append(f"{describe_run(s)}: {why}")
+            vals.append(float("nan"))
+    return vals
+
+
+def describe_run(s: dict) -> str:
+    from ..runs import describe
+    return describe(s)
+
+
+def status_of(missing: list, total: int) -> str:
+    if not missing:
+        return "done"
+    if len(missing) >= total:
+        reasons = sorted({m.split(": ", 1)[-1] for m in missing})
+        return "not available: " + "; ".join(reasons[:3])
+    return "partial"
+
+
+def paired(a: list[float], b: list[float]) -> list[float]:
+    """b - a per seed where both are finite."""
+    return [y - x for x, y in zip(a, b) if math.isfinite(x) and math.isfinite(y)]
+
+
+Builder = Callable[[Context], FigureOutput]
+
+
+def pct(x: float) -> str:
+    return f"{x:.0%}" if math.isfinite(x) else "n/a"

@@ -1,0 +1,58 @@
+"""Figure 6: sync vs PipeDream-2BW (constant one-step delay) vs original PipeDream (variable delay).
+
+Original PipeDream with P stages: stage s's parameters see delay tau_s = P - 1 - s.
+Claim: the constant delay is more stable (lower final loss) than the variable one.
+"""
+from __future__ import annotations
+
+from .. import paper_numbers as pn
+from .. import plotting
+from ..verdicts import combine, fmt, lower_is_better
+from .common import LOSS_LABEL, Context, FigureOutput, finals, paired, status_of, variant
+
+NAME = "fig6"
+TITLE = "Figure 6: sync vs PipeDream-2BW (constant delay) vs PipeDream (variable delay)"
+KINDS = ("sync", "2bw", "pipedream")
+
+
+def runs(p) -> list[dict]:
+    return [variant(p, o, k, seed=s) for o in p.pipedream_optimizers for k in KINDS for s in p.seeds]
+
+
+def build(ctx: Context) -> FigureOutput:
+    p = ctx.profile
+    out = FigureOutput(NAME, TITLE)
+    opts = p.pipedream_optimizers
+    res = {o: {k: finals(ctx, [variant(p, o, k, seed=s) for s in p.seeds], out.missing) for k in KINDS}
+           for o in opts}
+    out.status = status_of(out.missing, len(opts) * len(KINDS) * len(p.seeds))
+    if out.status.startswith("not available"):
+        return out
+    fig, axes = plotting.new(ncols=len(opts))
+    parts = []
+    rows = ["| optimizer | sync | PipeDream-2BW | PipeDream | gap 2BW | gap PipeDream |", "|---|---|---|---|---|---|"]
+    for ax, o in zip(axes, opts):
+        shown = []
+        for k in KINDS:
+            curves = [oc.curve() for oc in (ctx.get(variant(p, o, k, seed=s)) for s in p.seeds) if oc.ok]
+            plotting.plot_curves(ax, curves, plotting.VARIANT_STYLE[k])
+            shown += curves
+        plotting.focus_ylim(ax, shown)
+        ax.set_title(f"{plotting.label(o)} ({p.main_size} model, PipeDream P={p.pipedream_stages})")
+        ax.set_xlabel(plotting.STEP_LABEL)
+        ax.set_ylabel(LOSS_LABEL)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        r = res[o]
+        rows.append(f"| {plotting.label(o)} | {fmt(r['sync'])} | {fmt(r['2bw'])} | {fmt(r['pipedream'])} | "
+                    f"{fmt(paired(r['sync'], r['2bw']))} | {fmt(paired(r['sync'], r['pipedream']))} |")
+        parts.append(lower_is_better(r["2bw"], r["pipedream"], f"{plotting.label(o)} 2BW vs PipeDream"))
+    out.files = plotting.save(fig, ctx.fig_dir, "fig6_pipedream")
+    out.caption = (f"Validation loss: synchronous, constant one-step delay (2BW) and PipeDream's "
+                   f"per-stage delay P-1-s with P={p.pipedream_stages} stages.")
+    out.paper = [pn.CLAIMS["constant_delay"],
+                 pn.AJANTHAN_16_STAGES.source + "."]
+    out.measured = [f"Final validation loss (nats/byte), {p.main_size} model, {p.steps} steps:", "", *rows]
+    out.verdicts = {"constant delay beats variable delay": ctx.verdict(combine(parts, "constant delay"))}
+    out.notes = [v.reason for v in parts]
+    return out

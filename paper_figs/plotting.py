@@ -1,0 +1,88 @@
+"""Shared matplotlib (Agg) helpers: one style for every figure, saved as PNG and PDF."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+STEP_LABEL = "training step"
+
+VARIANT_STYLE = {
+    "sync": dict(color="black", linestyle="-", label="synchronous"),
+    "2bw": dict(color="tab:red", linestyle="--", label="one-step delay (PipeDream-2BW)"),
+    "2bw+ef": dict(color="tab:blue", linestyle="-.", label="one-step delay + error feedback"),
+    "pipedream": dict(color="tab:purple", linestyle=":", label="PipeDream (variable delay)"),
+    "sync_start": dict(color="tab:orange", linestyle="--", label="delay + synchronous start"),
+    "sync_cooldown": dict(color="tab:green", linestyle="--", label="delay + synchronous cool-down"),
+    "dc_asgd": dict(color="tab:brown", linestyle="--", label="delay + DC-ASGD"),
+}
+
+OPT_LABEL = {
+    "adamw": "AdamW", "muon": "Muon", "normuon": "NorMuon", "adamuon": "AdaMuon", "soap": "SOAP",
+    "nadam": "NAdam", "adan": "Adan", "mars": "MARS", "lion": "Lion", "signum": "Signum",
+}
+
+
+def label(opt: str) -> str:
+    return OPT_LABEL.get(opt, opt)
+
+
+def new(ncols: int = 1, nrows: int = 1, width: float = 5.0, height: float = 3.6):
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+    return fig, axes.ravel()
+
+
+def save(fig, out_dir: Path, name: str) -> list[Path]:
+    """Write ``<name>.png`` and ``<name>.pdf`` under ``out_dir``; close the figure."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    paths = [out_dir / f"{name}.png", out_dir / f"{name}.pdf"]
+    fig.savefig(paths[0], dpi=130)
+    fig.savefig(paths[1])
+    plt.close(fig)
+    return paths
+
+
+def mean_curve(curves: Sequence[tuple[list, list]]):
+    """Pointwise mean, min and max of curves on their common steps: (steps, mean, lo, hi)."""
+    common = sorted(set.intersection(*(set(c[0]) for c in curves))) if curves else []
+    per = [dict(zip(*c)) for c in curves]
+    mean = [sum(p[s] for p in per) / len(per) for s in common]
+    lo = [min(p[s] for p in per) for s in common]
+    hi = [max(p[s] for p in per) for s in common]
+    return common, mean, lo, hi
+
+
+def plot_curves(ax, curves: Sequence[tuple[list, list]], style: dict, n_label: bool = True) -> None:
+    """Mean curve over seeds, with the min-max band when there are several."""
+    if not curves:
+        return
+    x, m, lo, hi = mean_curve(curves)
+    lab = style.get("label", "")
+    if n_label and len(curves) > 1:
+        lab += f" (mean of {len(curves)} seeds, band = min-max)"
+    ax.plot(x, m, **{**style, "label": lab})
+    if len(curves) > 1:
+        ax.fill_between(x, lo, hi, color=style.get("color"), alpha=0.15, linewidth=0)
+
+
+def focus_ylim(ax, curves: Sequence[tuple[list, list]], skip_frac: float = 0.2) -> None:
+    """y-limits that show the late-training gap: from the minimum to the largest value
+    after the first ``skip_frac`` of training (the early transient would hide the gap)."""
+    ys_late, ys_all = [], []
+    for xs, ys in curves:
+        if not xs:
+            continue
+        cut = xs[0] + skip_frac * (xs[-1] - xs[0])
+        ys_late += [y for x, y in zip(xs, ys) if x >= cut and math.isfinite(y)]
+        ys_all += [y for y in ys if math.isfinite(y)]
+    if ys_late and max(ys_late) > min(ys_all):
+        lo, hi = min(ys_all), max(ys_late)
+        pad = 0.05 * (hi - lo)
+        ax.set_ylim(lo - pad, hi + pad)

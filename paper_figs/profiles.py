@@ -1,0 +1,155 @@
+"""Profiles: how big each experiment is, and which figures a profile runs.
+
+A profile fixes the training scale (model config, steps, batch) and, per figure, the
+grid (optimizers, momenta, horizons, seeds). Figures a profile leaves out are listed in
+the report as "not run in this profile" -- never run at a horizon too short to mean
+anything.
+
+Why quick trains for 1500 steps (the horizon check): measured on a 2-core CPU with a
+2-layer, width-128 byte-level transformer on standard-library text, batch 32 x 64 tokens,
+paper protocol (wd 0.1, clip 1.0, warmup 10 %, cosine to 0.1 x peak). At 400 steps the
+early transient dominates: the sync-async gap was +0.20 (Muon) and +0.16 (AdamW), the
+opposite order of the paper's. At 1500 steps it was +0.097 (AdamW) and +0.008 (Muon): the
+paper's picture, at about 90-110 s per run. ``full`` repeats the comparison at 1500 and
+3000 steps (Figure 5) and the report says whether the longer horizon reverses the verdict.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+ALL_FIGURES = (
+    "fig3", "table1", "fig2_table2", "fig4", "fig5", "fig6", "theory", "pipeline",
+)
+
+TABLE1_OPTIMIZERS = ("adamw", "muon", "normuon", "adamuon", "soap", "nadam", "adan", "mars", "lion")
+
+HORIZON_NOTE = (
+    "Horizon chosen from a measurement on this kind of machine (2-layer width-128 "
+    "byte-level transformer, batch 32x64 tokens, paper protocol): at 400 steps the early "
+    "transient dominates (sync-async gap Muon +0.20, AdamW +0.16: the wrong order), at "
+    "1500 steps AdamW +0.097 vs Muon +0.008, the paper's picture. So no training figure "
+    "runs below 1500 steps outside the micro profile."
+)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Scale and grid of one profile.
+
+    ``base`` holds TrainConfig settings shared by every run (anything not named takes the
+    trainer's default, which is still part of the cache key). ``evals`` is the number of
+    validation points per run: eval_every = max(1, steps // evals).
+    """
+
+    name: str
+    description: str
+    base: dict
+    steps: int
+    evals: int
+    figures: tuple
+    sizes: tuple = ("tiny", "small")
+    main_size: str = "tiny"
+    seeds_main: tuple = (0,)
+    seeds: tuple = (0,)
+    table1_optimizers: tuple = TABLE1_OPTIMIZERS
+    mitigation_optimizers: tuple = ("adamw", "muon")
+    mitigation_size: str = "tiny"
+    sync_start_frac: float = 0.1
+    sync_cooldown_frac: float = 0.1
+    dc_asgd: float = 0.04
+    momentum_optimizers: tuple = ("adamw", "muon", "lion")
+    momentum_grid: tuple = (0.8, 0.9, 0.95, 0.98)
+    horizons: tuple = (1500, 3000)
+    horizon_optimizers: tuple = ("adamw", "muon")
+    pipedream_optimizers: tuple = ("adamw", "muon")
+    pipedream_stages: int = 4
+    quick_external: bool = True
+    jobs: int = 1
+    threads_per_job: int = 0  # 0: leave torch's default
+    verdicts_meaningful: bool = True
+    horizon_note: str = HORIZON_NOTE
+
+    def settings(self, **overrides: Any) -> dict:
+        """TrainConfig keyword arguments of one run: ``base``, then scale, then ``overrides``."""
+        s = dict(self.base)
+        s.setdefault("config", self.main_size)
+        s.setdefault("steps", self.steps)
+        s.setdefault("seed", 0)
+        s.update(overrides)
+        if s["steps"] < 1:
+            raise ValueError(f"steps: must be >= 1, got {s['steps']}")
+        s.setdefault("eval_every", max(1, int(s["steps"]) // self.evals))
+        return s
+
+    def runs_figure(self, name: str) -> bool:
+        return name in self.figures
+
+
+_CPU_BASE = {"batch_size": 32, "seq_len": 64, "device": "cpu"}
+
+PROFILES: dict[str, Profile] = {}
+
+
+def _register(p: Profile) -> Profile:
+    PROFILES[p.name] = p
+    return p
+
+
+_register(Profile(
+    name="quick",
+    description="about 15 min on 2 CPU cores: Figure 3 with EF (AdamW, Muon; sync / 2BW / "
+                "2BW+EF) at 1500 steps, the tiny-model rows of Table 1 that those runs give, "
+                "the theory figures and the pipeline figure",
+    base=_CPU_BASE, steps=1500, evals=15,
+    figures=("fig3", "table1", "theory", "pipeline"),
+    table1_optimizers=("adamw", "muon"), sizes=("tiny",),
+    jobs=2, threads_per_job=1,
+))
+_register(Profile(
+    name="full",
+    description="every figure at CPU scale (hours; resumable through the cache): tiny and "
+                "small models, 1500 steps, 2 seeds for Figure 3, horizons 1500 / 3000",
+    base=_CPU_BASE, steps=1500, evals=15,
+    figures=ALL_FIGURES,
+    seeds_main=(0, 1),
+    mitigation_optimizers=TABLE1_OPTIMIZERS,
+    momentum_optimizers=("adamw", "muon", "lion", "nadam"),
+    horizons=(750, 1500, 3000),
+    jobs=2, threads_per_job=1,
+    quick_external=False,
+))
+_register(Profile(
+    name="gpu",
+    description="the paper's model sizes (135m, 360m) on CUDA, 5000 steps of 64 x 512 tokens",
+    base={"batch_size": 64, "seq_len": 512, "device": "cuda"},
+    steps=5000, evals=25,
+    figures=ALL_FIGURES,
+    sizes=("135m", "360m"), main_size="135m", mitigation_size="360m",
+    seeds_main=(0, 1),
+    mitigation_optimizers=TABLE1_OPTIMIZERS,
+    momentum_optimizers=("adamw", "muon", "lion", "nadam"),
+    horizons=(2500, 5000, 10000),
+    quick_external=False,
+))
+_register(Profile(
+    name="micro",
+    description="seconds per figure, for tests: every figure at a few steps; verdicts are "
+                "'inconclusive: micro profile'",
+    base={"batch_size": 2, "seq_len": 16, "device": "cpu", "eval_batches": 1},
+    steps=4, evals=2,
+    figures=ALL_FIGURES,
+    seeds_main=(0, 1),
+    momentum_optimizers=("adamw", "muon"), momentum_grid=(0.9, 0.95),
+    horizons=(4, 8),
+    pipedream_optimizers=("adamw",), pipedream_stages=2,
+    verdicts_meaningful=False,
+    horizon_note="micro profile: a few steps, only to exercise the pipeline; its numbers mean nothing.",
+))
+
+
+def get_profile(name: str, **changes: Any) -> Profile:
+    """The named profile, optionally with fields replaced (``jobs=1`` ...)."""
+    if name not in PROFILES:
+        raise ValueError(f"profile: unknown {name!r}; choose from {sorted(PROFILES)}")
+    return replace(PROFILES[name], **changes) if changes else PROFILES[name]

@@ -1,0 +1,210 @@
+"""Training runs: settings -> cache key -> (cached or fresh) result.
+
+A run is the keyword arguments of ``gpu_runs.train.TrainConfig``. Its cache key is
+``config_hash(asdict(TrainConfig(**settings)))`` minus the fields that only say where to
+write (``out``), so trainer defaults are part of the key: a changed default reruns what
+it touches. Runs execute in this process (``jobs=1``, the trainer prints its own
+progress) or in ``jobs`` spawned processes with ``threads`` torch threads each; every
+finished run is written to the cache at once, so a crash loses only the runs in flight.
+"""
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+from .cache import Cache, config_hash, to_jsonable
+from .deps import Deps, Unavailable
+
+NOT_IN_KEY = ("out",)
+
+
+@dataclass
+class Outcome:
+    """What became of one run: a cache ``record`` (``record["result"]`` holds
+    ``final_val_loss`` and ``log``) or an ``error`` saying why there is none."""
+
+    key: str | None
+    settings: dict
+    record: dict | None = None
+    error: str | None = None
+    trained: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.record is not None
+
+    @property
+    def final(self) -> float:
+        v = self.record["result"]["final_val_loss"]
+        return float("nan") if v is None else float(v)
+
+    def curve(self, field: str = "val_loss") -> tuple[list, list]:
+        """(steps, values) of the log entries that carry ``field``."""
+        xs, ys = [], []
+        for row in self.record["result"]["log"]:
+            v = row.get(field)
+            if v is not None:
+                xs.append(row["step"])
+                ys.append(float(v))
+        return xs, ys
+
+
+def full_config(TrainConfig: type, settings: Mapping[str, Any]) -> dict:
+    """asdict(TrainConfig(**settings)) without the where-to-write fields."""
+    try:
+        cfg = TrainConfig(**settings)
+    except TypeError as e:
+        raise ValueError(f"TrainConfig rejected settings {dict(settings)}: {e}") from e
+    full = dataclasses.asdict(cfg) if dataclasses.is_dataclass(cfg) else dict(vars(cfg))
+    for k in NOT_IN_KEY:
+        full.pop(k, None)
+    return full
+
+
+def result_record(result: Any) -> dict:
+    """JSON form of a TrainResult: ``{"final_val_loss", "log"}``."""
+    return to_jsonable({"final_val_loss": result.final_val_loss, "log": list(result.log)})
+
+
+def describe(settings: Mapping[str, Any]) -> str:
+    """Short human label of a run, e.g. ``adamw 2bw+ef tiny s=1500 seed0``."""
+    mode = settings.get("mode", "sync")
+    if mode == "pipedream":
+        mode = f"pipedream(P={settings.get('stages')})"
+    tags = [mode + ("+ef" if settings.get("ef") else "")]
+    for k in ("sync_start", "sync_cooldown", "dc_asgd", "momentum"):
+        if settings.get(k):
+            tags.append(f"{k}={settings[k]}")
+    return (f"{settings.get('optimizer')} {' '.join(tags)} {settings.get('config')} "
+            f"steps={settings.get('steps')} seed{settings.get('seed', 0)}")
+
+
+def _train_one(deps: Deps, cache: Cache, key: str, settings: dict, full: dict,
+               progress: bool) -> float:
+    t0 = time.time()
+    cfg = deps.TrainConfig(**settings)
+    result = deps.train(cfg, progress=progress)
+    wall = time.time() - t0
+    cache.put(key, {"kind": "train", "config": full, "settings": settings,
+                    "result": result_record(result), "wall_s": wall,
+                    "finished_at": time.strftime("%Y-%m-%d %H:%M:%S")})
+    return wall
+
+
+def _worker(cache_root: str, key: str, settings: dict, full: dict, threads: int):
+    """Process-pool entry: train one run with the real trainer, cache it, return (key, err, wall)."""
+    if threads:
+        import torch
+        torch.set_num_threads(threads)
+    try:
+        wall = _train_one(Deps(), Cache(cache_root), key, settings, full, progress=False)
+        return key, None, wall
+    except Exception as e:  # reported, not cached: it reruns next time
+        return key, f"{type(e).__name__}: {e}", 0.0
+
+
+class Runner:
+    """Resolve, deduplicate and execute runs through a :class:`Cache`.
+
+    ``force`` retrains runs even when cached. ``log`` receives progress lines.
+    ``trained`` counts runs trained by this runner (tests use it to check the cache).
+    """
+
+    def __init__(self, deps: Deps, cache: Cache, *, jobs: int = 1, threads: int = 0,
+                 force: bool = False, progress: bool = True,
+                 log: Callable[[str], None] | None = None):
+        if jobs < 1:
+            raise ValueError(f"jobs: must be >= 1, got {jobs}")
+        self.deps, self.cache, self.jobs, self.threads = deps, cache, jobs, threads
+        self.force, self.progress = force, progress
+        self.log = log or (lambda s: print(s, file=sys.stderr, flush=True))
+        self.outcomes: dict[str, Outcome] = {}
+        self.trained = 0
+
+    def key_of(self, settings: Mapping[str, Any]) -> str:
+        return config_hash(full_config(self.deps.TrainConfig, settings))
+
+    def run_all(self, settings_list: Iterable[Mapping[str, Any]]) -> list[Outcome]:
+        """Outcomes of ``settings_list`` in order (one per entry; duplicates share one run)."""
+        settings_list = [dict(s) for s in settings_list]
+        resolved: list[Outcome] = []
+        todo: dict[str, tuple[dict, dict]] = {}
+        for s in settings_list:
+            try:
+                full = full_config(self.deps.TrainConfig, s)
+                key = config_hash(full)
+            except (Unavailable, ValueError) as e:
+                resolved.append(Outcome(None, s, error=str(e)))
+                continue
+            if key in self.outcomes:
+                resolved.append(self.outcomes[key])
+                continue
+            rec = None if self.force else self.cache.get(key)
+            out = Outcome(key, s, record=rec)
+            self.outcomes[key] = out
+            resolved.append(out)
+            if rec is None:
+                todo[key] = (s, full)
+        if todo:
+            try:
+                self.deps.train  # resolve once: a missing trainer fails every run with one reason
+            except Unavailable as e:
+                for key in todo:
+                    self.outcomes[key].error = str(e)
+                todo = {}
+        n_cached = len({o.key for o in resolved if o.ok})
+        if todo:
+            self.log(f"[runs] {len(todo)} to train, {n_cached} from cache "
+                     f"({self.jobs} process(es))")
+        if self.jobs == 1 or len(todo) == 1 or not self.deps.real:  # fakes stay in-process
+            self._serial(todo)
+        else:
+            self._parallel(todo)
+        return resolved
+
+    def _finish(self, key: str, err: str | None, wall: float, i: int, n: int, t0: float) -> None:
+        out = self.outcomes[key]
+        if err is None:
+            out.record, out.trained = self.cache.get(key), True
+            self.trained += 1
+            if out.record is None:
+                err = "trainer finished but its cache record could not be read back"
+        out.error = err
+        elapsed = time.time() - t0
+        eta = elapsed / i * (n - i)
+        status = f"final val {out.final:.4f} in {wall:.0f} s" if out.ok else f"FAILED: {err}"
+        self.log(f"[{i}/{n}] {describe(out.settings)}: {status} "
+                 f"(elapsed {elapsed:.0f} s, ~{eta:.0f} s left)")
+
+    def _serial(self, todo: dict) -> None:
+        t0, n = time.time(), len(todo)
+        for i, (key, (s, full)) in enumerate(todo.items(), 1):
+            self.log(f"[{i}/{n}] training {describe(s)} (key {key})")
+            try:
+                wall, err = _train_one(self.deps, self.cache, key, s, full, self.progress), None
+            except Unavailable as e:
+                wall, err = 0.0, str(e)
+            except Exception as e:
+                wall, err = 0.0, f"{type(e).__name__}: {e}"
+                self.log(traceback.format_exc(limit=3))
+            self._finish(key, err, wall, i, n, t0)
+
+    def _parallel(self, todo: dict) -> None:
+        import multiprocessing as mp
+        t0, n = time.time(), len(todo)
+        with ProcessPoolExecutor(max_workers=self.jobs, mp_context=mp.get_context("spawn")) as ex:
+            futs = {}
+            for key, (s, full) in todo.items():
+                self.log(f"[queued] {describe(s)} (key {key})")
+                futs[ex.submit(_worker, str(self.cache.root), key, s, full, self.threads)] = key
+            for i, fut in enumerate(as_completed(futs), 1):
+                try:
+                    key, err, wall = fut.result()
+                except Exception as e:  # the worker process died
+                    key, err, wall = futs[fut], f"worker crashed: {type(e).__name__}: {e}", 0.0
+                self._finish(key, err, wall, i, n, t0)

@@ -1,0 +1,203 @@
+"""Qualitative claims of the paper, judged on measured numbers: holds / does not hold / inconclusive.
+
+All comparisons are of final validation losses of runs that share data order and seed
+(paired), in the run's own units. A difference counts only beyond a margin:
+
+    margin = max(RESOLUTION, 2 * std_seeds(paired gap))     (std only with >= 2 seeds)
+
+``RESOLUTION = 0.005`` nats is this package's choice (about the seed-to-seed spread of a
+final loss at the CPU scale), stated in the report. Thresholds per claim are in each
+function's docstring; a profile whose verdicts are not meaningful (micro) gets
+"inconclusive: micro profile" whatever the numbers say.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+RESOLUTION = 0.005
+HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"**{self.status}** ({self.reason})"
+
+
+def mean(xs: Sequence[float]) -> float:
+    xs = [x for x in xs if x is not None and math.isfinite(x)]
+    return statistics.fmean(xs) if xs else float("nan")
+
+
+def spread(xs: Sequence[float]) -> float:
+    """Sample standard deviation over seeds; nan with fewer than 2."""
+    xs = [x for x in xs if x is not None and math.isfinite(x)]
+    return statistics.stdev(xs) if len(xs) >= 2 else float("nan")
+
+
+def margin(*samples: Sequence[float]) -> float:
+    """max(RESOLUTION, 2 * the largest seed spread among ``samples``)."""
+    s = [spread(x) for x in samples]
+    s = [v for v in s if math.isfinite(v)]
+    return max([RESOLUTION] + [2 * v for v in s])
+
+
+def fmt(xs: Sequence[float]) -> str:
+    """'0.123' for one seed, '0.123 ± 0.004 (n=3)' for several (± = sample std)."""
+    m, s = mean(xs), spread(xs)
+    if not math.isfinite(m):
+        return "n/a"
+    return f"{m:.3f}" if not math.isfinite(s) else f"{m:.3f} ± {s:.3f} (n={len(xs)})"
+
+
+def gate(v: Verdict, meaningful: bool) -> Verdict:
+    """Replace ``v`` by 'inconclusive: micro profile' when the profile's verdicts mean nothing."""
+    if meaningful:
+        return v
+    return Verdict(INCONCLUSIVE, f"micro profile; the numbers alone would say {v.status}")
+
+
+def combine(verdicts: Sequence[Verdict], what: str) -> Verdict:
+    """holds if every resolvable part holds, does not hold if every one fails, else inconclusive."""
+    decided = [v for v in verdicts if v.status != INCONCLUSIVE]
+    if not decided:
+        return Verdict(INCONCLUSIVE, f"no part of '{what}' could be resolved")
+    if all(v.status == HOLDS for v in decided):
+        return Verdict(HOLDS, f"{len(decided)} of {len(verdicts)} parts resolved, all hold")
+    if all(v.status == FAILS for v in decided):
+        return Verdict(FAILS, f"{len(decided)} of {len(verdicts)} parts resolved, none holds")
+    n = sum(v.status == HOLDS for v in decided)
+    return Verdict(INCONCLUSIVE, f"mixed: {n} of {len(decided)} resolved parts hold")
+
+
+def much_larger_gap(degraded: Sequence[float], robust: Sequence[float],
+                    names: tuple[str, str] = ("AdamW", "Muon")) -> Verdict:
+    """Claim 'the gap of ``names[0]`` is much larger than that of ``names[1]``'.
+
+    holds: mean(deg) - mean(rob) > margin and mean(deg) >= 3 * max(mean(rob), margin);
+    does not hold: mean(deg) - mean(rob) <= margin; otherwise inconclusive (larger, not 3x).
+    """
+    d, r, m = mean(degraded), mean(robust), margin(degraded, robust)
+    if not (math.isfinite(d) and math.isfinite(r)):
+        return Verdict(INCONCLUSIVE, "missing runs")
+    desc = f"{names[0]} gap {fmt(degraded)} vs {names[1]} {fmt(robust)}, margin {m:.3f}"
+    if d - r <= m:
+        return Verdict(FAILS, desc + ": not larger beyond the margin")
+    if d >= 3 * max(r, m):
+        return Verdict(HOLDS, desc + f": {d / max(r, m):.1f}x")
+    return Verdict(INCONCLUSIVE, desc + ": larger, but less than 3x")
+
+
+def ef_recovers(sync: Sequence[float], async_: Sequence[float], ef: Sequence[float],
+                name: str, low: float = 0.5) -> tuple[Verdict, float]:
+    """Claim 'EF recovers at least ``low`` of the gap' for one optimizer; returns (verdict, fraction).
+
+    fraction = (L_async - L_ef) / (L_async - L_sync) on seed means. Inconclusive when the
+    gap is within the margin (a fraction of noise is noise); holds if fraction >= low;
+    does not hold if fraction < low / 2; inconclusive in between.
+    """
+    s, a, e = mean(sync), mean(async_), mean(ef)
+    gaps = [x - y for x, y in zip(async_, sync)]
+    m = margin(gaps, [x - y for x, y in zip(ef, sync)])
+    if not all(math.isfinite(v) for v in (s, a, e)):
+        return Verdict(INCONCLUSIVE, f"{name}: missing runs"), float("nan")
+    gap = a - s
+    frac = (a - e) / gap if gap != 0 else float("nan")
+    desc = f"{name}: gap {fmt(gaps)}, EF recovers {frac:.0%}" if math.isfinite(frac) else f"{name}: gap 0"
+    if gap <= m:
+        return Verdict(INCONCLUSIVE, desc + f"; gap within the margin {m:.3f}"), frac
+    if frac >= low:
+        return Verdict(HOLDS, desc), frac
+    if frac < low / 2:
+        return Verdict(FAILS, desc), frac
+    return Verdict(INCONCLUSIVE, desc + f" (between {low / 2:.0%} and {low:.0%})"), frac
+
+
+def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Spearman rank correlation (average ranks for ties); nan for fewer than 3 points."""
+    if len(xs) != len(ys):
+        raise ValueError("xs, ys: lengths differ")
+    if len(xs) < 3:
+        return float("nan")
+
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(v):
+            j = i
+            while j + 1 < len(v) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2
+            i = j + 1
+        return r
+
+    rx, ry = ranks(list(xs)), ranks(list(ys))
+    mx, my = statistics.fmean(rx), statistics.fmean(ry)
+    num = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    den = math.sqrt(sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry))
+    return num / den if den else float("nan")
+
+
+def gap_shrinks_with(xs: Sequence[float], gaps: Sequence[float], name: str) -> Verdict:
+    """Claim 'higher momentum shrinks the gap' on points (momentum, gap).
+
+    holds: Spearman(momentum, gap) <= -0.8 and gap(max momentum) < gap(min momentum) - margin;
+    does not hold: Spearman >= 0 or gap(max) > gap(min) + margin; else inconclusive.
+    """
+    pts = sorted((x, g) for x, g in zip(xs, gaps) if g is not None and math.isfinite(g))
+    if len(pts) < 3:
+        return Verdict(INCONCLUSIVE, f"{name}: fewer than 3 momenta measured")
+    rho = spearman([p[0] for p in pts], [p[1] for p in pts])
+    lo, hi = pts[0][1], pts[-1][1]
+    desc = (f"{name}: Spearman {rho:+.2f}, gap {lo:.3f} at momentum {pts[0][0]} -> "
+            f"{hi:.3f} at {pts[-1][0]}")
+    if rho <= -0.8 and hi < lo - RESOLUTION:
+        return Verdict(HOLDS, desc)
+    if rho >= 0 or hi > lo + RESOLUTION:
+        return Verdict(FAILS, desc)
+    return Verdict(INCONCLUSIVE, desc)
+
+
+def no_growth(horizons: Sequence[float], gaps: Sequence[float], name: str) -> Verdict:
+    """Claim 'the gap does not grow with the horizon': compare the longest with the shortest.
+
+    holds: gap(longest) <= gap(shortest) + margin; does not hold: > + 2 margin; else inconclusive.
+    """
+    pts = sorted((h, g) for h, g in zip(horizons, gaps) if g is not None and math.isfinite(g))
+    if len(pts) < 2:
+        return Verdict(INCONCLUSIVE, f"{name}: fewer than 2 horizons measured")
+    (h0, g0), (h1, g1) = pts[0], pts[-1]
+    desc = f"{name}: gap {g0:.3f} at {h0} steps -> {g1:.3f} at {h1}"
+    if g1 <= g0 + RESOLUTION:
+        return Verdict(HOLDS, desc)
+    if g1 > g0 + 2 * RESOLUTION:
+        return Verdict(FAILS, desc)
+    return Verdict(INCONCLUSIVE, desc)
+
+
+def lower_is_better(better: Sequence[float], worse: Sequence[float], what: str) -> Verdict:
+    """Claim 'mean(better) < mean(worse)' beyond the margin (final losses or gaps).
+
+    holds: mean(worse) - mean(better) > margin; does not hold: < -margin; else inconclusive.
+    """
+    b, w, m = mean(better), mean(worse), margin(better, worse)
+    if not (math.isfinite(b) and math.isfinite(w)):
+        return Verdict(INCONCLUSIVE, f"{what}: missing runs")
+    desc = f"{what}: {fmt(better)} vs {fmt(worse)}, margin {m:.3f}"
+    if w - b > m:
+        return Verdict(HOLDS, desc)
+    if w - b < -m:
+        return Verdict(FAILS, desc)
+    return Verdict(INCONCLUSIVE, desc + ": within the margin")
+
+
+def verdict_of(mapping: Mapping[str, Verdict]) -> Verdict:
+    return combine(list(mapping.values()), ", ".join(mapping))

@@ -1,0 +1,94 @@
+"""Fake dependencies for the paper_figs tests ONLY (never used by the real pipeline).
+
+The fake trainer draws a deterministic loss curve whose sync-async gap depends on the
+optimizer and mode, so the figures have something to draw; its numbers mean nothing.
+"""
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+
+@dataclass
+class FakeTrainConfig:
+    config: str = "tiny"
+    optimizer: str = "adamw"
+    lr: float | None = None
+    momentum: float | None = None
+    mode: str = "sync"
+    stages: int = 2
+    ef: bool = False
+    sync_start: int = 0
+    sync_cooldown: int = 0
+    dc_asgd: float = 0.0
+    steps: int = 100
+    batch_size: int = 8
+    seq_len: int = 32
+    eval_every: int = 10
+    eval_batches: int = 2
+    seed: int = 0
+    data: str = "stdlib"
+    device: str = "cpu"
+    out: str | None = None
+    ckpt_every: int = 0
+    diag_every: int = 0
+
+
+class FakeResult(NamedTuple):
+    log: list
+    final_val_loss: float
+
+
+class FakeTrainer:
+    """Callable like gpu_runs.train.train; counts its calls."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, cfg: FakeTrainConfig, progress: bool = True) -> FakeResult:
+        self.calls += 1
+        h = zlib.crc32(repr(sorted(vars(cfg).items())).encode()) % 1000 / 1e5
+        gap = {"adamw": 0.1, "mars": 0.12, "muon": 0.01}.get(cfg.optimizer, 0.02)
+        pen = 0.0 if cfg.mode == "sync" else gap * (0.3 if cfg.ef else 1.0) * (1.5 if cfg.mode == "pipedream" else 1)
+        log = []
+        for t in range(0, cfg.steps + 1, cfg.eval_every):
+            v = 1.5 + 3.0 * math.exp(-t / 3) + pen * t / cfg.steps + h
+            log.append({"step": t, "train_loss": v + 0.01, "val_loss": v, "lr": 1e-3,
+                        "tokens": t * cfg.batch_size * cfg.seq_len, "step_time": 0.01, "diagnostics": {}})
+        return FakeResult(log, log[-1]["val_loss"])
+
+
+def fake_theory_figures(out_dir, quick=True):
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    p = out_dir / "fake_bound.png"
+    p.write_bytes(b"\x89PNG fake")
+    return [p]
+
+
+def fake_run_report(quick, out_dir):
+    return {"all_hold": True, "checks": 3}
+
+
+def fake_delay_price(K, **constants):
+    return 1.0 + 1.0 / math.sqrt(K)
+
+
+def fake_run_bench(quick=True):
+    rows = []
+    for sched in ("gpipe", "1f1b"):
+        for M in (2, 4, 8):
+            rows.append({"schedule": sched, "P": 4, "M": M, "ratio": (M + 3) / M * 0.95})
+    return {"rows": rows}
+
+
+def fake_deps(trainer: FakeTrainer | None = None, **changes):
+    from paper_figs.deps import Deps
+    ov = {"train": trainer or FakeTrainer(), "TrainConfig": FakeTrainConfig,
+          "make_theory_figures": fake_theory_figures, "run_report": fake_run_report,
+          "delay_price": fake_delay_price, "run_bench": fake_run_bench}
+    ov.update(changes)
+    return Deps(overrides=ov)

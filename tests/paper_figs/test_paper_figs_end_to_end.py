@@ -1,0 +1,82 @@
+"""End to end on the micro profile with the fake trainer: every figure, the report, the cache."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from paper_figs_fakes import FakeTrainer, fake_deps
+
+from paper_figs.deps import Unavailable
+from paper_figs.figures import CATALOG
+from paper_figs.pipeline import run_profile
+from paper_figs.profiles import get_profile
+
+
+def _quiet(_):
+    pass
+
+
+@pytest.fixture(scope="module")
+def micro_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("figs")
+    trainer = FakeTrainer()
+    first = run_profile(get_profile("micro"), out, deps=fake_deps(trainer), log=_quiet)
+    return out, trainer, first
+
+
+def test_every_figure_renders_files_and_report(micro_run):
+    out, trainer, first = micro_run
+    assert trainer.calls > 0
+    outputs = {o.name: o for o in first["outputs"]}
+    assert set(outputs) == set(CATALOG)
+    for name, o in outputs.items():
+        assert o.status == "done", (name, o.status, o.missing)
+        assert o.files, name
+        for f in o.files:
+            assert f.exists() and f.stat().st_size > 0, f
+        assert any(str(f).endswith(".pdf") for f in o.files) or name == "theory" and len(o.files) >= 2
+    report = (out / "REPORT.md").read_text()
+    assert "| figure / table | claim | verdict |" in report
+    for o in outputs.values():
+        assert o.title in report
+        for v in o.verdicts.values():  # micro verdicts never claim anything
+            assert v.status == "inconclusive" and "micro profile" in v.reason
+    assert "fakes" in report  # the report says its numbers are not measurements
+    assert (out / "tables" / "table1.csv").stat().st_size > 0
+
+
+def test_second_invocation_trains_nothing(micro_run):
+    out, _, first = micro_run
+    trainer = FakeTrainer()
+    second = run_profile(get_profile("micro"), out, deps=fake_deps(trainer), log=_quiet)
+    assert trainer.calls == 0 and second["runner"].trained == 0
+    assert first["runner"].trained == len(list((out / "cache").glob("*.json"))) - 4  # + 4 external calls
+
+
+def test_changed_setting_reruns_only_what_it_touches(micro_run):
+    out, _, first = micro_run
+    p = get_profile("micro")
+    trainer = FakeTrainer()
+    more_seeds = dataclasses.replace(p, seeds_main=p.seeds_main + (7,))
+    run_profile(more_seeds, out, only=["fig3"], deps=fake_deps(trainer), log=_quiet)
+    assert trainer.calls == 6  # 2 optimizers x (sync, 2bw, 2bw+ef) for the new seed only
+
+
+def test_missing_trainer_is_reported_not_faked(tmp_path):
+    deps = fake_deps(train=Unavailable("`gpu_runs.train` could not be imported (test)"))
+    res = run_profile(get_profile("micro"), tmp_path, only=["fig3", "table1", "pipeline"], deps=deps, log=_quiet)
+    status = {o.name: o.status for o in res["outputs"]}
+    assert status["fig3"].startswith("not available") and "could not be imported" in status["fig3"]
+    assert status["table1"].startswith("not available")
+    assert status["pipeline"] == "done"
+    assert not list((tmp_path / "figures").glob("fig3*"))
+    assert "not available" in (tmp_path / "REPORT.md").read_text()
+
+
+def test_profile_leaves_figures_out_explicitly(tmp_path):
+    p = get_profile("micro", figures=("fig3",))
+    res = run_profile(p, tmp_path, deps=fake_deps(), log=_quiet)
+    status = {o.name: o.status for o in res["outputs"]}
+    assert status["fig3"] == "done"
+    assert all(s == "not run in this profile" for n, s in status.items() if n != "fig3")
+    assert "not run in this profile" in (tmp_path / "REPORT.md").read_text()
