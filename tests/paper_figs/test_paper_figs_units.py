@@ -1,0 +1,134 @@
+"""Unit checks: cache keys and records, verdict rules, the paper's numbers, the CLI."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import scipy.stats
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from paper_figs import paper_numbers as pn
+from paper_figs.cache import Cache, config_hash, to_jsonable
+from paper_figs.cli import list_profile, main
+from paper_figs.figures.pipeline import ideal_ratio
+from paper_figs.profiles import PROFILES, get_profile
+from paper_figs.verdicts import (FAILS, HOLDS, INCONCLUSIVE, ef_recovers, gap_shrinks_with,
+                                 much_larger_gap, no_growth, spearman)
+
+
+# ---- cache -----------------------------------------------------------------------------
+
+@given(st.dictionaries(st.sampled_from("abcdefgh"), st.integers() | st.floats(allow_nan=False) | st.text()))
+def test_hash_ignores_key_order_and_sees_every_value(d):
+    assert config_hash(d) == config_hash(dict(reversed(list(d.items()))))
+    changed = {**d, "z": 1}
+    assert config_hash(changed) != config_hash(d)
+
+
+def test_to_jsonable_handles_tensors_numpy_and_nonfinite():
+    obj = {"t": torch.tensor(2.5), "v": torch.arange(3), "n": np.float32(1.5), "bad": float("nan"),
+           "tup": (1, 2)}
+    out = json.loads(json.dumps(to_jsonable(obj)))
+    assert out == {"t": 2.5, "v": [0, 1, 2], "n": 1.5, "bad": None, "tup": [1, 2]}
+
+
+def test_cache_roundtrip_and_torn_file_counts_as_absent(tmp_path):
+    c = Cache(tmp_path)
+    key = config_hash({"a": 1})
+    assert c.get(key) is None
+    c.put(key, {"result": {"x": 1.0}})
+    assert c.get(key)["result"] == {"x": 1.0}
+    c.path(key).write_text('{"key": "' + key + '", "resu')  # a crash mid-write by something else
+    assert c.get(key) is None
+    with pytest.raises(ValueError, match="key"):
+        c.path("../evil")
+
+
+# ---- verdict rules ---------------------------------------------------------------------
+
+@given(st.lists(st.floats(-10, 10), min_size=3, max_size=12, unique=True),
+       st.lists(st.floats(-10, 10), min_size=3, max_size=12, unique=True))
+def test_spearman_matches_scipy(xs, ys):
+    n = min(len(xs), len(ys))
+    ours = spearman(xs[:n], ys[:n])
+    ref = scipy.stats.spearmanr(xs[:n], ys[:n]).statistic
+    assert math.isclose(ours, ref, abs_tol=1e-9) or (math.isnan(ours) and math.isnan(ref))
+
+
+def test_much_larger_gap_thresholds():
+    assert much_larger_gap([0.097], [0.008]).status == HOLDS  # the measured 1500-step picture
+    assert much_larger_gap([0.16], [0.20]).status == FAILS  # the 400-step transient
+    assert much_larger_gap([0.030], [0.015]).status == INCONCLUSIVE  # larger, but 2x
+    assert much_larger_gap([0.030], [0.028]).status == FAILS  # equal gaps
+    # seed spread widens the margin: a difference inside 2 std can't be told apart either way
+    assert much_larger_gap([0.05, 0.15, 0.0], [0.0, 0.0, 0.0]).status == INCONCLUSIVE
+    assert much_larger_gap([0.10, 0.10, 0.10], [0.0, 0.0, 0.0]).status == HOLDS
+
+
+def test_ef_recovery_rules():
+    v, frac = ef_recovers([2.612], [2.890], [2.640], "AdamW")  # the paper's 360M numbers
+    assert v.status == HOLDS and math.isclose(frac, 0.25 / 0.278)
+    assert ef_recovers([1.0], [1.1], [1.09], "x")[0].status == FAILS
+    assert ef_recovers([1.0], [1.003], [1.0], "x")[0].status == INCONCLUSIVE  # gap inside the margin
+
+
+def test_momentum_and_horizon_rules():
+    assert gap_shrinks_with([0.8, 0.9, 0.95, 0.98], [0.2, 0.1, 0.05, 0.02], "a").status == HOLDS
+    assert gap_shrinks_with([0.8, 0.9, 0.95], [0.02, 0.05, 0.1], "a").status == FAILS
+    assert gap_shrinks_with([0.8, 0.9], [0.2, 0.1], "a").status == INCONCLUSIVE
+    assert no_growth([1500, 3000], [0.10, 0.09], "a").status == HOLDS
+    assert no_growth([1500, 3000], [0.10, 0.13], "a").status == FAILS
+
+
+# ---- the paper's numbers ---------------------------------------------------------------
+
+def test_stated_gaps_agree_with_stated_losses():
+    """The summary gives some gaps twice (as a gap, and as two losses): they must agree."""
+    for (opt, size), row in pn.LOSSES.items():
+        if opt in pn.GAPS and size in pn.GAPS[opt]:
+            gap = row["async"].value - row["sync"].value
+            assert math.isclose(gap, pn.GAPS[opt][size].value, abs_tol=5e-4), (opt, size)
+
+
+def test_every_number_has_a_source_and_missing_ones_say_so():
+    for row in pn.LOSSES.values():
+        for num in row.values():
+            assert num.source and num.scale
+            assert (num.value is None) == (num.source == pn.NOT_GIVEN)
+    assert pn.GAPS["soap"]["360M"].value is None and pn.GAPS["soap"]["360M"].source == pn.NOT_GIVEN
+
+
+def test_recovery_formula_on_the_papers_adamw_row():
+    r = pn.LOSSES["adamw", "360M"]
+    assert round(pn.recovery(r["sync"].value, r["async"].value, r["async_ef"].value), 2) == 0.90
+
+
+# ---- profiles, pipeline helper, CLI ----------------------------------------------------
+
+def test_no_training_figure_below_the_honest_horizon():
+    for name, p in PROFILES.items():
+        if name == "micro":
+            continue
+        assert p.steps >= 1500 and min(p.horizons) >= 750, name
+        assert "fig3" in p.figures and "theory" in p.figures and "pipeline" in p.figures
+
+
+def test_ideal_bubble_ratio():
+    assert ideal_ratio(1, 4) == 4.0 and ideal_ratio(8, 1) == 1.0 and ideal_ratio(4, 4) == 7 / 4
+    with pytest.raises(ValueError, match="M, P"):
+        ideal_ratio(0, 2)
+
+
+def test_cli_list_and_bad_input(capsys):
+    assert main(["--list", "--profile", "quick"]) == 0
+    text = capsys.readouterr().out
+    assert "fig3: 6 run(s)" in text and "fig4: not run in this profile" in text
+    with pytest.raises(SystemExit):
+        main(["--only", "nonsense"])
+    with pytest.raises(ValueError, match="profile"):
+        get_profile("huge")
+    assert "fig5" in list_profile(get_profile("full"))
