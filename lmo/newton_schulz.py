@@ -10,7 +10,9 @@ matrix polynomial on X_0 = G / ||G||_F (so every singular value lies in (0, 1]):
 so singular vectors are kept and only singular values move towards 1 (zero
 singular values stay exactly zero). Tall matrices are transposed first so the
 Gram matrix A_k is the smaller min(m, n)^2 one. Cost per step for X of shape
-(m, n), m <= n: 4 m^2 n + 2 m^3 FLOPs (30 n^3 for five square steps).
+(m, n), m <= n: 4 m^2 n + 2 m^3 FLOPs (30 n^3 for five square steps); for
+unbatched m >= 4 * SYM_BLOCK the two symmetric products (X X^T and A^2) multiply only
+their block upper triangle (``sym_product``), saving up to ~1/3 of the FLOPs.
 
 Coefficient sets (``NS_COEFFICIENTS``):
 - "keller": (3.4445, -4.7750, 2.0315) every step (Keller Jordan's Muon; also the
@@ -36,7 +38,7 @@ import torch
 from torch import Tensor
 
 __all__ = ["NS_COEFFICIENTS", "NS_SAFETY", "KELLER_BAND", "resolve_coefficients",
-           "newton_schulz", "polar", "ns_inexactness"]
+           "newton_schulz", "sym_product", "polar", "ns_inexactness"]
 
 _KELLER = (3.4445, -4.7750, 2.0315)
 
@@ -118,6 +120,31 @@ def _check_matrix(G: Tensor, name: str = "G") -> None:
         raise ValueError(f"{name} must be a floating-point tensor, got {G.dtype}")
 
 
+SYM_BLOCK = 128  # row-block size of sym_product; matrices under 4 blocks use one matmul
+
+
+def sym_product(X: Tensor, C: Tensor | None = None, beta: float = 0.0, alpha: float = 1.0,
+                block: int = SYM_BLOCK) -> Tensor:
+    """beta C + alpha X X^T for a 2-D X of shape (m, k) and a symmetric C (m, m).
+
+    The result is symmetric, so only the block upper triangle is multiplied (row block
+    i times the rows >= i of X) and mirrored: with p blocks this costs (p + 1) / (2 p)
+    of the full 2 m^2 k FLOPs (0.56 for p = 8). Fused with C through addmm.
+    """
+    m = X.shape[0]
+    if m < 4 * block:
+        return X @ X.mT if C is None else torch.addmm(C, X, X.mT, beta=beta, alpha=alpha)
+    out = torch.empty(m, m, dtype=X.dtype, device=X.device)
+    for i in range(0, m, block):
+        j = min(i + block, m)
+        rest = X[i:].mT
+        blk = X[i:j] @ rest if C is None else torch.addmm(C[i:j, i:], X[i:j], rest,
+                                                           beta=beta, alpha=alpha)
+        out[i:j, i:] = blk
+        out[j:, i:j] = blk[:, j - i:].mT
+    return out
+
+
 def newton_schulz(G: Tensor, steps: int = 5, coefficients: Coefficients = "keller",
                   eps: float = 1e-7, dtype: torch.dtype | None = None, *,
                   safety: float | None = None) -> Tensor:
@@ -148,8 +175,8 @@ def newton_schulz(G: Tensor, steps: int = 5, coefficients: Coefficients = "kelle
     if X.ndim == 2:
         X = X / (torch.linalg.vector_norm(X) * safety).clamp(min=eps)
         for a, b, c in coeffs:
-            A = X @ X.mT
-            B = torch.addmm(A, A, A, beta=b, alpha=c)    # b A + c A^2
+            A = sym_product(X)                           # X X^T
+            B = sym_product(A, A, beta=b, alpha=c)       # b A + c A A^T = b A + c A^2
             X = torch.addmm(X, B, X, beta=a)             # a X + B X
     else:
         X = X.reshape(-1, m, n)

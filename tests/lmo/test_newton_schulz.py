@@ -136,3 +136,19 @@ def test_bad_inputs_raise():
         newton_schulz(torch.randn(3, 3), steps=6, coefficients="polar_express")
     with pytest.raises(ValueError, match="eps"):
         newton_schulz(torch.randn(3, 3), eps=0.0)
+
+
+@pytest.mark.parametrize("m,k", [(520, 37), (700, 5), (100, 9)])
+def test_sym_product_equals_full_product(m, k):
+    from lmo.newton_schulz import sym_product
+    g = torch.Generator().manual_seed(9)
+    X = torch.randn(m, k, generator=g, dtype=torch.float64)
+    C = X @ X.mT
+    torch.testing.assert_close(sym_product(X), X @ X.mT)
+    torch.testing.assert_close(sym_product(C, C, beta=-2.0, alpha=0.5), -2.0 * C + 0.5 * C @ C)
+
+
+def test_ns_blocked_path_matches_plain_formula():
+    # 600 > 4 * SYM_BLOCK: the unbatched path uses sym_product; the batched one does not
+    G = well_conditioned((600, 610), cond=10, dtype=torch.float32, seed=10)
+    torch.testing.assert_close(newton_schulz(G), newton_schulz(G[None])[0], atol=1e-5, rtol=0)
