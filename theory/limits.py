@@ -1,0 +1,90 @@
+"""Limits and exact comparisons between the bounds.
+
+* ``delay_penalty()``: derived delayed minus derived sync, for the lemma
+  (L eta) and the theorem (2 L eta); both -> 0 as eta -> 0.
+* ``limit_checks()``: eta -> 0, r = 0 and mu = 1 limits, each a sympy identity.
+* ``paper_vs_derived()``: the paper's consistent bound P = sqrt(2 mu rho^2 sigma^2
+  + 8 L^2 eta^2) against the derived stationary delayed momentum error
+  D = sqrt(mu) rho sigma + L eta/mu. With u = sqrt(mu) rho sigma/(L eta):
+  P^2 - D^2 = (L eta)^2 [u^2 - 2u/mu + 8 - 1/mu^2], so P >= D (the derived
+  bound is tighter) for every u when mu > 1/2, and P < D exactly when
+  mu <= 1/2 and |u - 1/mu| < sqrt(2/mu^2 - 8). Where P < D the paper's reading
+  is below a value that is attained (theory.derivation, tests), i.e. false.
+* ``compare_on_grid()``: the same numerically on a (mu, u) grid.
+"""
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from .registry import get
+from .symbols import L, eta, mu, r_avg, r_w, rho, sigma, t
+
+u = sp.Symbol("u", positive=True)  # sqrt(mu) rho sigma / (L eta): noise-to-drift ratio
+
+
+def stationary(expr: sp.Expr) -> sp.Expr:
+    """The t -> infinity part of a lemma: drop the transient (1-mu)^t rho sigma."""
+    return sp.expand(expr).subs((1 - mu) ** t, 0)
+
+
+def delay_penalty() -> dict[str, sp.Expr]:
+    """Derived delayed (at y) minus derived sync, lemma and theorem."""
+    return {
+        "lemma": sp.simplify(get("derived_delayed_lemma").expr - get("derived_sync_lemma").expr),
+        "theorem": sp.simplify(get("derived_delayed_theorem").expr - get("derived_sync_theorem").expr),
+        "theorem_x": sp.simplify(get("derived_delayed_theorem_x").expr - get("derived_sync_theorem").expr),
+    }
+
+
+def limit_checks() -> dict[str, bool]:
+    """Each limit as an exact sympy identity (True = holds)."""
+    pen = delay_penalty()
+    sync_l, sync_t = get("derived_sync_lemma").expr, get("derived_sync_theorem").expr
+    ef_l, ef_t = get("derived_ef_lemma_trajectory").expr, get("derived_ef_theorem_trajectory").expr
+    return {
+        "eta->0: delay penalty of the lemma vanishes": sp.limit(pen["lemma"], eta, 0) == 0,
+        "eta->0: delay penalty of the theorem vanishes": sp.limit(pen["theorem"], eta, 0) == 0,
+        "eta->0: delayed lemma -> sync lemma": sp.simplify(
+            get("derived_delayed_lemma").expr.subs(eta, 0) - sync_l.subs(eta, 0)) == 0,
+        "r=0: EF trajectory lemma == sync lemma": sp.simplify(ef_l.subs(r_w, 0) - sync_l) == 0,
+        "r=0: EF trajectory theorem == sync theorem": sp.simplify(ef_t.subs(r_avg, 0) - sync_t) == 0,
+        "mu=1: sync lemma == rho sigma (t >= 1), no drift": sp.simplify(
+            sync_l.subs(mu, 1).subs(t, 1) - rho * sigma * 1) == 0,
+        "mu=1: delayed lemma == rho sigma + L eta (t >= 1)": sp.simplify(
+            get("derived_delayed_lemma").expr.subs(mu, 1).subs(t, 1) - (rho * sigma + L * eta)) == 0,
+        "mu=1: Kovalev lemma == rho sigma + L eta (t >= 1)": sp.simplify(
+            get("kovalev_sync_lemma").expr.subs(mu, 1).subs(t, 1) - (rho * sigma + L * eta)) == 0,
+        "derived delayed theorem == Kovalev sync theorem - L eta": sp.simplify(
+            get("derived_delayed_theorem").expr - get("kovalev_sync_theorem").expr + L * eta) == 0,
+    }
+
+
+def paper_vs_derived() -> dict[str, sp.Expr]:
+    """Exact comparison P (paper, consistent) vs D (derived stationary delayed error)."""
+    P = get("paper_delayed_noise_consistent").expr
+    D = stationary(get("derived_delayed_lemma").expr)
+    gap_sq = sp.expand((P**2 - D**2) / (L * eta) ** 2)
+    gap_u = sp.simplify(gap_sq.subs(rho, u * L * eta / (sp.sqrt(mu) * sigma)))
+    roots = sp.solve(sp.Eq(gap_u, 0), u)
+    return {"P": P, "D": D, "P2_minus_D2_over_Leta2": gap_u, "roots_u": roots,
+            "half_width": sp.sqrt(2 / mu**2 - 8)}
+
+
+def compare_on_grid(mus=None, us=None) -> dict:
+    """P/D on a grid of mu and u = sqrt(mu) rho sigma/(L eta) (L eta = 1).
+
+    Returns the grid, the ratio P/D, the fraction where the derived bound is tighter
+    (D <= P), and the smallest P/D (how far below the attained value the paper's
+    reading falls).
+    """
+    mus = np.geomspace(1e-3, 1, 61) if mus is None else np.asarray(mus, float)
+    us = np.geomspace(1e-3, 1e3, 61) if us is None else np.asarray(us, float)
+    M, U = np.meshgrid(mus, us, indexing="ij")
+    P = np.sqrt(2 * U**2 + 8.0)
+    D = U + 1.0 / M
+    ratio = P / D
+    i = np.unravel_index(np.argmin(ratio), ratio.shape)
+    return {"mu": mus, "u": us, "ratio": ratio, "frac_derived_tighter": float((D <= P).mean()),
+            "min_ratio": float(ratio[i]), "argmin": {"mu": float(M[i]), "u": float(U[i])},
+            "max_ratio": float(ratio.max())}
