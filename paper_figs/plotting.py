@@ -59,15 +59,13 @@ def mean_curve(curves: Sequence[tuple[list, list]]):
     return common, mean, lo, hi
 
 
-def plot_curves(ax, curves: Sequence[tuple[list, list]], style: dict, n_label: bool = True) -> None:
-    """Mean curve over seeds, with the min-max band when there are several."""
+def plot_curves(ax, curves: Sequence[tuple[list, list]], style: dict) -> None:
+    """Mean curve over seeds, with the min-max band when there are several
+    (say so in the title: :func:`seeds_note`)."""
     if not curves:
         return
     x, m, lo, hi = mean_curve(curves)
-    lab = style.get("label", "")
-    if n_label and len(curves) > 1:
-        lab += f" (mean of {len(curves)} seeds, band = min-max)"
-    ax.plot(x, m, **{**style, "label": lab})
+    ax.plot(x, m, **style)
     if len(curves) > 1:
         ax.fill_between(x, lo, hi, color=style.get("color"), alpha=0.15, linewidth=0)
 
@@ -86,3 +84,7 @@ def focus_ylim(ax, curves: Sequence[tuple[list, list]], skip_frac: float = 0.2) 
         lo, hi = min(ys_all), max(ys_late)
         pad = 0.05 * (hi - lo)
         ax.set_ylim(lo - pad, hi + pad)
+
+
+def seeds_note(n: int) -> str:
+    return "" if n <= 1 else f"; mean of {n} seeds, band = min-max"

@@ -62,7 +62,7 @@ def build(ctx: Context) -> FigureOutput:
             plotting.plot_curves(ax, curves, plotting.VARIANT_STYLE[k])
             shown += curves
         plotting.focus_ylim(ax, shown)
-        ax.set_title(f"{plotting.label(o)} ({p.main_size} model)")
+        ax.set_title(f"{plotting.label(o)} ({p.main_size} model{plotting.seeds_note(len(p.seeds_main))})", fontsize=10)
         ax.set_xlabel(plotting.STEP_LABEL)
         ax.set_ylabel(LOSS_LABEL)
         ax.grid(alpha=0.3)

@@ -38,7 +38,8 @@ def build(ctx: Context) -> FigureOutput:
             plotting.plot_curves(ax, curves, plotting.VARIANT_STYLE[k])
             shown += curves
         plotting.focus_ylim(ax, shown)
-        ax.set_title(f"{plotting.label(o)} ({p.main_size} model, PipeDream P={p.pipedream_stages})")
+        ax.set_title(f"{plotting.label(o)} ({p.main_size} model, PipeDream P={p.pipedream_stages}"
+                     f"{plotting.seeds_note(len(p.seeds))})", fontsize=10)
         ax.set_xlabel(plotting.STEP_LABEL)
         ax.set_ylabel(LOSS_LABEL)
         ax.grid(alpha=0.3)
