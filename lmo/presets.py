@@ -1,0 +1,87 @@
+"""The paper's training protocol and per-optimizer default peak learning rates and momenta.
+
+``PAPER_PROTOCOL``: from the paper's stated setup (seed/paper-summary.zh.txt): weight
+decay 0.1, gradient clipping at global norm 1.0, warmup for 10% of the budget, cosine
+decay to 0.1 x peak. (The 10B MoE run states a peak lr of 0.00225; the summary gives no
+per-optimizer peak lrs for the 135M / 360M runs.)
+
+``DEFAULT_LR[name]``: a starting peak lr for small Llama-style models (~100M-400M params)
+under that protocol; ``LR_SOURCE[name]`` says where each number comes from. Several are
+guesses scaled from another optimizer's value: sweep before trusting them.
+
+``DEFAULT_MOMENTUM[name]``: the optimizer's primary momentum beta (beta1 / momentum);
+``MU_MAPS_TO[name]``: which constructor argument ``mu=`` overrides (beta = 1 - mu), so a
+gap-vs-momentum sweep (paper Figure 4) varies one number for every optimizer.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A training protocol: decoupled weight decay, global-norm clip, warmup + cosine schedule.
+
+    lr(t) rises linearly to ``peak`` over ``warmup_frac * total_steps`` steps, then follows
+    a cosine from ``peak`` down to ``final_frac * peak`` at ``total_steps``
+    (``lmo.schedules.warmup_cosine(peak, total_steps, warmup_frac, final_frac)``).
+    """
+
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0
+    warmup_frac: float = 0.1
+    final_frac: float = 0.1
+    schedule: str = "warmup_cosine"
+
+    def __getitem__(self, key: str):
+        return getattr(self, key)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+PAPER_PROTOCOL = Protocol()
+
+DEFAULT_LR = {
+    "adamw": 1e-3,
+    "nadam": 1e-3,
+    "adan": 3e-3,
+    "mars": 3e-3,
+    "soap": 3e-3,
+    "muon": 0.02,
+    "normuon": 3e-3,
+    "adamuon": 3e-3,
+    "lion": 2e-4,
+    "signum": 2e-4,
+    "normalized_sgd": 0.05,
+}
+
+LR_SOURCE = {
+    "adamw": "common peak for 124M-360M GPT/Llama pretraining with wd 0.1 (nanoGPT-style runs use "
+             "6e-4..1e-3; SmolLM-scale runs up to 3e-3); not re-swept here",
+    "nadam": "guess: same as AdamW (same per-coordinate update scale)",
+    "adan": "guess: 3x AdamW (the Adan authors report tolerating larger lrs than Adam); not swept",
+    "mars": "official MARS code default lr=3e-3 (its GPT-2 small/medium configs)",
+    "soap": "official SOAP code default and README example lr=3e-3",
+    "muon": "Keller Jordan's Muon default lr=0.02 (modded-nanogpt 124M), with Muon's "
+            "max(1, m/n)^0.5 scale; non-matrix params go to AdamW at DEFAULT_LR['adamw']",
+    "normuon": "guess: with the paper's RMS-0.2 scale the update RMS is 0.2 lr, like AdamW's, so "
+               "an AdamW-range lr; the official code's default 0.02 belongs to its Muon-style scale",
+    "adamuon": "guess, as normuon (RMS-0.2 aligned update); the official code's 0.02 is its default",
+    "lion": "guess: AdamW / 5 (the Lion paper recommends 3-10x smaller lr than AdamW)",
+    "signum": "guess: same as Lion (both take sign steps)",
+    "normalized_sgd": "guess: step of Frobenius norm lr per tensor, 0.05 ~ AdamW's update norm on a "
+                      "256x256 matrix (RMS ~2e-4 x 256); depends on the geometry's normalisation",
+}
+
+DEFAULT_MOMENTUM = {
+    "adamw": 0.9, "nadam": 0.9, "adan": 0.98, "mars": 0.95, "soap": 0.95, "muon": 0.95,
+    "normuon": 0.95, "adamuon": 0.95, "lion": 0.9, "signum": 0.9, "normalized_sgd": 0.9,
+}
+
+MU_MAPS_TO = {
+    "adamw": "betas[0]", "nadam": "betas[0] (psi_t schedule built on it)", "adan": "betas[0] (the "
+    "gradient EMA; betas[1], betas[2] unchanged)", "mars": "betas[0] (also sets gamma*b1/(1-b1))",
+    "soap": "betas[0]", "muon": "momentum", "normuon": "momentum", "adamuon": "momentum",
+    "lion": "betas[0]", "signum": "momentum", "normalized_sgd": "momentum",
+}
