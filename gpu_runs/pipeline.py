@@ -1,0 +1,321 @@
+"""Multi-process pipeline-parallel training: ``torchrun --nproc-per-node P -m gpu_runs.pipeline``.
+
+Each process is one stage (rank s holds layers ``split_layers(n, P)[s]``, the embedding
+on the first, the final norm, head and loss on the last). Stages exchange activations
+and gradients over torch.distributed P2P (gloo on CPU, NCCL on CUDA) and run one of the
+schedules of :mod:`gpu_runs.pipeline_schedules`:
+
+- ``gpipe``, ``1f1b``: flush every step; exact gradients, x_{t+1} = x_t + d_t (= sync mode).
+- ``2bw``: PipeDream-2BW, no flush, two weight versions, x_{t+1} = x_t + d_{t-1} (= 2bw mode).
+- ``pipedream``: one update per microbatch, weight stashing, block delay tau_s = P-1-s
+  (= pipedream --stages P mode; each microbatch is one optimizer step of --batch-size rows).
+
+Index alignment with the single-process trainer: pipeline step t = trainer step t =
+data ``batch(t)``; for gpipe / 1f1b / 2bw the step's batch is split row-wise into M
+microbatches of batch_size / M rows and the loss of each is scaled by 1/M (the mean
+over the batch). 2bw: steps 0 and 1 both run on x_0 (x_1 = x_0 + d_{-1}, d_{-1} = 0:
+the pipeline fill) and d_{T-1} is computed but not applied (it is the trainer's pending
+delayed update). pipedream: stage s runs microbatch k on u_{max(0, k - tau_s)}.
+
+Global-norm clipping is exact: squared norms are all-reduced across stages. For
+pipedream that all-reduce after every microbatch is a barrier that reintroduces bubbles;
+``--clip 0`` removes it (the benchmark runs without clipping).
+
+Failure handling: bad arguments are refused before any process group starts; any
+exception, a peer's death (gloo reports a closed connection) or ``--timeout`` seconds
+without progress (a watchdog thread) make the rank print ``[pipeline rank s/P] …`` and
+exit non-zero at once; torchrun then stops the remaining ranks.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+from gpu_runs.pipeline_schedules import SCHEDULES, SYNC_SCHEDULES, check_schedule_args, stage_actions
+from gpu_runs.pipeline_stage import StageEngine, StageModule, split_layers
+from lmo.base import state_dict
+
+
+# ----------------------------------------------------------------------------- CLI
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="torchrun --nproc-per-node P -m gpu_runs.pipeline",
+        description="Pipeline-parallel LM training, one process per stage (P = WORLD_SIZE). "
+                    "gpipe/1f1b reproduce the trainer's sync mode, 2bw its 2bw mode, pipedream "
+                    "its pipedream --stages P mode, step for step.")
+    p.add_argument("--schedule", choices=SCHEDULES, required=True)
+    p.add_argument("--microbatches", "-M", type=int, default=None,
+                   help="microbatches per step M (default P); 2bw needs M >= P; ignored by pipedream")
+    p.add_argument("--model", choices=("llama", "toy"), default="llama",
+                   help="llama: gpu_runs.model with --config; toy: pipeline_toy.ToyLM (tests, bench)")
+    p.add_argument("--config", default="tiny", help="model config name (gpu_runs.model.CONFIGS)")
+    p.add_argument("--optimizer", default="adamw")
+    p.add_argument("--lr", type=float, default=None)
+    p.add_argument("--momentum", type=float, default=None)
+    p.add_argument("--weight-decay", type=float, default=None)
+    p.add_argument("--clip", type=float, default=None,
+                   help="global-norm clipping threshold (default: the trainer's; 0 disables)")
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--seq-len", type=int, default=32)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--data", default=None, help="corpus name or path (gpu_runs.data.get_corpus)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (cuda: one GPU per rank, NCCL)")
+    p.add_argument("--out", default=None, help="directory for log.jsonl and per-stage checkpoints")
+    p.add_argument("--ckpt-every", type=int, default=0, help="checkpoint every k steps (0: at the end only)")
+    p.add_argument("--timeout", type=float, default=60.0,
+                   help="seconds without progress before a rank gives up (watchdog and gloo timeout)")
+    p.add_argument("--toy-layers", type=int, default=4)
+    p.add_argument("--toy-dim", type=int, default=16)
+    p.add_argument("--fault", default=None,
+                   help="testing: RANK:STEP:KIND with KIND in raise|exit|hang; that rank fails "
+                        "at the first forward of STEP")
+    p.add_argument("--quiet", action="store_true", help="no per-step progress lines")
+    return p
+
+
+def validate_args(args, num_stages: int, num_layers: int | None) -> None:
+    """Refuse bad settings before any process group exists (ValueError naming the option)."""
+    if args.microbatches is None:
+        args.microbatches = num_stages
+    check_schedule_args(args.schedule, num_stages, args.microbatches, args.steps, num_layers)
+    if args.schedule != "pipedream" and args.batch_size % args.microbatches:
+        raise ValueError(f"--batch-size ({args.batch_size}) must be divisible by "
+                         f"--microbatches ({args.microbatches})")
+    if args.timeout <= 0:
+        raise ValueError(f"--timeout must be > 0, got {args.timeout}")
+    if args.fault is not None:
+        parts = args.fault.split(":")
+        if len(parts) != 3 or parts[2] not in ("raise", "exit", "hang"):
+            raise ValueError(f"--fault must be RANK:STEP:raise|exit|hang, got {args.fault!r}")
+
+
+# ----------------------------------------------------------------------------- problem
+class Problem:
+    """What a stage needs from the model side: the full model (built identically on every
+    rank), ``batch(step) -> (x, y)``, ``build_opt(stage_params)``, ``lr_at(step)``,
+    the clipping threshold and the hidden size."""
+
+    def __init__(self, model, batch, build_opt, lr_at, max_norm, dim, layer_fn=None):
+        self.model, self.batch, self.build_opt, self.lr_at = model, batch, build_opt, lr_at
+        self.max_norm, self.dim, self.layer_fn = max_norm, dim, layer_fn
+
+
+def toy_problem(args) -> Problem:
+    from gpu_runs.pipeline_toy import ToyLM, sgd_momentum, toy_batch
+
+    model = ToyLM(vocab=32, dim=args.toy_dim, num_layers=args.toy_layers, seed=args.seed)
+    lr = args.lr if args.lr is not None else 0.05
+    if args.optimizer != "sgd":
+        raise ValueError(f"--model toy supports --optimizer sgd only, got {args.optimizer!r}")
+    opt = lambda params: sgd_momentum(lr, args.momentum if args.momentum is not None else 0.9,
+                                      args.weight_decay or 0.0)
+    return Problem(model, lambda t: toy_batch(args.seed, t, args.batch_size, args.seq_len, 32),
+                   opt, lambda t: lr, args.clip or None, args.toy_dim)
+
+
+def make_problem(args) -> Problem:
+    if args.model == "toy":
+        return toy_problem(args)
+    from gpu_runs.pipeline_llama import llama_problem
+
+    return llama_problem(args)
+
+
+def num_layers_of(args) -> int:
+    if args.model == "toy":
+        return args.toy_layers
+    from gpu_runs.pipeline_llama import num_layers
+
+    return num_layers(args)
+
+
+# ----------------------------------------------------------------------------- worker
+class Watchdog:
+    """Exits the process (code 3) when ``beat()`` has not been called for ``timeout`` s."""
+
+    def __init__(self, timeout: float, tag: str):
+        self.timeout, self.tag, self.last = timeout, tag, time.monotonic()
+        self.done = threading.Event()
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def beat(self) -> None:
+        self.last = time.monotonic()
+
+    def _watch(self) -> None:
+        while not self.done.wait(min(1.0, self.timeout / 4)):
+            if time.monotonic() - self.last > self.timeout:
+                fail(self.tag, f"no progress for {self.timeout:.0f} s (a peer died or hangs); giving up", 3)
+
+
+def fail(tag: str, msg: str, code: int = 1) -> None:
+    print(f"{tag} error: {msg}", file=sys.stderr, flush=True)
+    os._exit(code)
+
+
+def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
+    """Build stage ``rank``, run the schedule, write log / checkpoint; returns a summary."""
+    prob = make_problem(args)
+    device = torch.device(args.device if args.device != "cuda" else f"cuda:{rank % max(1, torch.cuda.device_count())}")
+    ranges = split_layers(len(prob.model.layers), P)
+    module = StageModule(prob.model, ranges[rank], rank == 0, rank == P - 1, prob.layer_fn).to(device)
+    M = 1 if args.schedule == "pipedream" else args.microbatches
+    mb_rows = args.batch_size // M
+    cache: dict = {}
+
+    def batch(mb: int):
+        t, i = divmod(mb, M)
+        if t not in cache:
+            cache.clear()
+            cache[t] = prob.batch(t)
+        x, y = cache[t]
+        return x[i * mb_rows:(i + 1) * mb_rows], y[i * mb_rows:(i + 1) * mb_rows]
+
+    fault = None
+    if args.fault is not None:
+        fr, fs, fk = args.fault.split(":")
+        fault = (int(fr), int(fs), fk)
+    opt = prob.build_opt({k: v for k, v in module.named_parameters()})
+    engine = StageEngine(
+        module, rank, P, opt, batch=batch, act_shape=(mb_rows, args.seq_len, prob.dim),
+        loss_scale=1.0 / M, update_params="current" if args.schedule == "pipedream" else "stash",
+        max_norm=prob.max_norm, clip_group=clip_group, device=device, on_progress=watchdog.beat)
+    out = Path(args.out) if args.out else None
+    last = rank == P - 1
+    log_f = None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        if last:
+            log_f = open(out / "log.jsonl", "w")
+    tag = f"[pipeline rank {rank}/{P}]"
+    t_prev = time.perf_counter()
+    tokens_per_step = args.batch_size * args.seq_len
+
+    def on_action(a):
+        nonlocal t_prev
+        if a.kind == "F" and fault is not None and fault[0] == rank and a.mb == fault[1] * M:
+            if fault[2] == "raise":
+                raise RuntimeError(f"injected fault at step {fault[1]}")
+            if fault[2] == "exit":
+                os._exit(7)
+            time.sleep(1e9)
+        if a.kind == "U":
+            if out is not None and args.ckpt_every and (a.step + 1) % args.ckpt_every == 0:
+                save_checkpoint(out, rank, engine, a.step + 1, args)
+            if last:
+                now = time.perf_counter()
+                rec = dict(step=a.step, train_loss=engine.losses.pop(a.step), lr=float(prob.lr_at(a.step)),
+                           tokens=(a.step + 1) * tokens_per_step, step_time=now - t_prev,
+                           grad_norm=engine.grad_norms[a.step], schedule=args.schedule, stages=P,
+                           microbatches=M)
+                t_prev = now
+                if log_f is not None:
+                    log_f.write(json.dumps(rec) + "\n")
+                    log_f.flush()
+                if not args.quiet:
+                    print(f"{tag} step {a.step:4d} loss {rec['train_loss']:.4f} "
+                          f"({rec['step_time']*1e3:.0f} ms)", flush=True)
+
+    acts = stage_actions(args.schedule, rank, P, args.microbatches, args.steps)
+    t0 = time.perf_counter()
+    engine.run(acts, on_action)
+    wall = time.perf_counter() - t0
+    if out is not None:
+        save_checkpoint(out, rank, engine, args.steps, args)
+    if log_f is not None:
+        log_f.close()
+    return dict(rank=rank, wall=wall)
+
+
+def save_checkpoint(out: Path, rank: int, engine: StageEngine, step: int, args) -> None:
+    """Per-stage checkpoint: the current weights, the optimizer state, the last update
+    (for 2bw, d_{T-1}: the trainer's pending delayed update) and the step."""
+    pending = {k: v.detach().cpu() for k, v in (engine.last_update or {}).items()}
+    torch.save(dict(step=step, stage=rank, schedule=args.schedule,
+                    params={k: v.cpu() for k, v in engine.params.items()},
+                    opt_state=state_dict(engine.opt_state), last_update=pending),
+               out / f"ckpt_stage{rank}.pt")
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    P = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    tag = f"[pipeline rank {rank}/{P}]"
+    try:
+        validate_args(args, P, num_layers_of(args))
+    except ValueError as e:
+        print(f"{tag} refused: {e}", file=sys.stderr, flush=True)
+        return 2
+    watchdog = Watchdog(args.timeout, tag)
+    backend = "nccl" if args.device.startswith("cuda") else "gloo"
+    try:
+        timeout = datetime.timedelta(seconds=args.timeout)
+        dist.init_process_group(backend, rank=rank, world_size=P, timeout=timeout)
+        clip_group = dist.new_group(backend=backend, timeout=timeout)
+        watchdog.beat()
+        summary = run_stage(args, rank, P, watchdog, clip_group)
+        dist.barrier()
+    except BaseException as e:  # noqa: BLE001 - every failure must end the process
+        if not isinstance(e, (RuntimeError, ValueError, KeyboardInterrupt)):
+            traceback.print_exc()
+        fail(tag, f"{type(e).__name__}: {e}")
+    watchdog.done.set()
+    if not args.quiet and rank == P - 1:
+        print(f"{tag} done: {args.steps} steps in {summary['wall']:.2f} s", flush=True)
+    dist.destroy_process_group()
+    return 0
+
+
+# ----------------------------------------------------------------------------- local launch
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch_local(argv: list[str], nproc: int, timeout: float = 120.0, env: dict | None = None):
+    """Start ``nproc`` ranks of this module as plain subprocesses with torchrun's
+    environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT on a free port); returns the
+    list of ``subprocess.Popen`` (for tests that kill one) after starting them."""
+    port = free_port()
+    procs = []
+    for r in range(nproc):
+        e = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(nproc),
+                 LOCAL_WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                 OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
+        e.update(env or {})
+        procs.append(subprocess.Popen([sys.executable, "-m", "gpu_runs.pipeline", *argv], env=e,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    return procs
+
+
+def run_local(argv: list[str], nproc: int, timeout: float = 120.0, env: dict | None = None):
+    """:func:`launch_local` and wait: list of (returncode, stdout, stderr) per rank."""
+    procs = launch_local(argv, nproc, timeout, env)
+    res = []
+    deadline = time.monotonic() + timeout
+    for p in procs:
+        try:
+            o, e = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            o, e = p.communicate()
+        res.append((p.returncode, o, e))
+    return res
+
+
+if __name__ == "__main__":
+    sys.exit(main())

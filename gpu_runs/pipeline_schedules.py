@@ -1,0 +1,184 @@
+"""Pipeline schedules as per-stage action lists, and a unit-time simulator that checks them.
+
+A schedule for P stages is ``P`` lists of :class:`Action`; stage s executes its list in
+order. Kinds:
+
+- ``F`` mb: forward of global microbatch ``mb`` on the stage's *current* weight version
+  (the version is stashed with the microbatch, so its backward uses the same one).
+- ``B`` mb: backward of ``mb``; its gradient is accumulated into the gradient of ``step``.
+- ``R`` step: the gradient of ``step`` is complete on this stage; start the cross-stage
+  all-reduce of its squared norm (global-norm clipping, asynchronous).
+- ``U`` step: wait for that all-reduce, compute d_step with the stage's optimizer and
+  create the next weight version ``current + d_step`` (``apply=False``: compute d_step
+  into the optimizer state but create no version, the last 2BW step).
+
+Weight semantics (x_t = version t, g_t the gradient of step t, d_t = opt(g_t)):
+
+- ``gpipe`` / ``1f1b`` (flush each step): step t = microbatches tM .. tM+M-1, all on
+  x_t; ``x_{t+1} = x_t + d_t`` (sync).
+- ``2bw`` (1F1B, no flush): step t's microbatches all run on x_t; ``U(t)`` comes right
+  before ``F((t+2)M)``, so ``x_{t+2} = x_{t+1} + d_t`` with ``x_1 = x_0``: the delayed
+  recursion ``x_{t+1} = x_t + d_{t-1}``, d_{-1} = 0, delay 1 at every stage. Needs M >= P.
+- ``pipedream`` (1F1B, no flush, one update per microbatch): step = microbatch;
+  stage s forwards microbatch k on u_{k - tau_s}, tau_s = P - 1 - s (u_{<0} = u_0), and
+  ``u_{k+1} = u_k + d_k`` right after ``B(k)``.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+SCHEDULES = ("gpipe", "1f1b", "2bw", "pipedream")
+SYNC_SCHEDULES = ("gpipe", "1f1b")
+
+
+class Action(NamedTuple):
+    kind: str  # "F", "B", "R", "U"
+    mb: int  # global microbatch index (-1 for R / U)
+    step: int  # optimizer step the action belongs to
+    apply: bool = True  # U only: create the next version
+
+
+def check_schedule_args(schedule: str, num_stages: int, microbatches: int, steps: int,
+                        num_layers: int | None = None) -> None:
+    """Refuse impossible pipeline settings before any process starts (names the parameter)."""
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    if not isinstance(num_stages, int) or num_stages < 1:
+        raise ValueError(f"num_stages (--nproc-per-node) must be an int >= 1, got {num_stages!r}")
+    if not isinstance(microbatches, int) or microbatches < 1:
+        raise ValueError(f"microbatches must be an int >= 1, got {microbatches!r}")
+    if not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
+    if schedule == "2bw" and microbatches < num_stages:
+        raise ValueError(
+            f"microbatches (M={microbatches}) must be >= the number of stages (P={num_stages}) "
+            "for 2bw: otherwise step t+1's forwards start before step t-1's backwards end "
+            "and two weight versions do not suffice")
+    if num_layers is not None and num_stages > num_layers:
+        raise ValueError(f"num_stages (P={num_stages}) exceeds the model's {num_layers} layers: "
+                         "every stage needs at least one layer")
+
+
+def _one_f_one_b(stage: int, num_stages: int, first: int, count: int) -> list[tuple[str, int]]:
+    """1F1B order of ``count`` microbatches from ``first``: min(P-1-s, count) warm-up forwards,
+    then alternate F, B, then the remaining backwards."""
+    warm = min(num_stages - 1 - stage, count)
+    out = [("F", first + i) for i in range(warm)]
+    for i in range(count - warm):
+        out += [("F", first + warm + i), ("B", first + i)]
+    out += [("B", first + i) for i in range(count - warm, count)]
+    return out
+
+
+def stage_actions(schedule: str, stage: int, num_stages: int, microbatches: int,
+                  steps: int) -> list[Action]:
+    """The action list of ``stage`` (0-based) for ``steps`` optimizer steps.
+
+    ``microbatches`` is M per step for gpipe / 1f1b / 2bw; for pipedream every microbatch
+    is its own step (M is not used: the schedule streams ``steps`` microbatches).
+    """
+    check_schedule_args(schedule, num_stages, microbatches, steps)
+    if not 0 <= stage < num_stages:
+        raise ValueError(f"stage must lie in [0, {num_stages}), got {stage}")
+    P, M = num_stages, microbatches
+    acts: list[Action] = []
+    if schedule in SYNC_SCHEDULES:
+        for t in range(steps):
+            if schedule == "gpipe":
+                order = [("F", t * M + i) for i in range(M)] + [("B", t * M + i) for i in range(M)]
+            else:
+                order = _one_f_one_b(stage, P, t * M, M)
+            acts += [Action(k, mb, t) for k, mb in order]
+            acts += [Action("R", -1, t), Action("U", -1, t)]
+        return acts
+    if schedule == "pipedream":
+        for kind, mb in _one_f_one_b(stage, P, 0, steps):
+            acts.append(Action(kind, mb, mb))
+            if kind == "B":
+                acts += [Action("R", -1, mb), Action("U", -1, mb)]
+        return acts
+    # 2bw: one continuous 1F1B stream; R(t) after the last backward of step t,
+    # U(t) right before the first forward of step t + 2.
+    for kind, mb in _one_f_one_b(stage, P, 0, steps * M):
+        t = mb // M
+        if kind == "F" and mb % M == 0 and t >= 2:
+            acts.append(Action("U", -1, t - 2))
+        acts.append(Action(kind, mb, t))
+        if kind == "B" and mb % M == M - 1:
+            acts.append(Action("R", -1, t))
+    done = {a.step for a in acts if a.kind == "U"}
+    for t in range(steps):
+        if t not in done:  # the tail: U(T-2) creates x_T; U(T-1) only updates the state
+            acts.append(Action("U", -1, t, apply=t + 2 <= steps))
+    return acts
+
+
+def all_actions(schedule: str, num_stages: int, microbatches: int, steps: int) -> list[list[Action]]:
+    return [stage_actions(schedule, s, num_stages, microbatches, steps) for s in range(num_stages)]
+
+
+# ----------------------------------------------------------------------------- simulator
+class SimResult(NamedTuple):
+    makespan: float  # time to finish all stages
+    busy: list  # compute time per stage
+    versions: dict  # (stage, mb) -> weight version its forward used
+    grad_versions: dict  # (stage, step) -> set of versions step's microbatches used
+
+
+def simulate(acts: list[list[Action]], t_fwd: float = 1.0, t_bwd: float = 2.0,
+             global_clip: bool = True) -> SimResult:
+    """Run the action lists with F taking ``t_fwd``, B ``t_bwd``, R / U free and
+    communication instant. Dependencies: F(s, k) after F(s-1, k); B(s, k) after
+    B(s+1, k); with ``global_clip`` U(t) after R(t) on every stage (the all-reduce of
+    squared gradient norms), else U(t) is local. Raises RuntimeError on a deadlock."""
+    P = len(acts)
+    pos = [0] * P
+    clock = [0.0] * P
+    busy = [0.0] * P
+    f_done: dict = {}
+    b_done: dict = {}
+    r_done: dict = {}
+    version = [0] * P
+    versions: dict = {}
+    grad_versions: dict = {}
+    while any(pos[s] < len(acts[s]) for s in range(P)):
+        progressed = False
+        for s in range(P):
+            while pos[s] < len(acts[s]):
+                a = acts[s][pos[s]]
+                if a.kind == "F":
+                    if s > 0 and (s - 1, a.mb) not in f_done:
+                        break
+                    start = max(clock[s], f_done.get((s - 1, a.mb), 0.0))
+                    clock[s] = start + t_fwd
+                    busy[s] += t_fwd
+                    f_done[(s, a.mb)] = clock[s]
+                    versions[(s, a.mb)] = version[s]
+                elif a.kind == "B":
+                    if s < P - 1 and (s + 1, a.mb) not in b_done:
+                        break
+                    start = max(clock[s], b_done.get((s + 1, a.mb), 0.0))
+                    clock[s] = start + t_bwd
+                    busy[s] += t_bwd
+                    b_done[(s, a.mb)] = clock[s]
+                    grad_versions.setdefault((s, a.step), set()).add(versions[(s, a.mb)])
+                elif a.kind == "R":
+                    r_done[(s, a.step)] = clock[s]
+                else:  # U
+                    peers = range(P) if global_clip else (s,)
+                    if any((q, a.step) not in r_done for q in peers):
+                        break
+                    clock[s] = max([clock[s]] + [r_done[(q, a.step)] for q in peers])
+                    if a.apply:
+                        version[s] += 1
+                pos[s] += 1
+                progressed = True
+        if not progressed:
+            stuck = {s: acts[s][pos[s]] for s in range(P) if pos[s] < len(acts[s])}
+            raise RuntimeError(f"schedule deadlocks; stages wait at {stuck}")
+    return SimResult(max(clock), busy, versions, grad_versions)
+
+
+def ideal_bubble_ratio(num_stages: int, microbatches: int) -> float:
+    """Time of a flushed step over its busy time, (M + P - 1) / M (GPipe / 1F1B)."""
+    return (microbatches + num_stages - 1) / microbatches

@@ -1,0 +1,261 @@
+"""One pipeline stage: its slice of the model, its weight versions, its optimizer, and
+the executor of a schedule's action list (:mod:`gpu_runs.pipeline_schedules`).
+
+Weights are held functionally: a version is a dict name -> leaf tensor and a forward is
+``torch.func.functional_call(module, version, inputs)``, so a microbatch's backward runs
+through the graph of the version its forward used (weight stashing) however many newer
+versions exist. The optimizer is the pure ``lmo`` protocol applied to this stage's
+parameter block only; the one cross-stage quantity, the global gradient norm
+``||g_t|| = sqrt(sum_s ||g_t^s||^2)`` for clipping, is an all-reduce of squared norms on a
+separate process group, launched asynchronously at ``R`` and awaited at ``U``.
+
+Activations and their gradients travel over torch.distributed P2P (gloo on CPU, NCCL on
+GPU): forward activations with tag 0 from s to s+1, gradients with tag 1 from s to s-1,
+evaluation activations with tag 2. Per (peer, tag) messages match in FIFO order, which the
+schedules' fixed microbatch order makes unambiguous.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable, Mapping
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+from gpu_runs.pipeline_schedules import Action
+
+TAG_ACT, TAG_GRAD, TAG_EVAL = 0, 1, 2
+
+
+# ----------------------------------------------------------------------------- split
+def split_layers(num_layers: int, num_stages: int) -> list[range]:
+    """Contiguous layer ranges, as equal as possible, earlier stages taking the extra layers:
+    stage s gets floor(n/P) + [s < n mod P] layers."""
+    if num_stages > num_layers:
+        raise ValueError(f"num_stages (P={num_stages}) exceeds num_layers ({num_layers})")
+    base, extra = divmod(num_layers, num_stages)
+    out, start = [], 0
+    for s in range(num_stages):
+        n = base + (s < extra)
+        out.append(range(start, start + n))
+        start += n
+    return out
+
+
+class StageModule(nn.Module):
+    """Stage s of a decoder with ``embed``, ``layers``, ``norm``, ``lm_head``.
+
+    Parameter names equal the full model's (``layers.3.…``), so optimizer labels and
+    per-block delays carry over. Forward: first stage takes token ids, others the hidden
+    state; the last returns the mean token cross-entropy (it needs ``targets``).
+    ``layer_fn(layer, h)`` applies one layer (default ``layer(h)``).
+    """
+
+    def __init__(self, model: nn.Module, layer_ids: range, first: bool, last: bool,
+                 layer_fn: Callable | None = None):
+        super().__init__()
+        self.first, self.last = first, last
+        self.layer_fn = layer_fn
+        if first:
+            self.embed = model.embed
+        self.layers = nn.ModuleDict({str(i): model.layers[i] for i in layer_ids})
+        if last:
+            self.norm = model.norm
+            self.lm_head = model.lm_head
+
+    def forward(self, h: torch.Tensor, targets: torch.Tensor | None = None) -> torch.Tensor:
+        if self.first:
+            h = self.embed(h)
+        for layer in self.layers.values():
+            h = layer(h) if self.layer_fn is None else self.layer_fn(layer, h)
+        if not self.last:
+            return h
+        logits = self.lm_head(self.norm(h))
+        return nn.functional.cross_entropy(logits.flatten(0, -2).float(), targets.flatten())
+
+
+# ----------------------------------------------------------------------------- clipping
+def clip_coefficient(total_sq_norm: float, max_norm: float | None, eps: float = 1e-6) -> float:
+    """c = min(1, max_norm / (||g|| + eps)) with ||g|| = sqrt(sum of squared norms)."""
+    if max_norm is None or max_norm <= 0:
+        return 1.0
+    return min(1.0, max_norm / (math.sqrt(total_sq_norm) + eps))
+
+
+# ----------------------------------------------------------------------------- engine
+class StageEngine:
+    """Executes one stage's action list.
+
+    ``opt``: an ``lmo`` Optimizer over this stage's parameters. ``update_params``:
+    which weights ``opt.update`` sees for step t, ``"stash"`` (the version step t's
+    microbatches ran on: 2bw, sync) or ``"current"`` (the newest: pipedream).
+    ``loss_scale``: the factor on each microbatch loss (1/M averages a step's
+    microbatches). ``batch(mb) -> (x, y)`` gives microbatch ``mb``'s data.
+    ``max_norm``: global-norm clipping threshold (None: no clipping, no all-reduce).
+    """
+
+    def __init__(self, module: StageModule, stage: int, num_stages: int, opt, *,
+                 batch: Callable[[int], tuple], act_shape: tuple, act_dtype=torch.float32,
+                 loss_scale: float = 1.0, update_params: str = "stash",
+                 max_norm: float | None = None, clip_eps: float = 1e-6, clip_group=None,
+                 device="cpu", on_progress: Callable | None = None,
+                 compute_hook: Callable | None = None):
+        if update_params not in ("stash", "current"):
+            raise ValueError(f"update_params must be 'stash' or 'current', got {update_params!r}")
+        self.module, self.stage, self.P = module, stage, num_stages
+        self.first, self.last = stage == 0, stage == num_stages - 1
+        self.opt, self.batch = opt, batch
+        self.act_shape, self.act_dtype, self.device = tuple(act_shape), act_dtype, device
+        self.loss_scale, self.update_params = loss_scale, update_params
+        self.max_norm, self.clip_eps, self.clip_group = max_norm, clip_eps, clip_group
+        self.on_progress = on_progress or (lambda: None)
+        self.compute_hook = compute_hook
+        params = {k: v.detach().clone() for k, v in module.named_parameters()}
+        self.names = list(params)
+        self.opt_state = opt.init(params)
+        self.version_id = 0
+        self.versions = {0: self._leaves(params)}  # id -> dict of leaf tensors
+        self.step_version: dict = {}  # step -> version id its microbatches used
+        self.stash: dict = {}  # mb -> (version id, input, output)
+        self.acc: dict = {}  # step -> accumulated gradient
+        self.pending: dict = {}  # step -> (gradient, squared norm tensor, work)
+        self.sends: list = []
+        self.losses: dict = {}  # step -> summed (scaled) loss, last stage
+        self.grad_norms: dict = {}  # step -> global gradient norm before clipping
+        self.last_update = None  # d_t of the last U (for a checkpoint's pending update)
+
+    @staticmethod
+    def _leaves(params: Mapping) -> dict:
+        return {k: v.detach().requires_grad_(True) for k, v in params.items()}
+
+    @property
+    def params(self) -> dict:
+        """The current version, detached."""
+        return {k: v.detach() for k, v in self.versions[self.version_id].items()}
+
+    def set_params(self, params: Mapping) -> None:
+        self.versions = {self.version_id: self._leaves({k: params[k].clone() for k in self.names})}
+
+    # ------------------------------------------------------------------ comm
+    def _send(self, t: torch.Tensor, dst: int, tag: int) -> None:
+        self.sends.append((dist.isend(t.contiguous(), dst, tag=tag), t))
+        if len(self.sends) > 64:
+            self._reap()
+
+    def _reap(self, wait: bool = False) -> None:
+        keep = []
+        for w, t in self.sends:
+            if wait:
+                w.wait()
+            elif not w.is_completed():
+                keep.append((w, t))
+        self.sends = keep
+
+    def _recv(self, src: int, tag: int, shape: tuple | None = None) -> torch.Tensor:
+        buf = torch.empty(shape or self.act_shape, dtype=self.act_dtype, device=self.device)
+        dist.irecv(buf, src, tag=tag).wait()
+        self.on_progress()
+        return buf
+
+    # ------------------------------------------------------------------ actions
+    def run(self, actions: list[Action], on_action: Callable | None = None) -> None:
+        for a in actions:
+            getattr(self, "_" + a.kind)(a)
+            self.on_progress()
+            if on_action is not None:
+                on_action(a)
+        self._reap(wait=True)
+
+    def _inputs(self, mb: int):
+        x, y = self.batch(mb)
+        if self.first:
+            h = x.to(self.device)
+        else:
+            h = self._recv(self.stage - 1, TAG_ACT).requires_grad_(True)
+        return h, (y.to(self.device) if self.last else None)
+
+    def _F(self, a: Action) -> None:
+        h, y = self._inputs(a.mb)
+        vid = self.step_version.setdefault(a.step, self.version_id)
+        if vid != self.version_id and self.update_params == "stash":
+            raise RuntimeError(f"stage {self.stage}: step {a.step} started on version {vid} "
+                               f"but microbatch {a.mb} would run on {self.version_id}")
+        version = self.versions[self.version_id]
+        if self.compute_hook is not None:
+            self.compute_hook("F")
+        out = torch.func.functional_call(self.module, version, (h, y) if self.last else (h,))
+        if self.last:
+            self.losses[a.step] = self.losses.get(a.step, 0.0) + float(out.detach()) * self.loss_scale
+            out = out * self.loss_scale
+        else:
+            self._send(out.detach(), self.stage + 1, TAG_ACT)
+        self.stash[a.mb] = (self.version_id, h, out)
+
+    def _B(self, a: Action) -> None:
+        vid, h, out = self.stash.pop(a.mb)
+        version = self.versions[vid]
+        grad_out = None if self.last else self._recv(self.stage + 1, TAG_GRAD)
+        if self.compute_hook is not None:
+            self.compute_hook("B")
+        wrt = ([] if self.first else [h]) + [version[k] for k in self.names]
+        grads = torch.autograd.grad(out, wrt, grad_outputs=grad_out, allow_unused=True)
+        if not self.first:
+            self._send(grads[0], self.stage - 1, TAG_GRAD)
+            grads = grads[1:]
+        acc = self.acc.get(a.step)
+        new = {k: (torch.zeros_like(version[k]) if g is None else g) for k, g in zip(self.names, grads)}
+        self.acc[a.step] = new if acc is None else {k: acc[k] + new[k] for k in self.names}
+        self._gc()
+
+    def _R(self, a: Action) -> None:
+        g = self.acc.pop(a.step)
+        sq = torch.zeros((), dtype=torch.float64, device=self.device)
+        for v in g.values():
+            sq = sq + v.detach().double().pow(2).sum()
+        work = None
+        if self.max_norm is not None and self.P > 1:
+            work = dist.all_reduce(sq, group=self.clip_group, async_op=True)
+        self.pending[a.step] = (g, sq, work)
+
+    def _U(self, a: Action) -> None:
+        g, sq, work = self.pending.pop(a.step)
+        if work is not None:
+            work.wait()
+        total = float(sq)
+        self.grad_norms[a.step] = math.sqrt(total)
+        c = clip_coefficient(total, self.max_norm, self.clip_eps)
+        if c != 1.0:
+            g = {k: v * c for k, v in g.items()}
+        vid = self.step_version.pop(a.step)
+        base = self.versions[vid if self.update_params == "stash" else self.version_id]
+        base = {k: v.detach() for k, v in base.items()}
+        updates, self.opt_state = self.opt.update(g, self.opt_state, base)
+        self.last_update = updates
+        if a.apply:
+            cur = self.versions[self.version_id]
+            self.version_id += 1
+            self.versions[self.version_id] = self._leaves(
+                {k: cur[k].detach() + updates[k].to(cur[k].dtype) for k in self.names})
+        self._gc()
+
+    def _gc(self) -> None:
+        """Drop versions no stashed microbatch, open step or the present still needs."""
+        live = {self.version_id} | {v for v, _, _ in self.stash.values()} | set(self.step_version.values())
+        for vid in [v for v in self.versions if v not in live]:
+            del self.versions[vid]
+
+    # ------------------------------------------------------------------ evaluation
+    def eval_forward(self, x: torch.Tensor, y: torch.Tensor) -> float | None:
+        """Forward-only pass of one batch on the current version; the last stage returns
+        the loss, others return None. Every stage passes the batch (for its shape)."""
+        with torch.no_grad():
+            shape = (y.shape[0],) + self.act_shape[1:]
+            h = x.to(self.device) if self.first else self._recv(self.stage - 1, TAG_EVAL, shape)
+            out = torch.func.functional_call(self.module, self.versions[self.version_id],
+                                             (h, y.to(self.device)) if self.last else (h,))
+        if self.last:
+            return float(out)
+        self._send(out, self.stage + 1, TAG_EVAL)
+        return None

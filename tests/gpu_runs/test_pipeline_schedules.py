@@ -1,0 +1,82 @@
+"""The schedules' action lists: weight-version semantics, completeness, deadlock freedom
+and bubble time, checked with the unit-time simulator (no processes)."""
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpu_runs.pipeline_schedules import (SCHEDULES, all_actions, check_schedule_args,
+                                         ideal_bubble_ratio, simulate, stage_actions)
+
+
+def expected_version(schedule, stage, P, M, mb):
+    """Number of updates applied to the weights microbatch mb's forward runs on."""
+    if schedule == "pipedream":
+        return max(0, mb - (P - 1 - stage))  # u_{k - tau_s}, tau_s = P - 1 - s
+    t = mb // M
+    return t if schedule in ("gpipe", "1f1b") else max(0, t - 1)  # 2bw: x_1 = x_0
+
+
+cases = st.tuples(st.sampled_from(SCHEDULES), st.integers(1, 5), st.integers(1, 7), st.integers(1, 6))
+
+
+@given(cases)
+def test_versions_and_completeness(case):
+    schedule, P, M, T = case
+    if schedule == "2bw" and M < P:
+        M = P
+    acts = all_actions(schedule, P, M, T)
+    n_mb = T if schedule == "pipedream" else T * M
+    for s, a in enumerate(acts):
+        fs = [x.mb for x in a if x.kind == "F"]
+        bs = [x.mb for x in a if x.kind == "B"]
+        assert fs == list(range(n_mb)) and bs == list(range(n_mb))
+        assert sorted(x.step for x in a if x.kind == "U") == list(range(T))
+        assert sorted(x.step for x in a if x.kind == "R") == list(range(T))
+    res = simulate(acts)  # raises on deadlock
+    for (s, mb), v in res.versions.items():
+        assert v == expected_version(schedule, s, P, M, mb), (s, mb)
+    # every step's gradient comes from one version (the stash) except pipedream's own step
+    for (s, step), vs in res.grad_versions.items():
+        assert len(vs) == 1
+
+
+@given(st.integers(1, 5), st.integers(1, 8))
+def test_flushed_step_time_is_ideal_bubble(P, M):
+    """A flushed schedule's step takes (M + P - 1)(t_f + t_b) units: busy time times
+    (M + P - 1) / M; 2bw's whole run takes the busy time plus one fill (P - 1)(t_f + t_b)."""
+    T = 3
+    for schedule in ("gpipe", "1f1b"):
+        r = simulate(all_actions(schedule, P, M, T))
+        assert r.makespan == pytest.approx(T * M * 3 * ideal_bubble_ratio(P, M))
+    if M >= P:
+        r = simulate(all_actions("2bw", P, M, T))
+        assert r.makespan == pytest.approx(T * M * 3 + (P - 1) * 3)
+
+
+def test_pipedream_clip_all_reduce_is_a_barrier():
+    acts = all_actions("pipedream", 4, 1, 12)
+    assert simulate(acts, global_clip=False).makespan == pytest.approx(12 * 3 + 3 * 3)
+    assert simulate(acts, global_clip=True).makespan > 12 * 3 + 3 * 3
+
+
+def test_2bw_tail_creates_x_T_only():
+    a = stage_actions("2bw", 0, 2, 2, 4)
+    tail = [x for x in a if x.kind == "U" and x.step >= 2]
+    assert [(x.step, x.apply) for x in tail] == [(2, True), (3, False)]
+
+
+@pytest.mark.parametrize("kw, word", [
+    (dict(schedule="2bw", num_stages=4, microbatches=3, steps=2), "microbatches"),
+    (dict(schedule="1f1b", num_stages=4, microbatches=4, steps=2, num_layers=3), "num_stages"),
+    (dict(schedule="zb", num_stages=2, microbatches=2, steps=2), "schedule"),
+    (dict(schedule="gpipe", num_stages=2, microbatches=0, steps=2), "microbatches"),
+    (dict(schedule="gpipe", num_stages=2, microbatches=2, steps=0), "steps"),
+])
+def test_bad_arguments_refused(kw, word):
+    with pytest.raises(ValueError, match=word):
+        check_schedule_args(**kw)
+
+
+def test_m_less_than_p_allowed_for_flushed_schedules():
+    for schedule in ("gpipe", "1f1b"):
+        simulate(all_actions(schedule, 4, 2, 2))
