@@ -76,9 +76,10 @@ PAPER_DELAYED_NOISE_CONSISTENT = _b(
     "Read as the stationary part (t -> infinity) of E||m_t - grad f(y_t)||_*: it is"
     " sqrt(2a^2 + 2b^2) >= a + b with a = sqrt(mu) rho sigma, b = 2 L eta, and omits the"
     " momentum-lag drift L eta (1-mu)/mu. The derived stationary value is"
-    " sqrt(mu) rho sigma + L eta/mu, attained (sigma = 0) on f = L x^2/2 with the sign LMO"
-    " far from the minimum, so this reading fails whenever 1/mu > 2 sqrt(2) (and for"
-    " sigma = 0 already at mu < 1/2).")
+    " sqrt(mu) rho sigma + L eta/mu, attained with sigma = 0 on f = L x^2/2 with the sign LMO"
+    " far from the minimum; there the reading gives 2 sqrt(2) L eta < L eta/mu for every"
+    " mu < 1/(2 sqrt 2), so it is false. (For 1/(2 sqrt 2) <= mu < 1/2 it is below the derived"
+    " bound for intermediate noise; for mu > 1/2 it is above it everywhere.)")
 
 DERIVED_SYNC_LEMMA = _b(
     "derived_sync_lemma", noise() + drift(),

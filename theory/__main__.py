@@ -1,0 +1,112 @@
+"""python -m theory: print the machine-checked proof of the delayed theorem, or the registry.
+
+  python -m theory                 proof of derived_delayed_theorem, numbered, with check status
+  python -m theory --markdown F    the same proof as GitHub markdown with LaTeX, written to F
+  python -m theory --json          registry, every derivation step's check, scaling, limits,
+                                   Kovalev recheck and delay prices, as one JSON object
+  python -m theory --bound NAME    one bound: formula, assumptions, provenance, its checks
+  python -m theory --all           every derivation (not only the delayed theorem)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import sympy as sp
+
+
+def _bound_dict(b):
+    from .scaling import scaling_check
+    sc = scaling_check(b)
+    return {"name": b.name, "expr": sp.sstr(b.expr), "latex": sp.latex(b.expr), "quantity": b.quantity,
+            "variant": b.variant, "assumptions": list(b.assumptions), "source": b.source,
+            "status": b.status, "valid": b.valid, "symbols": list(b.symbols), "note": b.note,
+            "scaling_ok": sc.ok, "dimension": sc.dimension}
+
+
+def _derivation_dict(d):
+    return {"name": d.name, "bound": d.bound, "statement": d.statement,
+            "steps": [{"name": s.name, "kind": s.kind, "lhs": sp.sstr(s.lhs), "rel": s.rel,
+                       "rhs": sp.sstr(s.rhs), "reason": s.reason, "ok": r.ok, "method": r.method,
+                       "status": r.status} for s, r in d.check()]}
+
+
+def to_json(progress=None) -> dict:
+    """Everything machine-readable (see module docstring)."""
+    from . import rates
+    from .derivation import all_derivations
+    from .limits import compare_on_grid, delay_penalty, limit_checks
+    from .registry import all_bounds
+    say = progress or (lambda msg: None)
+    say("registry + scaling")
+    out = {"bounds": [_bound_dict(b) for b in all_bounds()]}
+    say("derivations")
+    out["derivations"] = [_derivation_dict(d) for d in all_derivations()]
+    say("limits")
+    out["limits"] = {k: bool(v) for k, v in limit_checks().items()}
+    out["delay_penalty"] = {k: sp.sstr(v) for k, v in delay_penalty().items()}
+    g = compare_on_grid()
+    out["paper_vs_derived_grid"] = {k: g[k] for k in ("frac_derived_tighter", "min_ratio", "argmin", "max_ratio")}
+    say("Kovalev recheck")
+    out["kovalev_recheck"] = {
+        v: {reg: {"sup_T_over_eps": sp.sstr(d["sup_T_over_eps"]), "K": sp.sstr(d["K"])}
+            for reg, d in rates.kovalev_recheck(v).items()} for v in ("kovalev", "sync", "delayed", "ef")}
+    say("rates and delay price (L = sigma = rho = Delta_0 = 1)")
+    Ks = [1e3, 1e4, 1e6, 1e8, 1e10]
+    out["delay_price"] = {"K": Ks, "delayed": rates.delay_price(Ks).tolist(),
+                          "ef_worst": rates.delay_price(Ks, variant="ef").tolist(),
+                          "delayed_leading": rates.delay_price_leading(Ks).tolist()}
+    epss = [0.5, 0.1, 0.02]
+    out["steps_ratio"] = {"eps": epss, "delayed": rates.steps_ratio(epss).tolist(),
+                          "ef_worst": rates.steps_ratio(epss, variant="ef").tolist()}
+    lo = rates.leading_order()
+    out["leading_order"] = {k: sp.sstr(v) for k, v in lo.items()}
+    return out
+
+
+def show_bound(name: str) -> str:
+    """Text block for one bound with its derivation checks."""
+    from .derivation import all_derivations
+    from .proof_text import render_text
+    from .registry import get
+    b = get(name)
+    d = _bound_dict(b)
+    lines = [f"{b.name}: {b.quantity} <= {d['expr']}",
+             f"  variant {b.variant}; assumptions {', '.join(b.assumptions)}; status {b.status}; valid {b.valid}",
+             f"  source: {b.source}", f"  note: {b.note}",
+             f"  scaling f->cf, x->sx: {'ok' if d['scaling_ok'] else 'FAILS'}; dimension {d['dimension']}", ""]
+    ders = [x for x in all_derivations() if x.bound == name]
+    lines.append(render_text(ders) if ders else "  (no derivation: a transmitted/restated statement)")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m theory", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--markdown", metavar="FILE", help="write the delayed proof as markdown+LaTeX to FILE")
+    p.add_argument("--json", action="store_true", help="print registry and all checks as JSON")
+    p.add_argument("--bound", metavar="NAME", help="show one registered bound and its checks")
+    p.add_argument("--all", action="store_true", help="print every derivation, not only the delayed theorem")
+    a = p.parse_args(argv)
+    from .derivation import all_derivations
+    from .proof_text import delayed_proof, render_markdown, render_text
+    if a.json:
+        json.dump(to_json(lambda m: print(f"[theory] {m}", file=sys.stderr)), sys.stdout, indent=1)
+        print()
+        return 0
+    if a.bound:
+        print(show_bound(a.bound))
+        return 0
+    ders = all_derivations() if a.all else delayed_proof()
+    if a.markdown:
+        with open(a.markdown, "w") as fh:
+            fh.write(render_markdown(ders))
+        print(f"wrote {a.markdown}")
+        return 0
+    print(render_text(ders))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
