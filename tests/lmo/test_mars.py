@@ -1,5 +1,7 @@
 """MARS-AdamW: gamma=0 without clipping is AdamW (torch.optim.AdamW); correction and clip written out."""
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import torch
 
 from lmo.base import apply_updates, state_dict
@@ -90,3 +92,22 @@ def test_bad_input():
     with pytest.raises(ValueError, match="params"):
         opt.update({"w": torch.ones(2, 2)}, s, None)
     assert all(torch.equal(before[k], v) for k, v in state_dict(s).items())
+
+
+@settings(max_examples=15)
+@given(lr=st.floats(1e-4, 0.3), b1=st.floats(0.0, 0.99), b2=st.floats(0.5, 0.9999),
+       wd=st.floats(0.0, 0.5), seed=st.integers(0, 99))
+def test_gamma_zero_is_adamw_random_hyperparameters(lr, b1, b2, wd, seed):
+    gen = torch.Generator().manual_seed(seed)
+    x0 = torch.randn(4, 3, generator=gen, dtype=torch.float64)
+    x = x0.clone().requires_grad_(True)
+    ref = torch.optim.AdamW([x], lr=lr, betas=(b1, b2), weight_decay=wd)
+    opt = mars(lr, betas=(b1, b2), weight_decay=wd, gamma=0.0, max_norm=None)
+    p, s = {"w": x0}, opt.init({"w": x0})
+    for _ in range(4):
+        g = torch.randn(4, 3, generator=gen, dtype=torch.float64)
+        x.grad = g.clone()
+        ref.step()
+        u, s = opt.update({"w": g}, s, p)
+        p = apply_updates(p, u)
+    torch.testing.assert_close(p["w"], x.detach(), rtol=1e-9, atol=1e-11)

@@ -1,5 +1,7 @@
 """NAdam: step-for-step against torch.optim.NAdam (coupled and decoupled decay), optax form, smoke."""
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import torch
 
 from lmo.base import apply_updates, load_state_dict, state_dict
@@ -87,3 +89,25 @@ def test_bad_input_names_parameter_and_keeps_state():
         opt.update(bad, s, p)
     after = state_dict(s)
     assert all(torch.equal(before[k], after[k]) for k in before)
+
+
+@settings(max_examples=15)
+@given(lr=st.floats(1e-4, 0.5), b1=st.floats(0.0, 0.99), b2=st.floats(0.5, 0.9999),
+       wd=st.floats(0.0, 0.5), decoupled=st.booleans(), md=st.floats(0.0, 0.1), seed=st.integers(0, 99))
+def test_matches_torch_nadam_random_hyperparameters(lr, b1, b2, wd, decoupled, md, seed):
+    p0 = _params(seed)
+    tp = {k: v.clone().requires_grad_(True) for k, v in p0.items()}
+    ref = torch.optim.NAdam(list(tp.values()), lr=lr, betas=(b1, b2), weight_decay=wd,
+                            momentum_decay=md, decoupled_weight_decay=decoupled)
+    opt = nadam(lr, betas=(b1, b2), weight_decay=wd, momentum_decay=md, decoupled_weight_decay=decoupled)
+    p, s = dict(p0), opt.init(p0)
+    gen = torch.Generator().manual_seed(seed + 1)
+    for _ in range(4):
+        g = {k: torch.randn(v.shape, generator=gen, dtype=v.dtype) for k, v in p0.items()}
+        for k in tp:
+            tp[k].grad = g[k].clone()
+        ref.step()
+        u, s = opt.update(g, s, p)
+        p = apply_updates(p, u)
+    for k in p:
+        torch.testing.assert_close(p[k], tp[k].detach(), rtol=1e-6, atol=1e-7)
