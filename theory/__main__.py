@@ -43,6 +43,11 @@ def to_json(progress=None) -> dict:
     out = {"bounds": [_bound_dict(b) for b in all_bounds()]}
     say("derivations")
     out["derivations"] = [_derivation_dict(d) for d in all_derivations()]
+    say("premise witnesses (sync/delayed/EF x sign/spectral runs)")
+    from .premises import simulate, witnesses
+    out["premise_witnesses"] = {f"{v}/{g}": {k: (None if v_ == float("inf") else v_)
+                                             for k, v_ in witnesses(simulate(v, g, T=30, seeds=48, seed=1)).items()}
+                                for v in ("sync", "delayed", "ef") for g in ("sign", "spectral")}
     say("limits")
     out["limits"] = {k: bool(v) for k, v in limit_checks().items()}
     out["delay_penalty"] = {k: sp.sstr(v) for k, v in delay_penalty().items()}

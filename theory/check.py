@@ -47,7 +47,7 @@ class CheckResult:
         if not self.ok:
             return f"REJECTED ({self.detail})"
         if self.method == "premise":
-            return "premise (cited, not machine-proved)"
+            return "premise (cited; numeric witness in theory.premises)"
         return self.method if self.method == "symbolic" else f"numeric ({self.detail})"
 
 
