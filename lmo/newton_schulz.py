@@ -11,8 +11,9 @@ so singular vectors are kept and only singular values move towards 1 (zero
 singular values stay exactly zero). Tall matrices are transposed first so the
 Gram matrix A_k is the smaller min(m, n)^2 one. Cost per step for X of shape
 (m, n), m <= n: 4 m^2 n + 2 m^3 FLOPs (30 n^3 for five square steps); for
-unbatched m >= 4 * SYM_BLOCK the two symmetric products (X X^T and A^2) multiply only
-their block upper triangle (``sym_product``), saving up to ~1/3 of the FLOPs.
+unbatched m >= SYM_MIN_BLOCKS * SYM_BLOCK (= 1024) the two symmetric products
+(X X^T and A^2) multiply only their block upper triangle (``sym_product``), saving
+up to ~1/3 of the FLOPs.
 
 Coefficient sets (``NS_COEFFICIENTS``):
 - "keller": (3.4445, -4.7750, 2.0315) every step (Keller Jordan's Muon; also the
@@ -121,19 +122,24 @@ def _check_matrix(G: Tensor, name: str = "G") -> None:
         raise ValueError(f"{name} must be a floating-point tensor, got {G.dtype}")
 
 
-SYM_BLOCK = 128  # row-block size of sym_product; matrices under 4 blocks use one matmul
+# Row-block size of sym_product; matrices with fewer than SYM_MIN_BLOCKS blocks use one
+# plain matmul (small blocks run below the matmul rate; measured by lmo.bench.ns).
+SYM_BLOCK = 128
+SYM_MIN_BLOCKS = 8
 
 
 def sym_product(X: Tensor, C: Tensor | None = None, beta: float = 0.0, alpha: float = 1.0,
-                block: int = SYM_BLOCK) -> Tensor:
+                block: int | None = None) -> Tensor:
     """beta C + alpha X X^T for a 2-D X of shape (m, k) and a symmetric C (m, m).
 
     The result is symmetric, so only the block upper triangle is multiplied (row block
     i times the rows >= i of X) and mirrored: with p blocks this costs (p + 1) / (2 p)
     of the full 2 m^2 k FLOPs (0.56 for p = 8). Fused with C through addmm.
+    ``block`` defaults to SYM_BLOCK; below SYM_MIN_BLOCKS blocks one plain matmul is used.
     """
+    block = SYM_BLOCK if block is None else block
     m = X.shape[0]
-    if m < 4 * block:
+    if m < SYM_MIN_BLOCKS * block:
         return X @ X.mT if C is None else torch.addmm(C, X, X.mT, beta=beta, alpha=alpha)
     out = torch.empty(m, m, dtype=X.dtype, device=X.device)
     for i in range(0, m, block):

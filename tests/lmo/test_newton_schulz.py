@@ -139,8 +139,10 @@ def test_bad_inputs_raise():
 
 
 @pytest.mark.parametrize("m,k", [(520, 37), (700, 5), (100, 9)])
-def test_sym_product_equals_full_product(m, k):
+def test_sym_product_equals_full_product(m, k, monkeypatch):
+    from lmo import newton_schulz as ns_mod
     from lmo.newton_schulz import sym_product
+    monkeypatch.setattr(ns_mod, "SYM_BLOCK", 64)   # 520 / 700 rows -> 9 / 11 blocks
     g = torch.Generator().manual_seed(9)
     X = torch.randn(m, k, generator=g, dtype=torch.float64)
     C = X @ X.mT
@@ -148,7 +150,9 @@ def test_sym_product_equals_full_product(m, k):
     torch.testing.assert_close(sym_product(C, C, beta=-2.0, alpha=0.5), -2.0 * C + 0.5 * C @ C)
 
 
-def test_ns_blocked_path_matches_plain_formula():
-    # 600 > 4 * SYM_BLOCK: the unbatched path uses sym_product; the batched one does not
+def test_ns_blocked_path_matches_plain_formula(monkeypatch):
+    from lmo import newton_schulz as ns_mod
+    monkeypatch.setattr(ns_mod, "SYM_BLOCK", 64)
+    # 600 rows = 10 blocks: the unbatched path uses sym_product; the batched one does not
     G = well_conditioned((600, 610), cond=10, dtype=torch.float32, seed=10)
     torch.testing.assert_close(newton_schulz(G), newton_schulz(G[None])[0], atol=1e-5, rtol=0)
