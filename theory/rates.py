@@ -8,7 +8,11 @@ Leading order (K -> infinity, mu -> 0): B ~ Delta_0/(eta K) + 2 sqrt(mu) rho sig
 minimised at eta* = sqrt(Delta_0 mu*/(2 L K)), mu* = sqrt(2 L Delta_0/K)/(rho sigma), with
   B* ~ 4 (2 L Delta_0)^(1/4) (rho sigma)^(1/2) K^(-1/4)
 for all three variants: the delay changes only lower-order terms, so the price of the
-delay (ratio of optimised bounds) tends to 1 as K grows.
+delay (ratio of optimised bounds) tends to 1 as K grows:
+  B*_delayed/B*_sync = 1 + mu*/4 + O(mu*^2),  K_delayed(eps)/K_sync(eps) = 1 + (eps/(4 rho sigma))^2 + ...
+EF with a measured r_avg = kappa eta (variant "ef_kappa") costs 1 + kappa mu*/4: its bound beats the
+delayed one exactly when kappa < 1, i.e. when consecutive LMO directions differ by less than 1 in norm
+on (weighted) average.
 """
 from __future__ import annotations
 
@@ -21,13 +25,28 @@ from .symbols import Delta_0, K, L, eta, mu, rho, sigma
 
 THEOREMS = {"sync": "derived_sync_theorem", "delayed": "derived_delayed_theorem",
             "ef": "derived_ef_theorem_worst", "kovalev": "kovalev_sync_theorem",
-            "delayed_x": "derived_delayed_theorem_x"}
+            "delayed_x": "derived_delayed_theorem_x", "ef_kappa": "derived_ef_theorem_trajectory"}
 
 
-def _theorem(variant: str):
+class _Subst:
+    """A theorem with r_avg = kappa * eta substituted (EF with a measured perturbation ratio)."""
+
+    def __init__(self, expr):
+        self.expr = expr
+
+
+def _theorem(variant: str, kappa: float | None = None):
+    """The variant's theorem; "ef_kappa" is the EF trajectory theorem with r_avg = kappa eta,
+    kappa = r_avg/eta in [0, 2] (kappa = 1 gives the delayed theorem, 2 the EF worst case)."""
     if variant not in THEOREMS:
         raise ValueError(f"variant must be one of {sorted(THEOREMS)}, got {variant!r}")
-    return get(THEOREMS[variant])
+    b = get(THEOREMS[variant])
+    if variant == "ef_kappa":
+        if kappa is None or not 0 <= kappa <= 2:
+            raise ValueError(f"kappa must be given in [0, 2] for variant 'ef_kappa', got {kappa!r}")
+        from .symbols import r_avg
+        return _Subst(b.expr.subs(r_avg, sp.Float(kappa) * eta))
+    return b
 
 
 def leading_order() -> dict[str, sp.Expr]:
@@ -47,14 +66,14 @@ def _check_positive(**c):
             raise ValueError(f"{name} must be positive, got {val!r}")
 
 
-def optimize_bound(K_, variant="sync", L_=1.0, sigma_=1.0, rho_=1.0, Delta_0_=1.0):
+def optimize_bound(K_, variant="sync", L_=1.0, sigma_=1.0, rho_=1.0, Delta_0_=1.0, kappa=None):
     """min over eta > 0, 0 < mu <= 1 of the variant's theorem at horizon K (scipy, in logs).
 
     Returns (value, eta*, mu*). The objective is a posynomial (minus a constant) in
     (eta, mu), hence convex in (log eta, log mu): the local optimum is global.
     """
     _check_positive(K=K_, L=L_, sigma=sigma_, rho=rho_, Delta_0=Delta_0_)
-    f = sp.lambdify((eta, mu), _theorem(variant).expr.subs(
+    f = sp.lambdify((eta, mu), _theorem(variant, kappa).expr.subs(
         {K: K_, L: L_, sigma: sigma_, rho: rho_, Delta_0: Delta_0_}), "numpy")
     mu0 = min(1.0, np.sqrt(2 * L_ * Delta_0_ / K_) / (rho_ * sigma_))
     eta0 = np.sqrt(Delta_0_ * mu0 / (2 * L_ * K_))
@@ -75,13 +94,14 @@ def _c(constants):
     return {f"{k}_": float(v) for k, v in constants.items()}
 
 
-def delay_price(K_, variant="delayed", baseline="sync", **constants):
+def delay_price(K_, variant="delayed", baseline="sync", kappa=None, **constants):
     """B*_variant(K) / B*_baseline(K): how much larger the optimised delayed (or EF) bound is.
 
     K_ may be an array (returns an array). constants: L, sigma, rho, Delta_0 (default 1).
+    variant "ef_kappa" with kappa = r_avg/eta uses the EF trajectory theorem (a measured r_avg).
     """
     Ks = np.atleast_1d(np.asarray(K_, float))
-    out = np.array([optimize_bound(k, variant, **_c(constants))[0]
+    out = np.array([optimize_bound(k, variant, **_c(constants), kappa=kappa)[0]
                     / optimize_bound(k, baseline, **_c(constants))[0] for k in Ks])
     return out if np.ndim(K_) else float(out[0])
 

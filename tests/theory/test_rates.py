@@ -77,3 +77,17 @@ def test_bad_input_named():
         rates.optimize_bound(-1.0)
     with pytest.raises(ValueError, match="variant"):
         rates.optimize_bound(10.0, "async")
+
+
+def test_ef_kappa_interpolates_sync_delayed_and_worst_case():
+    K = 1e6
+    sync = rates.optimize_bound(K, "sync")[0]
+    assert rates.optimize_bound(K, "ef_kappa", kappa=0.0)[0] == pytest.approx(sync, rel=1e-9)
+    assert rates.optimize_bound(K, "ef_kappa", kappa=1.0)[0] == pytest.approx(
+        rates.optimize_bound(K, "delayed")[0], rel=1e-9)
+    assert rates.optimize_bound(K, "ef_kappa", kappa=2.0)[0] == pytest.approx(
+        rates.optimize_bound(K, "ef")[0], rel=1e-9)
+    p = rates.delay_price([1e4, 1e8], variant="ef_kappa", kappa=0.5)
+    np.testing.assert_allclose(p - 1, 0.5 * (rates.delay_price_leading([1e4, 1e8]) - 1), rtol=5e-2)
+    with pytest.raises(ValueError, match="kappa"):
+        rates.optimize_bound(K, "ef_kappa")
