@@ -83,3 +83,25 @@ def test_bad_input():
     with pytest.raises(ValueError, match="params"):
         opt.update({"w": torch.ones(3, 3)}, s, None)
     assert all(torch.equal(before[k], v) for k, v in state_dict(s).items())
+
+
+def test_matches_official_code_recursion():
+    """Chongjie-Si/AdaMuon ``step`` re-typed as a loop (exact polar in place of NS)."""
+    beta, beta2, eps, lr, wd = 0.9, 0.99, 1e-8, 0.05, 0.1
+    grads = [_g((4, 6), 30 + i) for i in range(4)]
+    x = _g((4, 6), 3)
+    buf, v = torch.zeros_like(x), torch.zeros(24, dtype=torch.float64)
+    p = {"w": x.clone()}
+    opt = adamuon(lr, momentum=beta, beta2=beta2, eps=eps, weight_decay=wd, exact=True)
+    s = opt.init(p)
+    for t, g in enumerate(grads, start=1):
+        buf = beta * buf + (1 - beta) * g
+        U, _, Vh = torch.linalg.svd((1 - beta) * g + beta * buf, full_matrices=False)
+        o = (U @ Vh).flatten()
+        v = beta2 * v + (1 - beta2) * o * o
+        o = o / ((v / (1 - beta2 ** t)).sqrt() + eps)
+        o = o * (min(4, 6) ** 0.5 / (o.norm() + eps))
+        x = x * (1 - lr * wd) - lr * 0.2 * max(4, 6) ** 0.5 * o.view(4, 6)
+        u, s = opt.update({"w": g}, s, p)
+        p = apply_updates(p, u)
+        torch.testing.assert_close(p["w"], x, rtol=1e-7, atol=1e-9)

@@ -97,3 +97,29 @@ def test_bad_input():
     with pytest.raises(FloatingPointError, match="w"):
         opt.update({"w": torch.full((3, 3), float("inf"))}, s, None)
     assert all(torch.equal(before[k], v) for k, v in state_dict(s).items())
+
+
+def _svd_polar(X):
+    U, _, Vh = torch.linalg.svd(X, full_matrices=False)
+    return U @ Vh
+
+
+def test_matches_official_code_recursion():
+    """zichongli5/NorMuon ``normuon_update`` re-typed as a loop (exact polar in place of NS)."""
+    beta, beta2, lr = 0.9, 0.8, 0.05
+    grads = [_g((7, 4), 20 + i) for i in range(4)]
+    buf, v2 = torch.zeros(7, 4, dtype=torch.float64), torch.zeros(7, 1, dtype=torch.float64)
+    ref = []
+    for g in grads:
+        buf = beta * buf + (1 - beta) * g
+        upd = _svd_polar((1 - beta) * g + beta * buf)
+        vnorm = upd.norm()
+        v2 = beta2 * v2 + (1 - beta2) * (upd * upd).mean(dim=-1, keepdim=True)
+        upd = upd / (v2.sqrt() + 1e-10)
+        upd = upd * vnorm / (upd.norm() + 1e-10)
+        ref.append(-lr * upd * max(1, 7 / 4) ** 0.5)
+    opt = normuon(lr, momentum=beta, beta2=beta2, scale="frobenius", exact=True)
+    s = opt.init({"w": torch.zeros(7, 4, dtype=torch.float64)})
+    for g, r in zip(grads, ref):
+        u, s = opt.update({"w": g}, s, None)
+        torch.testing.assert_close(u["w"], r)
