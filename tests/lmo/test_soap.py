@@ -134,3 +134,56 @@ def test_bad_input():
     with pytest.raises(ValueError, match="params"):
         opt.update({"w": torch.ones(3, 2)}, s, None)
     assert all(torch.equal(before[k], v) for k, v in state_dict(s).items())
+
+
+def _official_soap(grads, x0, lr, b1, b2, eps, wd, freq):
+    """nikhilvyas/SOAP ``SOAP.step`` for one 2-D tensor (no merge_dims), re-typed as a loop."""
+    x = x0.clone()
+    GG = [torch.zeros(n, n, dtype=x.dtype) for n in x.shape]
+    Q, m, v, step = None, torch.zeros_like(x), torch.zeros_like(x), 0
+
+    def project(g, back=False):
+        for q in Q:
+            g = torch.tensordot(g, q, dims=[[0], [1 if back else 0]])
+        return g
+
+    def update_preconditioner(g):
+        nonlocal Q, m, v
+        if Q is not None:
+            m = project(m, back=True)
+        GG[0].lerp_(g @ g.T, 1 - b2)
+        GG[1].lerp_(g.T @ g, 1 - b2)
+        if Q is None:
+            Q = [torch.linalg.eigh(M + 1e-30 * torch.eye(M.shape[0], dtype=M.dtype))[1].flip(1) for M in GG]
+        if step > 0 and step % freq == 0:
+            new = []
+            for ind, (M, o) in enumerate(zip(GG, Q)):
+                idx = torch.argsort(torch.diag(o.T @ M @ o), descending=True)
+                v = v.index_select(ind, idx)
+                new.append(torch.linalg.qr(M @ o[:, idx])[0])
+            Q = new
+        if step > 0:
+            m = project(m)
+
+    for g in grads:
+        if Q is None:
+            update_preconditioner(g)
+            continue
+        gp = project(g)
+        step += 1
+        m = b1 * m + (1 - b1) * gp
+        v = b2 * v + (1 - b2) * gp * gp
+        size = lr * (1 - b2 ** step) ** 0.5 / (1 - b1 ** step)
+        x = x - size * project(m / (v.sqrt() + eps), back=True)
+        x = x - lr * wd * x
+        update_preconditioner(g)
+    return x
+
+
+@pytest.mark.parametrize("freq", [1, 2, 3])
+def test_matches_official_code_recursion(freq):
+    grads = [_randn(5, 3, seed=60 + i) for i in range(8)]
+    x0 = _randn(5, 3, seed=4)
+    x, _, _ = _run(soap(0.03, betas=(0.9, 0.95), weight_decay=0.1, precondition_frequency=freq), grads, x0)
+    torch.testing.assert_close(x, _official_soap(grads, x0, 0.03, 0.9, 0.95, 1e-8, 0.1, freq),
+                               rtol=1e-7, atol=1e-9)
