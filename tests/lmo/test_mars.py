@@ -111,3 +111,35 @@ def test_gamma_zero_is_adamw_random_hyperparameters(lr, b1, b2, wd, seed):
         u, s = opt.update({"w": g}, s, p)
         p = apply_updates(p, u)
     torch.testing.assert_close(p["w"], x.detach(), rtol=1e-9, atol=1e-11)
+
+
+def test_matches_official_code_recursion_both_branches():
+    """AGI-Arena/MARS ``update_fn`` (mars-adamw, is_approx) re-typed: 2-D MARS, 1-D AdamW branch."""
+    lr, b1, b2, eps, wd, gamma, f1d, bb, wd1 = 0.02, 0.9, 0.99, 1e-8, 0.1, 0.3, 0.5, (0.8, 0.9), 0.05
+    gen = torch.Generator().manual_seed(11)
+    W, b = torch.randn(4, 3, generator=gen, dtype=torch.float64), torch.randn(3, generator=gen, dtype=torch.float64)
+    grads = [(torch.randn(4, 3, generator=gen, dtype=torch.float64) * 2,
+              torch.randn(3, generator=gen, dtype=torch.float64)) for _ in range(5)]
+    opt = mars(lr, betas=(b1, b2), eps=eps, weight_decay=wd, gamma=gamma, lr_1d_factor=f1d,
+               betas_1d=bb, weight_decay_1d=wd1)
+    p = {"W": W.clone(), "b": b.clone()}
+    s = opt.init(p)
+    mW, vW, mb, vb, last = (torch.zeros_like(W), torch.zeros_like(W), torch.zeros_like(b),
+                            torch.zeros_like(b), torch.zeros_like(W))
+    for step, (gW, gb) in enumerate(grads, start=1):
+        c = (gW - last) * (gamma * b1 / (1 - b1)) + gW
+        if c.norm() > 1:
+            c = c / c.norm()
+        mW = b1 * mW + (1 - b1) * c
+        vW = b2 * vW + (1 - b2) * c * c
+        denom = (vW.sqrt() / (1 - b2 ** step) ** 0.5 + eps) * (1 - b1 ** step)
+        W = W - lr * (W * wd + mW / denom)
+        last = gW
+        mb = bb[0] * mb + (1 - bb[0]) * gb
+        vb = bb[1] * vb + (1 - bb[1]) * gb * gb
+        denom = (vb.sqrt() / (1 - bb[1] ** step) ** 0.5 + eps) * (1 - bb[0] ** step)
+        b = b - lr * f1d * (b * wd1 + mb / denom)
+        u, s = opt.update({"W": gW, "b": gb}, s, p)
+        p = apply_updates(p, u)
+        torch.testing.assert_close(p["W"], W)
+        torch.testing.assert_close(p["b"], b)
