@@ -82,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fault", default=None,
                    help="testing: RANK:STEP:KIND with KIND in raise|exit|hang; that rank fails "
                         "at the first forward of STEP")
+    p.add_argument("--synthetic-ms", default=None, metavar="F,B",
+                   help="benchmark: sleep F ms per forward and B ms per backward of a microbatch "
+                        "on top of the model's compute (use with a tiny --model toy)")
     p.add_argument("--quiet", action="store_true", help="no per-step progress lines")
     return p
 
@@ -100,6 +103,13 @@ def validate_args(args, num_stages: int, num_layers: int | None) -> None:
         parts = args.fault.split(":")
         if len(parts) != 3 or parts[2] not in ("raise", "exit", "hang"):
             raise ValueError(f"--fault must be RANK:STEP:raise|exit|hang, got {args.fault!r}")
+    if args.synthetic_ms is not None:
+        try:
+            f_ms, b_ms = (float(v) for v in args.synthetic_ms.split(","))
+        except ValueError:
+            raise ValueError(f"--synthetic-ms must be F,B in milliseconds, got {args.synthetic_ms!r}") from None
+        if f_ms < 0 or b_ms < 0:
+            raise ValueError(f"--synthetic-ms must be >= 0, got {args.synthetic_ms!r}")
 
 
 # ----------------------------------------------------------------------------- problem
@@ -188,10 +198,15 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
         fr, fs, fk = args.fault.split(":")
         fault = (int(fr), int(fs), fk)
     opt = prob.build_opt({k: v for k, v in module.named_parameters()})
+    hook = None
+    if args.synthetic_ms is not None:
+        delay = dict(zip("FB", (float(v) / 1e3 for v in args.synthetic_ms.split(","))))
+        hook = lambda kind: time.sleep(delay[kind])
     engine = StageEngine(
         module, rank, P, opt, batch=batch, act_shape=(mb_rows, args.seq_len, prob.dim),
         loss_scale=1.0 / M, update_params="current" if args.schedule == "pipedream" else "stash",
-        max_norm=prob.max_norm, clip_group=clip_group, device=device, on_progress=watchdog.beat)
+        max_norm=prob.max_norm, clip_group=clip_group, device=device, on_progress=watchdog.beat,
+        compute_hook=hook)
     out = Path(args.out) if args.out else None
     last = rank == P - 1
     log_f = None
