@@ -133,3 +133,16 @@ def test_nan_gradient_refused_state_unchanged(name):
             opt.update(bad, s, params)
         after = state_dict(s)
         assert before.keys() == after.keys() and all(torch.equal(before[k], after[k]) for k in before)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("name", NAMES)
+def test_updates_keep_the_param_dtype_and_are_finite(name, dtype):
+    make, mat = FACTORIES[name]
+    params = {k: v.to(dtype) for k, v in _params(matrix_only=mat).items()}
+    grads = [{k: v.to(dtype) for k, v in g.items()} for g in _grad_stream(params, 3)]
+    updates, _ = _updates(make(0), params, grads)
+    for u in updates:
+        for k in params:
+            assert u[k].dtype == dtype and u[k].shape == params[k].shape
+            assert torch.isfinite(u[k].float()).all()
