@@ -43,7 +43,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from gpu_runs.pipeline_schedules import SCHEDULES, SYNC_SCHEDULES, check_schedule_args, stage_actions
+from gpu_runs.pipeline_schedules import SCHEDULES, check_schedule_args, stage_actions, with_evals
 from gpu_runs.pipeline_stage import StageEngine, StageModule, split_layers
 from lmo.base import state_dict
 
@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seq-len", type=int, default=32)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data", default=None, help="corpus name or path (gpu_runs.data.get_corpus)")
+    p.add_argument("--eval-every", type=int, default=0,
+                   help="validation loss on x_{t+1} after every k-th step and after the last (0: never)")
+    p.add_argument("--eval-batches", type=int, default=2)
     p.add_argument("--device", default="cpu", help="cpu or cuda (cuda: one GPU per rank, NCCL)")
     p.add_argument("--out", default=None, help="directory for log.jsonl and per-stage checkpoints")
     p.add_argument("--ckpt-every", type=int, default=0, help="checkpoint every k steps (0: at the end only)")
@@ -97,6 +100,9 @@ def validate_args(args, num_stages: int, num_layers: int | None) -> None:
     if args.schedule != "pipedream" and args.batch_size % args.microbatches:
         raise ValueError(f"--batch-size ({args.batch_size}) must be divisible by "
                          f"--microbatches ({args.microbatches})")
+    if args.eval_every < 0 or args.eval_batches < 1:
+        raise ValueError(f"--eval-every must be >= 0 and --eval-batches >= 1, got "
+                         f"{args.eval_every}, {args.eval_batches}")
     if args.timeout <= 0:
         raise ValueError(f"--timeout must be > 0, got {args.timeout}")
     if args.fault is not None:
@@ -118,8 +124,9 @@ class Problem:
     rank), ``batch(step) -> (x, y)``, ``build_opt(stage_params)``, ``lr_at(step)``,
     the clipping threshold and the hidden size."""
 
-    def __init__(self, model, batch, build_opt, lr_at, max_norm, dim, layer_fn=None):
+    def __init__(self, model, batch, build_opt, lr_at, max_norm, dim, layer_fn=None, val_batch=None):
         self.model, self.batch, self.build_opt, self.lr_at = model, batch, build_opt, lr_at
+        self.val_batch = val_batch
         self.max_norm, self.dim, self.layer_fn = max_norm, dim, layer_fn
 
 
@@ -133,7 +140,8 @@ def toy_problem(args) -> Problem:
     opt = lambda params: sgd_momentum(lr, args.momentum if args.momentum is not None else 0.9,
                                       args.weight_decay or 0.0)
     return Problem(model, lambda t: toy_batch(args.seed, t, args.batch_size, args.seq_len, 32),
-                   opt, lambda t: lr, args.clip or None, args.toy_dim)
+                   opt, lambda t: lr, args.clip or None, args.toy_dim,
+                   val_batch=lambda i: toy_batch(args.seed + 7919, i, args.batch_size, args.seq_len, 32))
 
 
 def make_problem(args) -> Problem:
@@ -198,6 +206,8 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
         fr, fs, fk = args.fault.split(":")
         fault = (int(fr), int(fs), fk)
     opt = prob.build_opt({k: v for k, v in module.named_parameters()})
+    eval_steps = eval_steps_of(args)
+    val = [prob.val_batch(i) for i in range(args.eval_batches)] if eval_steps else []
     hook = None
     if args.synthetic_ms is not None:
         delay = dict(zip("FB", (float(v) / 1e3 for v in args.synthetic_ms.split(","))))
@@ -206,7 +216,7 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
         module, rank, P, opt, batch=batch, act_shape=(mb_rows, args.seq_len, prob.dim),
         loss_scale=1.0 / M, update_params="current" if args.schedule == "pipedream" else "stash",
         max_norm=prob.max_norm, clip_group=clip_group, device=device, on_progress=watchdog.beat,
-        compute_hook=hook)
+        compute_hook=hook, val_batches=val)
     out = Path(args.out) if args.out else None
     last = rank == P - 1
     log_f = None
@@ -226,15 +236,18 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
             if fault[2] == "exit":
                 os._exit(7)
             time.sleep(1e9)
-        if a.kind == "U":
-            if out is not None and args.ckpt_every and (a.step + 1) % args.ckpt_every == 0:
-                save_checkpoint(out, rank, engine, a.step + 1, args)
-            if last:
+        if a.kind == "U" and out is not None and args.ckpt_every and (a.step + 1) % args.ckpt_every == 0:
+            save_checkpoint(out, rank, engine, a.step + 1, args)
+        if last and a.kind in "UE":
+            done_u.add(a.step) if a.kind == "U" else done_e.add(a.step)
+            if a.step in done_u and (a.step in done_e or a.step not in eval_steps):
                 now = time.perf_counter()
                 rec = dict(step=a.step, train_loss=engine.losses.pop(a.step), lr=float(prob.lr_at(a.step)),
                            tokens=(a.step + 1) * tokens_per_step, step_time=now - t_prev,
                            grad_norm=engine.grad_norms[a.step], schedule=args.schedule, stages=P,
                            microbatches=M)
+                if a.step in eval_steps:
+                    rec["val_loss"] = engine.val_losses[a.step]
                 t_prev = now
                 if log_f is not None:
                     log_f.write(json.dumps(rec) + "\n")
@@ -243,7 +256,9 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
                     print(f"{tag} step {a.step:4d} loss {rec['train_loss']:.4f} "
                           f"({rec['step_time']*1e3:.0f} ms)", flush=True)
 
+    done_u, done_e = set(), set()
     acts = stage_actions(args.schedule, rank, P, args.microbatches, args.steps)
+    acts = with_evals(acts, args.schedule, M, eval_steps)
     t0 = time.perf_counter()
     engine.run(acts, on_action)
     wall = time.perf_counter() - t0
@@ -252,6 +267,13 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
     if log_f is not None:
         log_f.close()
     return dict(rank=rank, wall=wall)
+
+
+def eval_steps_of(args) -> list[int]:
+    """Steps t after which x_{t+1} is evaluated: (t + 1) % eval_every == 0, and the last."""
+    if not args.eval_every:
+        return []
+    return sorted({t for t in range(args.steps) if (t + 1) % args.eval_every == 0} | {args.steps - 1})
 
 
 def save_checkpoint(out: Path, rank: int, engine: StageEngine, step: int, args) -> None:

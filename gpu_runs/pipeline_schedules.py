@@ -8,6 +8,8 @@ order. Kinds:
 - ``B`` mb: backward of ``mb``; its gradient is accumulated into the gradient of ``step``.
 - ``R`` step: the gradient of ``step`` is complete on this stage; start the cross-stage
   all-reduce of its squared norm (global-norm clipping, asynchronous).
+- ``E`` step: forward-only evaluation of the validation batches on the current version
+  (inserted by :func:`with_evals`).
 - ``U`` step: wait for that all-reduce, compute d_step with the stage's optimizer and
   create the next weight version ``current + d_step`` (``apply=False``: compute d_step
   into the optimizer state but create no version, the last 2BW step).
@@ -123,13 +125,14 @@ class SimResult(NamedTuple):
     busy: list  # compute time per stage
     versions: dict  # (stage, mb) -> weight version its forward used
     grad_versions: dict  # (stage, step) -> set of versions step's microbatches used
+    eval_versions: dict  # (stage, step) -> version an E(step) evaluated
 
 
 def simulate(acts: list[list[Action]], t_fwd: float = 1.0, t_bwd: float = 2.0,
              global_clip: bool = True) -> SimResult:
     """Run the action lists with F taking ``t_fwd``, B ``t_bwd``, R / U free and
     communication instant. Dependencies: F(s, k) after F(s-1, k); B(s, k) after
-    B(s+1, k); with ``global_clip`` U(t) after R(t) on every stage (the all-reduce of
+    B(s+1, k); E(s, t) after E(s-1, t); with ``global_clip`` U(t) after R(t) on every stage (the all-reduce of
     squared gradient norms), else U(t) is local. Raises RuntimeError on a deadlock."""
     P = len(acts)
     pos = [0] * P
@@ -138,6 +141,8 @@ def simulate(acts: list[list[Action]], t_fwd: float = 1.0, t_bwd: float = 2.0,
     f_done: dict = {}
     b_done: dict = {}
     r_done: dict = {}
+    e_done: dict = {}
+    eval_versions: dict = {}
     version = [0] * P
     versions: dict = {}
     grad_versions: dict = {}
@@ -164,6 +169,12 @@ def simulate(acts: list[list[Action]], t_fwd: float = 1.0, t_bwd: float = 2.0,
                     grad_versions.setdefault((s, a.step), set()).add(versions[(s, a.mb)])
                 elif a.kind == "R":
                     r_done[(s, a.step)] = clock[s]
+                elif a.kind == "E":
+                    if s > 0 and (s - 1, a.step) not in e_done:
+                        break
+                    clock[s] = max(clock[s], e_done.get((s - 1, a.step), 0.0))
+                    e_done[(s, a.step)] = clock[s]
+                    eval_versions[(s, a.step)] = version[s]
                 else:  # U
                     peers = range(P) if global_clip else (s,)
                     if any((q, a.step) not in r_done for q in peers):
@@ -176,9 +187,33 @@ def simulate(acts: list[list[Action]], t_fwd: float = 1.0, t_bwd: float = 2.0,
         if not progressed:
             stuck = {s: acts[s][pos[s]] for s in range(P) if pos[s] < len(acts[s])}
             raise RuntimeError(f"schedule deadlocks; stages wait at {stuck}")
-    return SimResult(max(clock), busy, versions, grad_versions)
+    return SimResult(max(clock), busy, versions, grad_versions, eval_versions)
 
 
 def ideal_bubble_ratio(num_stages: int, microbatches: int) -> float:
     """Time of a flushed step over its busy time, (M + P - 1) / M (GPipe / 1F1B)."""
     return (microbatches + num_stages - 1) / microbatches
+
+
+def with_evals(actions: list[Action], schedule: str, microbatches: int, eval_steps) -> list[Action]:
+    """Insert ``E`` (t) actions: a forward-only evaluation on x_{t+1}, the weights after
+    step t's update (for 2bw: after the update that follows step t, x_{t+1} = x_t + d_{t-1}).
+
+    Placement: sync / pipedream right after ``U(t)``; 2bw right before ``F((t+1)M)``
+    (where x_{t+1} is current) or at the end for the last step. On every stage E(t)
+    precedes E(t') for t < t', so evaluation messages match in order.
+    """
+    eval_steps = set(eval_steps)
+    out: list[Action] = []
+    pending_2bw = sorted(eval_steps)
+    for a in actions:
+        if schedule == "2bw" and a.kind == "F" and a.mb % microbatches == 0:
+            while pending_2bw and pending_2bw[0] + 1 <= a.mb // microbatches:
+                out.append(Action("E", -1, pending_2bw.pop(0)))
+        out.append(a)
+        if schedule != "2bw" and a.kind == "U" and a.step in eval_steps:
+            out.append(Action("E", -1, a.step))
+    if schedule == "2bw":
+        # the tail: x_T exists once U(T-2) ran, i.e. at the end of the list
+        out += [Action("E", -1, t) for t in pending_2bw]
+    return out

@@ -101,7 +101,7 @@ class StageEngine:
                  loss_scale: float = 1.0, update_params: str = "stash",
                  max_norm: float | None = None, clip_eps: float = 1e-6, clip_group=None,
                  device="cpu", on_progress: Callable | None = None,
-                 compute_hook: Callable | None = None):
+                 compute_hook: Callable | None = None, val_batches: list | None = None):
         if update_params not in ("stash", "current"):
             raise ValueError(f"update_params must be 'stash' or 'current', got {update_params!r}")
         self.module, self.stage, self.P = module, stage, num_stages
@@ -112,6 +112,8 @@ class StageEngine:
         self.max_norm, self.clip_eps, self.clip_group = max_norm, clip_eps, clip_group
         self.on_progress = on_progress or (lambda: None)
         self.compute_hook = compute_hook
+        self.val_batches = val_batches or []
+        self.val_losses: dict = {}  # step -> mean validation loss on x_{step+1}, last stage
         params = {k: v.detach().clone() for k, v in module.named_parameters()}
         self.names = list(params)
         self.opt_state = opt.init(params)
@@ -247,6 +249,11 @@ class StageEngine:
             del self.versions[vid]
 
     # ------------------------------------------------------------------ evaluation
+    def _E(self, a: Action) -> None:
+        losses = [self.eval_forward(x, y) for x, y in self.val_batches]
+        if self.last:
+            self.val_losses[a.step] = sum(losses) / max(1, len(losses))
+
     def eval_forward(self, x: torch.Tensor, y: torch.Tensor) -> float | None:
         """Forward-only pass of one batch on the current version; the last stage returns
         the loss, others return None. Every stage passes the batch (for its shape)."""

@@ -5,7 +5,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpu_runs.pipeline_schedules import (SCHEDULES, all_actions, check_schedule_args,
-                                         ideal_bubble_ratio, simulate, stage_actions)
+                                         ideal_bubble_ratio, simulate, stage_actions,
+                                         with_evals)
 
 
 def expected_version(schedule, stage, P, M, mb):
@@ -80,3 +81,18 @@ def test_bad_arguments_refused(kw, word):
 def test_m_less_than_p_allowed_for_flushed_schedules():
     for schedule in ("gpipe", "1f1b"):
         simulate(all_actions(schedule, 4, 2, 2))
+
+
+@given(cases)
+def test_evals_see_the_weights_after_each_step(case):
+    """E(t) on every stage evaluates x_{t+1}: t+1 updates (sync, pipedream), t (2bw,
+    where x_{t+1} = x_t + d_{t-1} is the t-th version after x_0 = x_1)."""
+    schedule, P, M, T = case
+    if schedule == "2bw" and M < P:
+        M = P
+    acts = [with_evals(a, schedule, M, range(T)) for a in all_actions(schedule, P, M, T)]
+    res = simulate(acts)
+    for s in range(P):
+        for t in range(T):
+            want = t if schedule == "2bw" else t + 1
+            assert res.eval_versions[(s, t)] == want, (s, t)

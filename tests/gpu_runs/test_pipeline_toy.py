@@ -10,7 +10,7 @@ from gpu_runs.pipeline import run_local
 from gpu_runs.pipeline_stage import split_layers
 from gpu_runs.pipeline_toy import ToyLM, sgd_momentum, toy_batch
 
-P, M, T, B, L, SEED, LR, CLIP, WD = 2, 2, 6, 4, 8, 3, 0.2, 0.5, 0.1
+P, M, T, B, L, SEED, LR, CLIP, WD, EVAL_EVERY = 2, 2, 6, 4, 8, 3, 0.2, 0.5, 0.1, 4
 
 
 def block_stage(name, num_layers):
@@ -31,7 +31,7 @@ def reference(mode):
     x = {k: v.detach().clone() for k, v in model.named_parameters()}
     opt = sgd_momentum(LR, 0.9, WD)
     state = opt.init(x)
-    history, prev_d, losses = [dict(x)], None, []
+    history, prev_d, losses, val = [dict(x)], None, [], {}
     for t in range(T):
         if mode == "pipedream":
             point = {k: history[max(0, t - (P - 1 - block_stage(k, 4)))][k] for k in names}
@@ -53,7 +53,11 @@ def reference(mode):
         if step is not None:
             x = {k: x[k] + step[k] for k in names}
         history.append(dict(x))
-    return losses, x
+        if (t + 1) % EVAL_EVERY == 0 or t == T - 1:  # validation loss on x_{t+1}
+            vb = [toy_batch(SEED + 7919, i, B, L, 32) for i in range(2)]
+            with torch.no_grad():
+                val[t] = sum(float(torch.func.functional_call(model, x, b)) for b in vb) / 2
+    return losses, x, val
 
 
 @pytest.mark.parametrize("schedule", ["gpipe", "1f1b", "2bw", "pipedream"])
@@ -62,14 +66,19 @@ def test_pipeline_equals_reference(schedule, tmp_path):
     argv = ["--schedule", schedule, "--model", "toy", "--optimizer", "sgd", "--lr", str(LR),
             "--momentum", "0.9", "--weight-decay", str(WD), "--clip", str(CLIP),
             "--steps", str(T), "--batch-size", str(B), "--seq-len", str(L), "--seed", str(SEED),
-            "--microbatches", str(M), "--out", str(tmp_path), "--quiet", "--timeout", "60"]
+            "--microbatches", str(M), "--out", str(tmp_path), "--quiet", "--timeout", "60",
+            "--eval-every", str(EVAL_EVERY), "--eval-batches", "2"]
     res = run_local(argv, P, timeout=120)
     assert all(rc == 0 for rc, _, _ in res), [e[-2000:] for _, _, e in res]
     log = [json.loads(line) for line in open(tmp_path / "log.jsonl")]
-    losses, x = reference(mode)
+    losses, x, val = reference(mode)
     assert [r["step"] for r in log] == list(range(T))
     torch.testing.assert_close(torch.tensor([r["train_loss"] for r in log]), torch.tensor(losses),
                                rtol=1e-5, atol=1e-5)
+    got_val = {r["step"]: r["val_loss"] for r in log if "val_loss" in r}
+    assert set(got_val) == set(val) == {3, 5}
+    for t in val:
+        assert got_val[t] == pytest.approx(val[t], rel=1e-5, abs=1e-6)
     final = {}
     for s in range(P):
         final.update(torch.load(tmp_path / f"ckpt_stage{s}.pt")["params"])
