@@ -1,0 +1,9 @@
+"""Synthetic smooth problems with certified constants (DESIGN §6.3)."""
+from .base import Certificate, Problem
+from .nonconvex import CosineSum, random_cosine_sum
+from .quadratic import (Quadratic, least_squares, random_least_squares, random_psd,
+                        random_quadratic, sign_constant_enumerated, vector_quadratic)
+
+__all__ = ["Certificate", "Problem", "CosineSum", "random_cosine_sum", "Quadratic",
+           "least_squares", "random_least_squares", "random_psd", "random_quadratic",
+           "sign_constant_enumerated", "vector_quadratic"]
