@@ -263,7 +263,7 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
     engine.run(acts, on_action)
     wall = time.perf_counter() - t0
     if out is not None:
-        save_checkpoint(out, rank, engine, args.steps, args)
+        save_checkpoint(out, rank, engine, args.steps, args, final=True)
     if log_f is not None:
         log_f.close()
     return dict(rank=rank, wall=wall)
@@ -276,14 +276,19 @@ def eval_steps_of(args) -> list[int]:
     return sorted({t for t in range(args.steps) if (t + 1) % args.eval_every == 0} | {args.steps - 1})
 
 
-def save_checkpoint(out: Path, rank: int, engine: StageEngine, step: int, args) -> None:
-    """Per-stage checkpoint: the current weights, the optimizer state, the last update
-    (for 2bw, d_{T-1}: the trainer's pending delayed update) and the step."""
+def save_checkpoint(out: Path, rank: int, engine: StageEngine, step: int, args, final: bool = False) -> None:
+    """Per-stage checkpoint ``ckpt_stage{s}.pt`` (final) or ``ckpt_step{k}_stage{s}.pt`` of the state after ``step`` steps, taken at
+    U(step - 1): the weights x_step, the optimizer state, ``last_update`` = d_{step-1}
+    (for 2bw the trainer's pending delayed update; 2bw's U(step-1) has already created
+    x_{step+1} = x_step + d_{step-1}, so x_step is the version before it)."""
     pending = {k: v.detach().cpu() for k, v in (engine.last_update or {}).items()}
+    params = engine.params
+    if args.schedule == "2bw" and step < args.steps:
+        params = engine.base_at_last_update
     torch.save(dict(step=step, stage=rank, schedule=args.schedule,
-                    params={k: v.cpu() for k, v in engine.params.items()},
+                    params={k: v.cpu() for k, v in params.items()},
                     opt_state=state_dict(engine.opt_state), last_update=pending),
-               out / f"ckpt_stage{rank}.pt")
+               out / (f"ckpt_stage{rank}.pt" if final else f"ckpt_step{step}_stage{rank}.pt"))
 
 
 def main(argv=None) -> int:

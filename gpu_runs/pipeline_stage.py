@@ -127,6 +127,7 @@ class StageEngine:
         self.losses: dict = {}  # step -> summed (scaled) loss, last stage
         self.grad_norms: dict = {}  # step -> global gradient norm before clipping
         self.last_update = None  # d_t of the last U (for a checkpoint's pending update)
+        self.base_at_last_update = None  # the current weights just before the last U applied
 
     @staticmethod
     def _leaves(params: Mapping) -> dict:
@@ -235,8 +236,9 @@ class StageEngine:
         base = {k: v.detach() for k, v in base.items()}
         updates, self.opt_state = self.opt.update(g, self.opt_state, base)
         self.last_update = updates
+        cur = self.versions[self.version_id]
+        self.base_at_last_update = {k: v.detach() for k, v in cur.items()}
         if a.apply:
-            cur = self.versions[self.version_id]
             self.version_id += 1
             self.versions[self.version_id] = self._leaves(
                 {k: cur[k].detach() + updates[k].to(cur[k].dtype) for k in self.names})

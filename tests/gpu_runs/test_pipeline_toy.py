@@ -57,7 +57,7 @@ def reference(mode):
             vb = [toy_batch(SEED + 7919, i, B, L, 32) for i in range(2)]
             with torch.no_grad():
                 val[t] = sum(float(torch.func.functional_call(model, x, b)) for b in vb) / 2
-    return losses, x, val
+    return losses, x, val, history
 
 
 @pytest.mark.parametrize("schedule", ["gpipe", "1f1b", "2bw", "pipedream"])
@@ -67,11 +67,11 @@ def test_pipeline_equals_reference(schedule, tmp_path):
             "--momentum", "0.9", "--weight-decay", str(WD), "--clip", str(CLIP),
             "--steps", str(T), "--batch-size", str(B), "--seq-len", str(L), "--seed", str(SEED),
             "--microbatches", str(M), "--out", str(tmp_path), "--quiet", "--timeout", "60",
-            "--eval-every", str(EVAL_EVERY), "--eval-batches", "2"]
+            "--eval-every", str(EVAL_EVERY), "--eval-batches", "2", "--ckpt-every", "4"]
     res = run_local(argv, P, timeout=120)
     assert all(rc == 0 for rc, _, _ in res), [e[-2000:] for _, _, e in res]
     log = [json.loads(line) for line in open(tmp_path / "log.jsonl")]
-    losses, x, val = reference(mode)
+    losses, x, val, history = reference(mode)
     assert [r["step"] for r in log] == list(range(T))
     torch.testing.assert_close(torch.tensor([r["train_loss"] for r in log]), torch.tensor(losses),
                                rtol=1e-5, atol=1e-5)
@@ -79,9 +79,10 @@ def test_pipeline_equals_reference(schedule, tmp_path):
     assert set(got_val) == set(val) == {3, 5}
     for t in val:
         assert got_val[t] == pytest.approx(val[t], rel=1e-5, abs=1e-6)
-    final = {}
-    for s in range(P):
-        final.update(torch.load(tmp_path / f"ckpt_stage{s}.pt")["params"])
-    assert set(final) == set(x)
-    for k in x:
-        torch.testing.assert_close(final[k], x[k], rtol=1e-5, atol=1e-5)
+    for name, want in [("ckpt_stage{}.pt", x), ("ckpt_step4_stage{}.pt", history[4])]:
+        got = {}
+        for s in range(P):
+            got.update(torch.load(tmp_path / name.format(s))["params"])
+        assert set(got) == set(want)
+        for k in want:
+            torch.testing.assert_close(got[k], want[k], rtol=1e-5, atol=1e-5)
