@@ -78,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="cpu", help="cpu or cuda (cuda: one GPU per rank, NCCL)")
     p.add_argument("--out", default=None, help="directory for log.jsonl and per-stage checkpoints")
     p.add_argument("--ckpt-every", type=int, default=0, help="checkpoint every k steps (0: at the end only)")
+    p.add_argument("--resume", default=None,
+                   help="directory with ckpt_stage{s}.pt files of the same schedule, P and M: "
+                        "continue from their step up to --steps (not for pipedream)")
     p.add_argument("--timeout", type=float, default=60.0,
                    help="seconds without progress before a rank gives up (watchdog and gloo timeout)")
     p.add_argument("--toy-layers", type=int, default=4)
@@ -100,6 +103,13 @@ def validate_args(args, num_stages: int, num_layers: int | None) -> None:
     if args.schedule != "pipedream" and args.batch_size % args.microbatches:
         raise ValueError(f"--batch-size ({args.batch_size}) must be divisible by "
                          f"--microbatches ({args.microbatches})")
+    if args.resume is not None:
+        if args.schedule == "pipedream":
+            raise ValueError("--resume is not supported for pipedream (its stages run on stale versions)")
+        for s in range(num_stages):
+            f = Path(args.resume) / f"ckpt_stage{s}.pt"
+            if not f.exists():
+                raise ValueError(f"--resume: {f} not found")
     if args.eval_every < 0 or args.eval_batches < 1:
         raise ValueError(f"--eval-every must be >= 0 and --eval-batches >= 1, got "
                          f"{args.eval_every}, {args.eval_batches}")
@@ -217,13 +227,24 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
         loss_scale=1.0 / M, update_params="current" if args.schedule == "pipedream" else "stash",
         max_norm=prob.max_norm, clip_group=clip_group, device=device, on_progress=watchdog.beat,
         compute_hook=hook, val_batches=val)
+    start = 0
+    if args.resume is not None:
+        ck = torch.load(Path(args.resume) / f"ckpt_stage{rank}.pt", map_location="cpu", weights_only=True)
+        if ck["schedule"] != args.schedule or ck.get("stages", P) != P or ck.get("microbatches", M) != M:
+            raise ValueError(f"--resume: checkpoint is {ck['schedule']} P={ck.get('stages')} "
+                             f"M={ck.get('microbatches')}, this run {args.schedule} P={P} M={M}")
+        start = int(ck["step"])
+        if start >= args.steps:
+            raise ValueError(f"--resume: checkpoint is at step {start} >= --steps {args.steps}")
+        engine.restore(ck["params"], ck["opt_state"],
+                       ck["last_update"] if args.schedule == "2bw" else None, start)
     out = Path(args.out) if args.out else None
     last = rank == P - 1
     log_f = None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         if last:
-            log_f = open(out / "log.jsonl", "w")
+            log_f = open(out / "log.jsonl", "a" if start else "w")
     tag = f"[pipeline rank {rank}/{P}]"
     t_prev = time.perf_counter()
     tokens_per_step = args.batch_size * args.seq_len
@@ -238,7 +259,7 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
             time.sleep(1e9)
         if a.kind == "U" and out is not None and args.ckpt_every and (a.step + 1) % args.ckpt_every == 0:
             save_checkpoint(out, rank, engine, a.step + 1, args)
-        if last and a.kind in "UE":
+        if last and a.kind in "UE" and a.step >= start:
             done_u.add(a.step) if a.kind == "U" else done_e.add(a.step)
             if a.step in done_u and (a.step in done_e or a.step not in eval_steps):
                 now = time.perf_counter()
@@ -257,8 +278,8 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
                           f"({rec['step_time']*1e3:.0f} ms)", flush=True)
 
     done_u, done_e = set(), set()
-    acts = stage_actions(args.schedule, rank, P, args.microbatches, args.steps)
-    acts = with_evals(acts, args.schedule, M, eval_steps)
+    acts = stage_actions(args.schedule, rank, P, args.microbatches, args.steps, start)
+    acts = with_evals(acts, args.schedule, M, [t for t in eval_steps if t >= start])
     t0 = time.perf_counter()
     engine.run(acts, on_action)
     wall = time.perf_counter() - t0
@@ -285,7 +306,8 @@ def save_checkpoint(out: Path, rank: int, engine: StageEngine, step: int, args, 
     params = engine.params
     if args.schedule == "2bw" and step < args.steps:
         params = engine.base_at_last_update
-    torch.save(dict(step=step, stage=rank, schedule=args.schedule,
+    M = 1 if args.schedule == "pipedream" else args.microbatches
+    torch.save(dict(step=step, stage=rank, schedule=args.schedule, stages=engine.P, microbatches=M,
                     params={k: v.cpu() for k, v in params.items()},
                     opt_state=state_dict(engine.opt_state), last_update=pending),
                out / (f"ckpt_stage{rank}.pt" if final else f"ckpt_step{step}_stage{rank}.pt"))

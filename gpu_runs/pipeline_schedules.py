@@ -73,19 +73,27 @@ def _one_f_one_b(stage: int, num_stages: int, first: int, count: int) -> list[tu
 
 
 def stage_actions(schedule: str, stage: int, num_stages: int, microbatches: int,
-                  steps: int) -> list[Action]:
-    """The action list of ``stage`` (0-based) for ``steps`` optimizer steps.
+                  steps: int, start: int = 0) -> list[Action]:
+    """The action list of ``stage`` (0-based) for optimizer steps ``start .. steps-1``.
 
     ``microbatches`` is M per step for gpipe / 1f1b / 2bw; for pipedream every microbatch
     is its own step (M is not used: the schedule streams ``steps`` microbatches).
+    ``start > 0`` resumes after ``start`` steps; for 2bw the list then begins with the
+    pending ``U(start - 1)`` (d_{start-1} comes from the checkpoint) before F((start+1)M).
+    pipedream cannot resume (its stages run on up to P - 1 older versions).
     """
     check_schedule_args(schedule, num_stages, microbatches, steps)
     if not 0 <= stage < num_stages:
         raise ValueError(f"stage must lie in [0, {num_stages}), got {stage}")
+    if not 0 <= start < steps:
+        raise ValueError(f"start must lie in [0, steps={steps}), got {start}")
+    if start and schedule == "pipedream":
+        raise ValueError("resume (start > 0) is not supported for pipedream: its stages "
+                         "need the stale weight versions u_{t - tau_s}")
     P, M = num_stages, microbatches
     acts: list[Action] = []
     if schedule in SYNC_SCHEDULES:
-        for t in range(steps):
+        for t in range(start, steps):
             if schedule == "gpipe":
                 order = [("F", t * M + i) for i in range(M)] + [("B", t * M + i) for i in range(M)]
             else:
@@ -101,15 +109,15 @@ def stage_actions(schedule: str, stage: int, num_stages: int, microbatches: int,
         return acts
     # 2bw: one continuous 1F1B stream; R(t) after the last backward of step t,
     # U(t) right before the first forward of step t + 2.
-    for kind, mb in _one_f_one_b(stage, P, 0, steps * M):
+    for kind, mb in _one_f_one_b(stage, P, start * M, (steps - start) * M):
         t = mb // M
-        if kind == "F" and mb % M == 0 and t >= 2:
+        if kind == "F" and mb % M == 0 and t >= max(2, start + 1):
             acts.append(Action("U", -1, t - 2))
         acts.append(Action(kind, mb, t))
         if kind == "B" and mb % M == M - 1:
             acts.append(Action("R", -1, t))
     done = {a.step for a in acts if a.kind == "U"}
-    for t in range(steps):
+    for t in range(max(0, start - 1), steps):
         if t not in done:  # the tail: U(T-2) creates x_T; U(T-1) only updates the state
             acts.append(Action("U", -1, t, apply=t + 2 <= steps))
     return acts

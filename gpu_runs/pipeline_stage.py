@@ -128,6 +128,7 @@ class StageEngine:
         self.grad_norms: dict = {}  # step -> global gradient norm before clipping
         self.last_update = None  # d_t of the last U (for a checkpoint's pending update)
         self.base_at_last_update = None  # the current weights just before the last U applied
+        self.restored_update = None  # (step, d_step) from a checkpoint, applied at U(step)
 
     @staticmethod
     def _leaves(params: Mapping) -> dict:
@@ -222,7 +223,23 @@ class StageEngine:
             work = dist.all_reduce(sq, group=self.clip_group, async_op=True)
         self.pending[a.step] = (g, sq, work)
 
+    def restore(self, params: Mapping, opt_flat: Mapping, last_update: Mapping | None, step: int) -> None:
+        """Continue from a checkpoint taken after ``step`` steps: weights x_step, the
+        optimizer state, and (2bw) the pending d_{step-1} that ``U(step-1)`` will apply."""
+        from lmo.base import load_state_dict
+
+        dev = lambda t: {k: v.to(self.device) for k, v in t.items()}
+        self.set_params(dev(params))
+        self.opt_state = load_state_dict(self.opt_state, dev(opt_flat))
+        if last_update:
+            self.restored_update = (step - 1, dev(last_update))
+
     def _U(self, a: Action) -> None:
+        restored = self.restored_update
+        if restored is not None and restored[0] == a.step:
+            self.restored_update = None
+            self._apply(a, restored[1])
+            return
         g, sq, work = self.pending.pop(a.step)
         if work is not None:
             work.wait()
@@ -235,6 +252,9 @@ class StageEngine:
         base = self.versions[vid if self.update_params == "stash" else self.version_id]
         base = {k: v.detach() for k, v in base.items()}
         updates, self.opt_state = self.opt.update(g, self.opt_state, base)
+        self._apply(a, updates)
+
+    def _apply(self, a: Action, updates: Mapping) -> None:
         self.last_update = updates
         cur = self.versions[self.version_id]
         self.base_at_last_update = {k: v.detach() for k, v in cur.items()}

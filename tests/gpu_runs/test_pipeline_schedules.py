@@ -96,3 +96,22 @@ def test_evals_see_the_weights_after_each_step(case):
         for t in range(T):
             want = t if schedule == "2bw" else t + 1
             assert res.eval_versions[(s, t)] == want, (s, t)
+
+
+@given(st.sampled_from(["gpipe", "1f1b", "2bw"]), st.integers(1, 4), st.integers(1, 6), st.integers(2, 6), st.data())
+def test_resumed_list_is_the_tail_of_the_full_one(schedule, P, M, T, data):
+    """Resuming after k steps runs exactly the full run's F / B from microbatch kM on,
+    and every step >= k (for 2bw also k - 1, the checkpoint's pending d) gets one U."""
+    M = max(M, P) if schedule == "2bw" else M
+    k = data.draw(st.integers(1, T - 1))
+    for s in range(P):
+        full = [a for a in stage_actions(schedule, s, P, M, T) if a.kind in "FB" and a.mb >= k * M]
+        part = stage_actions(schedule, s, P, M, T, start=k)
+        assert [a for a in part if a.kind in "FB"] == full
+        first = k - 1 if schedule == "2bw" else k
+        assert sorted(a.step for a in part if a.kind == "U") == list(range(first, T))
+
+
+def test_pipedream_resume_refused():
+    with pytest.raises(ValueError, match="pipedream"):
+        stage_actions("pipedream", 0, 2, 1, 4, start=2)
