@@ -45,6 +45,7 @@ class Deps:
         "make_theory_figures": ("verify.figures", "make_theory_figures"),
         "run_report": ("verify.report", "run_report"),
         "delay_price": ("theory.rates", "delay_price"),
+        "delay_price_leading": ("theory.rates", "delay_price_leading"),
         "run_bench": ("gpu_runs.pipeline_bench", "run_bench"),
     }
 

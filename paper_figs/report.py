@@ -64,7 +64,7 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, rea
         if o.notes:
             L += ["Notes:", ""] + [f"- {x}" for x in o.notes] + [""]
         if o.missing:
-            L += ["Missing:", ""] + [f"- not available: {x}" for x in o.missing] + [""]
+            L += ["Missing (not available):", ""] + [f"- {x}" for x in o.missing] + [""]
     L += ["## Discrepancies found in the paper's numbers", ""] + [f"- {d}" for d in pn.DISCREPANCIES] + [""]
     path = out_dir / "REPORT.md"
     path.write_text("\n".join(L))

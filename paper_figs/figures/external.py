@@ -20,7 +20,8 @@ def cached_call(ctx, kind: str, params: dict, fn: Callable[[], Any],
     rec = None if ctx.runner.force else ctx.cache.get(key)
     if rec is not None and valid(rec["result"]):
         return rec["result"]
-    ctx.runner.log(f"[{kind}] running ({params})")
+    text = str(params)
+    ctx.runner.log(f"[{kind}] running ({text[:120] + ' ...' if len(text) > 120 else text})")
     t0 = time.time()
     result = to_jsonable(fn())
     ctx.cache.put(key, {"kind": kind, "config": params, "result": result, "wall_s": time.time() - t0})

@@ -20,7 +20,7 @@ from .external import cached_call
 
 NAME = "theory"
 TITLE = "Theory figures: bounds vs measurement, and the delay price of the optimized bounds"
-K_GRID = np.logspace(2, 8, 25)
+K_GRID = np.logspace(2, 8, 13)
 CONSTANTS = {"L": 1.0, "sigma": 1.0, "rho": 1.0, "Delta_0": 1.0}
 
 
@@ -28,13 +28,19 @@ def runs(p) -> list[dict]:
     return []
 
 
-def _delay_price_curves(fn) -> dict[str, list[float]]:
-    """{label: values over K_GRID}; accepts a scalar/array or a dict of them per K."""
-    vals = [fn(float(k), **CONSTANTS) for k in K_GRID]
-    if isinstance(vals[0], dict):
-        keys = [k for k, v in vals[0].items() if isinstance(v, (int, float)) or hasattr(v, "item")]
-        return {k: [float(v[k]) for v in vals] for k in keys}
-    return {"delay price": [float(v) for v in vals]}
+VARIANTS = {"delayed": "one-step delay", "ef": "error feedback (worst case)"}
+
+
+def _delay_price_curves(fn, leading=None) -> dict[str, list[float]]:
+    """{label: B*_variant(K) / B*_sync(K) over K_GRID} for each variant ``fn`` accepts;
+    with ``leading`` (theory.rates.delay_price_leading) also its leading-order formula."""
+    curves = {}
+    for v, lab in VARIANTS.items():
+        curves[lab] = [float(x) for x in np.atleast_1d(fn(K_GRID, variant=v, **CONSTANTS))]
+        if leading is not None:
+            curves[lab + ", leading order 1 + c mu*/4"] = [
+                float(x) for x in np.atleast_1d(leading(K_GRID, variant=v, **CONSTANTS))]
+    return curves
 
 
 def _overall(report: dict) -> Verdict:
@@ -83,12 +89,18 @@ def build(ctx: Context) -> FigureOutput:
         out.missing.append(f"verify report: failed: {type(e).__name__}: {e}")
     try:
         fn = ctx.deps.get("delay_price")
-        curves = cached_call(ctx, "theory.delay_price", {"K": K_GRID.tolist(), "constants": CONSTANTS},
-                             lambda: _delay_price_curves(fn))
+        try:
+            leading = ctx.deps.get("delay_price_leading")
+        except Unavailable:
+            leading = None
+        curves = cached_call(ctx, "theory.delay_price", {"K": K_GRID.tolist(), "constants": CONSTANTS,
+                                                         "leading": leading is not None},
+                             lambda: _delay_price_curves(fn, leading))
         fig, axes = plotting.new()
         ax = axes[0]
         for lab, ys in curves.items():
-            ax.plot(K_GRID, ys, marker=".", label=lab)
+            ax.plot(K_GRID, ys, marker="" if "leading" in lab else ".",
+                    linestyle=":" if "leading" in lab else "-", label=lab)
         ax.set_xscale("log")
         ax.set_xlabel("horizon K (steps)")
         ax.set_ylabel("delayed / synchronous optimized bound (ratio)")
@@ -99,7 +111,8 @@ def build(ctx: Context) -> FigureOutput:
         out.files += plotting.save(fig, ctx.fig_dir, "theory_delay_price")
         finite = [y for ys in curves.values() for y in ys if math.isfinite(y)]
         out.measured += ["", f"Delay price at K = 1e2 .. 1e8 with {CONSTANTS}: "
-                         + "; ".join(f"{k}: {v[0]:.3g} -> {v[-1]:.3g}" for k, v in curves.items())]
+                         + "; ".join(f"{k}: {v[0]:.4f} at K=1e2, {v[len(v) // 2]:.4f} at K=1e5, {v[-1]:.6f} at K=1e8"
+                                    for k, v in curves.items())]
         if not finite:
             out.missing.append("delay price: theory.rates.delay_price returned no finite value")
     except Unavailable as e:

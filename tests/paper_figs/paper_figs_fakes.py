@@ -73,8 +73,9 @@ def fake_run_report(quick, out_dir):
     return {"all_hold": True, "checks": 3}
 
 
-def fake_delay_price(K, **constants):
-    return 1.0 + 1.0 / math.sqrt(K)
+def fake_delay_price(K, variant="delayed", **constants):
+    import numpy as np
+    return 1.0 + {"delayed": 1.0, "ef": 2.0}[variant] / np.sqrt(np.asarray(K, float))
 
 
 def fake_run_bench(quick=True):
@@ -89,6 +90,6 @@ def fake_deps(trainer: FakeTrainer | None = None, **changes):
     from paper_figs.deps import Deps
     ov = {"train": trainer or FakeTrainer(), "TrainConfig": FakeTrainConfig,
           "make_theory_figures": fake_theory_figures, "run_report": fake_run_report,
-          "delay_price": fake_delay_price, "run_bench": fake_run_bench}
+          "delay_price": fake_delay_price, "delay_price_leading": fake_delay_price, "run_bench": fake_run_bench}
     ov.update(changes)
     return Deps(overrides=ov)
