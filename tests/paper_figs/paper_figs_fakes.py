@@ -79,11 +79,9 @@ def fake_delay_price(K, variant="delayed", **constants):
 
 
 def fake_run_bench(quick=True):
-    rows = []
-    for sched in ("gpipe", "1f1b"):
-        for M in (2, 4, 8):
-            rows.append({"schedule": sched, "P": 4, "M": M, "ratio": (M + 3) / M * 0.95})
-    return {"rows": rows}
+    ratios = [dict(P=P, M=M, ideal=(M + P - 1) / M, measured_1f1b=(M + P - 1) / M * 0.95,
+                   measured_gpipe=(M + P - 1) / M * 1.02) for P, M in ((2, 2), (4, 4), (4, 8))]
+    return {"setting": "synthetic", "fwd_ms": 10.0, "bwd_ms": 20.0, "rows": [], "ratios": ratios}
 
 
 def fake_deps(trainer: FakeTrainer | None = None, **changes):

@@ -132,3 +132,11 @@ def test_cli_list_and_bad_input(capsys):
     with pytest.raises(ValueError, match="profile"):
         get_profile("huge")
     assert "fig5" in list_profile(get_profile("full"))
+
+
+def test_pipeline_verdict_rules():
+    from paper_figs.figures.pipeline import judge
+    good = [dict(P=4, M=4, ideal=1.75, measured_1f1b=1.7, measured_gpipe=1.8)]
+    assert judge(good).status == HOLDS
+    assert judge([{**good[0], "measured_gpipe": 0.98}]).status == FAILS
+    assert judge([{**good[0], "measured_1f1b": 1.2}]).status == INCONCLUSIVE
