@@ -65,6 +65,14 @@ def one_sided_t(samples: np.ndarray, alpha: float = 0.01, n_tests: int = 1):
     return mean, mean - half, mean + half
 
 
+def _ratio(a, b):
+    """a / b with x / 0 = +-inf (x != 0) and 0 / 0 = 0."""
+    a, b = np.broadcast_arrays(np.asarray(a, float), np.asarray(b, float))
+    out = np.where(a > 0, np.inf, np.where(a < 0, -np.inf, 0.0))
+    np.divide(a, b, out=out, where=b != 0)
+    return out
+
+
 def applicable(bound, run_variant: str, delay: int = 1) -> bool:
     """Does ``bound`` describe a run of ``run_variant``? pipedream runs (tau >= 2) are
     covered only by the trajectory bounds (they hold for any perturbation r_t)."""
@@ -98,15 +106,15 @@ def check_bound(bound, res, alpha: float = 0.01, from_step: int = 0, rtol: float
         mean, lcb, ucb = (np.atleast_1d(v) for v in (m, l_, u))
         B = np.atleast_1d(np.asarray(bound.evaluate(**c, t=float(c["K"]), r_avg=max(float(ra), 0.0)), dtype=float))
     tol = rtol * np.maximum(1.0, np.abs(B))
-    ratio = mean / B
+    ratio = _ratio(mean, B)
     w = int(np.argmax(ratio))
     return CheckResult(
         bound=bound.name, quantity=bound.quantity, run_variant=res.meta.get("variant", "?"),
         problem=res.meta.get("problem", "?"), noise=res.meta.get("noise", "?"),
         violated=bool((lcb > B + tol).any()), holds=not bool((lcb > B + tol).any()),
         holds_confidently=bool((ucb <= B + tol).all()),
-        margin=float(((B - ucb) / B).min()), tightness=float(ratio[w]),
-        lcb_ratio=float((lcb / B).max()), worst_step=int(steps[w]),
+        margin=float(np.min(_ratio(B - ucb, B))), tightness=float(ratio[w]),
+        lcb_ratio=float(np.max(_ratio(lcb, B))), worst_step=int(steps[w]),
         ci=CI_TEXT.format(conf=1 - alpha, n=n, R=R), seeds=int(R))
 
 
