@@ -67,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--weight-decay", type=float, default=None)
     p.add_argument("--clip", type=float, default=None,
                    help="global-norm clipping threshold (default: the trainer's; 0 disables)")
+    p.add_argument("--ef", action="store_true",
+                   help="2bw only: error feedback x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}")
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--seq-len", type=int, default=32)
@@ -103,6 +105,8 @@ def validate_args(args, num_stages: int, num_layers: int | None) -> None:
     if args.schedule != "pipedream" and args.batch_size % args.microbatches:
         raise ValueError(f"--batch-size ({args.batch_size}) must be divisible by "
                          f"--microbatches ({args.microbatches})")
+    if args.ef and args.schedule != "2bw":
+        raise ValueError(f"--ef needs --schedule 2bw (the one-step delay it corrects), got {args.schedule}")
     if args.resume is not None:
         if args.schedule == "pipedream":
             raise ValueError("--resume is not supported for pipedream (its stages run on stale versions)")
@@ -226,7 +230,7 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
         module, rank, P, opt, batch=batch, act_shape=(mb_rows, args.seq_len, prob.dim),
         loss_scale=1.0 / M, update_params="current" if args.schedule == "pipedream" else "stash",
         max_norm=prob.max_norm, clip_group=clip_group, device=device, on_progress=watchdog.beat,
-        compute_hook=hook, val_batches=val)
+        compute_hook=hook, val_batches=val, error_feedback=args.ef)
     start = 0
     if args.resume is not None:
         ck = torch.load(Path(args.resume) / f"ckpt_stage{rank}.pt", map_location="cpu", weights_only=True)
@@ -237,7 +241,8 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
         if start >= args.steps:
             raise ValueError(f"--resume: checkpoint is at step {start} >= --steps {args.steps}")
         engine.restore(ck["params"], ck["opt_state"],
-                       ck["last_update"] if args.schedule == "2bw" else None, start)
+                       ck["last_update"] if args.schedule == "2bw" else None, start,
+                       ck.get("prev_update") if args.ef else None)
     out = Path(args.out) if args.out else None
     last = rank == P - 1
     log_f = None
@@ -303,13 +308,15 @@ def save_checkpoint(out: Path, rank: int, engine: StageEngine, step: int, args, 
     (for 2bw the trainer's pending delayed update; 2bw's U(step-1) has already created
     x_{step+1} = x_step + d_{step-1}, so x_step is the version before it)."""
     pending = {k: v.detach().cpu() for k, v in (engine.last_update or {}).items()}
+    # EF: at U(step-1) prev_update is already d_{step-1}; the resumed U(step-1) needs d_{step-2}
+    prev = {k: v.detach().cpu() for k, v in (engine.prev_of_last_update or {}).items()}
     params = engine.params
     if args.schedule == "2bw" and step < args.steps:
         params = engine.base_at_last_update
     M = 1 if args.schedule == "pipedream" else args.microbatches
     torch.save(dict(step=step, stage=rank, schedule=args.schedule, stages=engine.P, microbatches=M,
                     params={k: v.cpu() for k, v in params.items()},
-                    opt_state=state_dict(engine.opt_state), last_update=pending),
+                    opt_state=state_dict(engine.opt_state), last_update=pending, prev_update=prev),
                out / (f"ckpt_stage{rank}.pt" if final else f"ckpt_step{step}_stage{rank}.pt"))
 
 

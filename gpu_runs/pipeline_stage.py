@@ -101,7 +101,8 @@ class StageEngine:
                  loss_scale: float = 1.0, update_params: str = "stash",
                  max_norm: float | None = None, clip_eps: float = 1e-6, clip_group=None,
                  device="cpu", on_progress: Callable | None = None,
-                 compute_hook: Callable | None = None, val_batches: list | None = None):
+                 compute_hook: Callable | None = None, val_batches: list | None = None,
+                 error_feedback: bool = False):
         if update_params not in ("stash", "current"):
             raise ValueError(f"update_params must be 'stash' or 'current', got {update_params!r}")
         self.module, self.stage, self.P = module, stage, num_stages
@@ -109,6 +110,9 @@ class StageEngine:
         self.opt, self.batch = opt, batch
         self.act_shape, self.act_dtype, self.device = tuple(act_shape), act_dtype, device
         self.loss_scale, self.update_params = loss_scale, update_params
+        self.error_feedback = error_feedback
+        self.prev_update = None  # d_{t-1} when U(t) runs (error feedback)
+        self.prev_of_last_update = None  # d_{t-1} of the last U(t) (for a checkpoint)
         self.max_norm, self.clip_eps, self.clip_group = max_norm, clip_eps, clip_group
         self.on_progress = on_progress or (lambda: None)
         self.compute_hook = compute_hook
@@ -223,9 +227,11 @@ class StageEngine:
             work = dist.all_reduce(sq, group=self.clip_group, async_op=True)
         self.pending[a.step] = (g, sq, work)
 
-    def restore(self, params: Mapping, opt_flat: Mapping, last_update: Mapping | None, step: int) -> None:
+    def restore(self, params: Mapping, opt_flat: Mapping, last_update: Mapping | None, step: int,
+                prev_update: Mapping | None = None) -> None:
         """Continue from a checkpoint taken after ``step`` steps: weights x_step, the
-        optimizer state, and (2bw) the pending d_{step-1} that ``U(step-1)`` will apply."""
+        optimizer state, and (2bw) the pending d_{step-1} that ``U(step-1)`` will apply
+        (with error feedback also d_{step-2})."""
         from lmo.base import load_state_dict
 
         dev = lambda t: {k: v.to(self.device) for k, v in t.items()}
@@ -233,6 +239,8 @@ class StageEngine:
         self.opt_state = load_state_dict(self.opt_state, dev(opt_flat))
         if last_update:
             self.restored_update = (step - 1, dev(last_update))
+        if prev_update:
+            self.prev_update = dev(prev_update)
 
     def _U(self, a: Action) -> None:
         restored = self.restored_update
@@ -255,7 +263,13 @@ class StageEngine:
         self._apply(a, updates)
 
     def _apply(self, a: Action, updates: Mapping) -> None:
+        """New version = current + d_t, or with error feedback current + 2 d_t - d_{t-1}
+        (2bw: x_{t+2} = x_{t+1} + 2 d_t - d_{t-1}, d_{-1} = 0)."""
         self.last_update = updates
+        if self.error_feedback:
+            prev = self.prev_update
+            self.prev_of_last_update, self.prev_update = prev, updates
+            updates = {k: 2 * v - (0 if prev is None else prev[k]) for k, v in updates.items()}
         cur = self.versions[self.version_id]
         self.base_at_last_update = {k: v.detach() for k, v in cur.items()}
         if a.apply:

@@ -31,7 +31,7 @@ def reference(mode):
     x = {k: v.detach().clone() for k, v in model.named_parameters()}
     opt = sgd_momentum(LR, 0.9, WD)
     state = opt.init(x)
-    history, prev_d, losses, val = [dict(x)], None, [], {}
+    history, prev_d, prev2, losses, val = [dict(x)], None, None, [], {}
     for t in range(T):
         if mode == "pipedream":
             point = {k: history[max(0, t - (P - 1 - block_stage(k, 4)))][k] for k in names}
@@ -48,6 +48,9 @@ def reference(mode):
         losses.append(float(loss.detach()))
         if mode == "2bw":
             step, prev_d = prev_d, d
+        elif mode == "2bw-ef":  # x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}
+            step = None if prev_d is None else {k: 2 * prev_d[k] - (prev2[k] if prev2 else 0) for k in names}
+            prev2, prev_d = prev_d, d
         else:
             step = d
         if step is not None:
@@ -60,14 +63,16 @@ def reference(mode):
     return losses, x, val, history
 
 
-@pytest.mark.parametrize("schedule", ["gpipe", "1f1b", "2bw", "pipedream"])
+@pytest.mark.parametrize("schedule", ["gpipe", "1f1b", "2bw", "pipedream", "2bw-ef"])
 def test_pipeline_equals_reference(schedule, tmp_path):
     mode = {"gpipe": "sync", "1f1b": "sync"}.get(schedule, schedule)
+    extra = ["--ef"] if schedule == "2bw-ef" else []
+    schedule = schedule.replace("-ef", "")
     argv = ["--schedule", schedule, "--model", "toy", "--optimizer", "sgd", "--lr", str(LR),
             "--momentum", "0.9", "--weight-decay", str(WD), "--clip", str(CLIP),
             "--steps", str(T), "--batch-size", str(B), "--seq-len", str(L), "--seed", str(SEED),
             "--microbatches", str(M), "--out", str(tmp_path), "--quiet", "--timeout", "60",
-            "--eval-every", str(EVAL_EVERY), "--eval-batches", "2", "--ckpt-every", "4"]
+            "--eval-every", str(EVAL_EVERY), "--eval-batches", "2", "--ckpt-every", "4", *extra]
     res = run_local(argv, P, timeout=120)
     assert all(rc == 0 for rc, _, _ in res), [e[-2000:] for _, _, e in res]
     log = [json.loads(line) for line in open(tmp_path / "log.jsonl")]
@@ -88,20 +93,21 @@ def test_pipeline_equals_reference(schedule, tmp_path):
             torch.testing.assert_close(got[k], want[k], rtol=1e-5, atol=1e-5)
 
 
-def test_2bw_resume_continues_the_same_trajectory(tmp_path):
+@pytest.mark.parametrize("ef", [False, True])
+def test_2bw_resume_continues_the_same_trajectory(ef, tmp_path):
     """4 steps, then --resume to T: the last steps' losses and the final weights equal
     the uninterrupted reference (the checkpoint carries d_3, the pending delayed update)."""
     base = ["--schedule", "2bw", "--model", "toy", "--optimizer", "sgd", "--lr", str(LR),
             "--momentum", "0.9", "--weight-decay", str(WD), "--clip", str(CLIP),
             "--batch-size", str(B), "--seq-len", str(L), "--seed", str(SEED),
-            "--microbatches", str(M), "--quiet", "--timeout", "60"]
+            "--microbatches", str(M), "--quiet", "--timeout", "60"] + (["--ef"] if ef else [])
     a, b = tmp_path / "a", tmp_path / "b"
     res = run_local(base + ["--steps", "4", "--out", str(a)], P, timeout=120)
     assert all(rc == 0 for rc, _, _ in res), [e[-2000:] for _, _, e in res]
     res = run_local(base + ["--steps", str(T), "--out", str(b), "--resume", str(a)], P, timeout=120)
     assert all(rc == 0 for rc, _, _ in res), [e[-2000:] for _, _, e in res]
     log = [json.loads(line) for line in open(b / "log.jsonl")]
-    losses, x, _, _ = reference("2bw")
+    losses, x, _, _ = reference("2bw-ef" if ef else "2bw")
     assert [r["step"] for r in log] == list(range(4, T))
     assert [r["train_loss"] for r in log] == pytest.approx(losses[4:], rel=1e-5)
     for s in range(P):
