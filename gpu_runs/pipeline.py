@@ -390,3 +390,45 @@ def run_local(argv: list[str], nproc: int, timeout: float = 120.0, env: dict | N
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _forked_rank(argv, env, log_path):
+    os.environ.update(env)
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    try:
+        rc = main(argv)
+    except SystemExit as e:
+        rc = e.code if isinstance(e.code, int) else 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(rc or 0)
+
+
+def run_forked(argv: list[str], nproc: int, timeout: float = 120.0, tmp: str | None = None):
+    """Like :func:`run_local` but the ranks are ``fork``-ed from this process (which has
+    already imported torch), skipping the interpreter start; POSIX only, for tests.
+    Returns a list of (returncode, output) per rank."""
+    import multiprocessing as mp
+    import tempfile
+
+    ctx = mp.get_context("fork")
+    port = free_port()
+    tmp = tmp or tempfile.mkdtemp(prefix="pipeline_")
+    procs = []
+    for r in range(nproc):
+        env = dict(RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(nproc), LOCAL_WORLD_SIZE=str(nproc),
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+        p = ctx.Process(target=_forked_rank, args=(argv, env, os.path.join(tmp, f"rank{r}.out")))
+        p.start()
+        procs.append(p)
+    deadline = time.monotonic() + timeout
+    res = []
+    for r, p in enumerate(procs):
+        p.join(max(0.1, deadline - time.monotonic()))
+        if p.is_alive():
+            p.kill()
+            p.join()
+        res.append((p.exitcode, Path(tmp, f"rank{r}.out").read_text()))
+    return res

@@ -1,4 +1,4 @@
-"""Two-process gloo pipeline on the toy model vs an independent single-process simulator
+"""Two-process gloo pipeline (ranks forked from the test process) on the toy model vs an independent single-process simulator
 of the three recursions (sync, delayed by one, PipeDream per-block delays), with global
 norm clipping on and weight decay on (so the weights the optimizer sees matter)."""
 import json
@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from gpu_runs.pipeline import run_local
+from gpu_runs.pipeline import run_forked
 from gpu_runs.pipeline_stage import split_layers
 from gpu_runs.pipeline_toy import ToyLM, sgd_momentum, toy_batch
 
@@ -73,8 +73,8 @@ def test_pipeline_equals_reference(schedule, tmp_path):
             "--steps", str(T), "--batch-size", str(B), "--seq-len", str(L), "--seed", str(SEED),
             "--microbatches", str(M), "--out", str(tmp_path), "--quiet", "--timeout", "60",
             "--eval-every", str(EVAL_EVERY), "--eval-batches", "2", "--ckpt-every", "4", *extra]
-    res = run_local(argv, P, timeout=120)
-    assert all(rc == 0 for rc, _, _ in res), [e[-2000:] for _, _, e in res]
+    res = run_forked(argv, P, timeout=120)
+    assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
     log = [json.loads(line) for line in open(tmp_path / "log.jsonl")]
     losses, x, val, history = reference(mode)
     assert [r["step"] for r in log] == list(range(T))
@@ -102,10 +102,10 @@ def test_2bw_resume_continues_the_same_trajectory(ef, tmp_path):
             "--batch-size", str(B), "--seq-len", str(L), "--seed", str(SEED),
             "--microbatches", str(M), "--quiet", "--timeout", "60"] + (["--ef"] if ef else [])
     a, b = tmp_path / "a", tmp_path / "b"
-    res = run_local(base + ["--steps", "4", "--out", str(a)], P, timeout=120)
-    assert all(rc == 0 for rc, _, _ in res), [e[-2000:] for _, _, e in res]
-    res = run_local(base + ["--steps", str(T), "--out", str(b), "--resume", str(a)], P, timeout=120)
-    assert all(rc == 0 for rc, _, _ in res), [e[-2000:] for _, _, e in res]
+    res = run_forked(base + ["--steps", "4", "--out", str(a)], P, timeout=120)
+    assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
+    res = run_forked(base + ["--steps", str(T), "--out", str(b), "--resume", str(a)], P, timeout=120)
+    assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
     log = [json.loads(line) for line in open(b / "log.jsonl")]
     losses, x, _, _ = reference("2bw-ef" if ef else "2bw")
     assert [r["step"] for r in log] == list(range(4, T))
