@@ -36,9 +36,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def list_profile(profile) -> str:
+    """The figures, the runs each adds (not shared with an earlier figure) and time estimates."""
+    from .estimates import EXTERNAL_S, fmt_seconds, run_seconds, total_seconds
     from .runs import describe
-    lines = [f"profile {profile.name}: {profile.description}"]
-    seen = set()
+    lines = [f"profile {profile.name}: {profile.description}",
+             f"  ({profile.jobs} training process(es); estimates from paper_figs/estimates.py)"]
+    seen, all_new, ext = set(), [], []
     for name, mod in CATALOG.items():
         if not profile.runs_figure(name):
             lines.append(f"  {name}: not run in this profile")
@@ -46,9 +49,19 @@ def list_profile(profile) -> str:
         runs = mod.runs(profile)
         new = [s for s in runs if repr(sorted(s.items())) not in seen]
         seen.update(repr(sorted(s.items())) for s in runs)
-        lines.append(f"  {name}: {len(runs)} run(s), {len(new)} not shared with an earlier figure"
-                     + ("" if runs else " (no training; calls verify / theory / the benchmark)"))
-        lines += [f"    {describe(s)}" for s in new]
+        all_new += new
+        if not runs:
+            ext.append(EXTERNAL_S.get(name))
+            lines.append(f"  {name}: no training (calls verify / theory / the benchmark), "
+                         f"{fmt_seconds(EXTERNAL_S.get(name))}")
+            continue
+        lines.append(f"  {name}: {len(runs)} run(s), {len(new)} new, "
+                     f"{fmt_seconds(total_seconds(new, profile.jobs))}")
+        lines += [f"    {describe(s)}  [{fmt_seconds(run_seconds(s))} serial]" for s in new]
+    train = total_seconds(all_new, profile.jobs)
+    known_ext = sum(e for e in ext if e is not None)
+    lines.append(f"  total training: {len(all_new)} run(s), {fmt_seconds(train)}; plus external "
+                 f"calls {fmt_seconds(known_ext)}" + (" + unmeasured ones" if None in ext else ""))
     return "\n".join(lines)
 
 

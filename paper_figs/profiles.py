@@ -109,13 +109,13 @@ _register(Profile(
 _register(Profile(
     name="full",
     description="every figure at CPU scale (hours; resumable through the cache): tiny and "
-                "small models, 1500 steps, 2 seeds for Figure 3, horizons 1500 / 3000",
+                "small models, 1500 steps, 2 seeds for Figure 3, horizons 1500 / 3000 / 6000",
     base=_CPU_BASE, steps=1500, evals=15,
     figures=ALL_FIGURES,
     seeds_main=(0, 1),
     mitigation_optimizers=TABLE1_OPTIMIZERS,
     momentum_optimizers=("adamw", "muon", "lion", "nadam"),
-    horizons=(750, 1500, 3000),
+    horizons=(1500, 3000, 6000),
     jobs=2, threads_per_job=1,
     quick_external=False,
 ))

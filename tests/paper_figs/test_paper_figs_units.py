@@ -113,7 +113,7 @@ def test_no_training_figure_below_the_honest_horizon():
     for name, p in PROFILES.items():
         if name == "micro":
             continue
-        assert p.steps >= 1500 and min(p.horizons) >= 750, name
+        assert p.steps >= 1500 and min(p.horizons) >= 1500, name
         assert "fig3" in p.figures and "theory" in p.figures and "pipeline" in p.figures
 
 

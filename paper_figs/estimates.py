@@ -1,0 +1,42 @@
+"""Rough run-time estimates for ``--list`` (seconds; measured on the 2-core CPU machine).
+
+Sources:
+- ``SEC_PER_STEP["tiny"]``: the issue's measurement, a 1500-step tiny run (2 layers,
+  width 128, batch 32 x 64 bytes) takes about 90-110 s with 2 threads -> 0.067 s/step.
+- ``PAIR_FACTOR``: two runs side by side with 1 thread each took 1.31x the time of one
+  2-thread run (proxy: a 2-layer width-128 torch transformer, 60 steps, 15.9 s for the
+  pair vs 12.1 s for one; rerun ``python -m paper_figs.parallel_bench`` with the real
+  trainer to refresh). So ``jobs=2`` costs 1.31 / 2 = 0.66 of the serial time.
+- ``EXTERNAL_S``: ``pipeline_bench.run_bench(quick=True)`` took 79 s here; the theory
+  delay-price curve < 1 s; verify's quick report and figures: not measured yet (None).
+Unknown entries print as "unknown", never as a guess.
+"""
+from __future__ import annotations
+
+SEC_PER_STEP: dict[str, float] = {"tiny": 0.067}
+PAIR_FACTOR = 1.31
+EXTERNAL_S: dict[str, float | None] = {"pipeline": 79.0, "theory": None}
+
+
+def run_seconds(settings: dict) -> float | None:
+    """Serial (2-thread) seconds of one run, scaled from SEC_PER_STEP by steps and tokens/step."""
+    sps = SEC_PER_STEP.get(settings.get("config"))
+    if sps is None or settings.get("device", "cpu") != "cpu":
+        return None
+    tokens = settings.get("batch_size", 32) * settings.get("seq_len", 64) / (32 * 64)
+    return sps * settings["steps"] * tokens
+
+
+def total_seconds(runs: list[dict], jobs: int) -> float | None:
+    """Estimated wall time of ``runs`` with ``jobs`` processes (None if any run is unknown)."""
+    secs = [run_seconds(s) for s in runs]
+    if any(s is None for s in secs):
+        return None
+    serial = sum(secs)
+    return serial * PAIR_FACTOR / 2 if jobs >= 2 else serial
+
+
+def fmt_seconds(s: float | None) -> str:
+    if s is None:
+        return "unknown"
+    return f"~{s / 60:.0f} min" if s >= 120 else f"~{s:.0f} s"
