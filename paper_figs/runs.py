@@ -96,13 +96,18 @@ def _train_one(deps: Deps, cache: Cache, key: str, settings: dict, full: dict,
     return wall
 
 
-def _worker(cache_root: str, key: str, settings: dict, full: dict, threads: int):
-    """Process-pool entry: train one run with the real trainer, cache it, return (key, err, wall)."""
+def _worker(cache_root: str, key: str, settings: dict, full: dict, threads: int,
+            deps_factory: Callable[[], Deps] | None = None):
+    """Process-pool entry: train one run, cache it, return (key, err, wall).
+
+    ``deps_factory`` (a picklable module-level function; tests only) builds the worker's
+    Deps; by default the real ones."""
     if threads:
         import torch
         torch.set_num_threads(threads)
     try:
-        wall = _train_one(Deps(), Cache(cache_root), key, settings, full, progress=False)
+        deps = deps_factory() if deps_factory else Deps()
+        wall = _train_one(deps, Cache(cache_root), key, settings, full, progress=False)
         return key, None, wall
     except Exception as e:  # reported, not cached: it reruns next time
         return key, f"{type(e).__name__}: {e}", 0.0
@@ -117,11 +122,12 @@ class Runner:
 
     def __init__(self, deps: Deps, cache: Cache, *, jobs: int = 1, threads: int = 0,
                  force: bool = False, progress: bool = True,
-                 log: Callable[[str], None] | None = None):
+                 log: Callable[[str], None] | None = None,
+                 worker_deps: Callable[[], Deps] | None = None):
         if jobs < 1:
             raise ValueError(f"jobs: must be >= 1, got {jobs}")
         self.deps, self.cache, self.jobs, self.threads = deps, cache, jobs, threads
-        self.force, self.progress = force, progress
+        self.force, self.progress, self.worker_deps = force, progress, worker_deps
         self.log = log or (lambda s: print(s, file=sys.stderr, flush=True))
         self.outcomes: dict[str, Outcome] = {}
         self.trained = 0
@@ -161,7 +167,7 @@ class Runner:
         if todo:
             self.log(f"[runs] {len(todo)} to train, {n_cached} from cache "
                      f"({self.jobs} process(es))")
-        if self.jobs == 1 or len(todo) == 1 or not self.deps.real:  # fakes stay in-process
+        if self.jobs == 1 or len(todo) == 1 or not (self.deps.real or self.worker_deps):
             self._serial(todo)
         else:
             self._parallel(todo)
@@ -201,7 +207,8 @@ class Runner:
             futs = {}
             for key, (s, full) in todo.items():
                 self.log(f"[queued] {describe(s)} (key {key})")
-                futs[ex.submit(_worker, str(self.cache.root), key, s, full, self.threads)] = key
+                futs[ex.submit(_worker, str(self.cache.root), key, s, full, self.threads,
+                                     self.worker_deps)] = key
             for i, fut in enumerate(as_completed(futs), 1):
                 try:
                     key, err, wall = fut.result()

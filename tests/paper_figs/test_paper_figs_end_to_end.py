@@ -80,3 +80,21 @@ def test_profile_leaves_figures_out_explicitly(tmp_path):
     assert status["fig3"] == "done"
     assert all(s == "not run in this profile" for n, s in status.items() if n != "fig3")
     assert "not run in this profile" in (tmp_path / "REPORT.md").read_text()
+
+
+def test_parallel_workers_fill_the_same_cache(tmp_path):
+    """jobs=2 (what quick uses): spawned workers train and cache; the parent then reads them."""
+    from paper_figs_fakes import fake_deps as factory
+
+    from paper_figs.cache import Cache
+    from paper_figs.figures import fig3
+    from paper_figs.runs import Runner
+
+    p = get_profile("micro", seeds_main=(0,))
+    settings = fig3.runs(p)
+    runner = Runner(fake_deps(), Cache(tmp_path), jobs=2, threads=1, log=_quiet, worker_deps=factory)
+    outs = runner.run_all(settings)
+    assert all(o.ok and o.trained for o in outs) and runner.trained == len(settings) == 6
+    assert len(list(tmp_path.glob("*.json"))) == 6
+    again = Runner(fake_deps(FakeTrainer()), Cache(tmp_path), log=_quiet)
+    assert all(o.ok for o in again.run_all(settings)) and again.trained == 0
