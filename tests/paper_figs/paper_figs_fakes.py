@@ -70,7 +70,13 @@ def fake_theory_figures(out_dir, quick=True):
 
 
 def fake_run_report(quick, out_dir):
-    return {"all_hold": True, "checks": 3}
+    checks = [{"bound": b, "problem": "quad", "run_variant": v, "holds": True, "tightness": 0.5}
+              for b in ("derived_delayed_theorem", "derived_ef_lemma_worst", "paper_delayed_noise_literal")
+              for v in ("delayed", "ef")]
+    return {"quick": quick, "backend": "fake", "steps": 10, "seeds": 4, "lr": 0.05, "mu": 0.1,
+            "checks": checks, "mutants": [{"mutant": "m", "caught": True}],
+            "adversarial": [{"bound": "derived_delayed_theorem", "confirmed_ratio": 0.7, "violated": False}],
+            "figures": [str(p) for p in fake_theory_figures(out_dir)]}
 
 
 def fake_delay_price(K, variant="delayed", **constants):
