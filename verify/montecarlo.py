@@ -80,24 +80,28 @@ def simulate(problem, noise, opt, mu: float, lr: float, steps: int, seeds: int, 
         Y = opt.virtual_iterate(params, state)["X"]
         gX = problem.grad(X)
         gY = gX if Y is X else problem.grad(Y)
-        direction = geo.lmo(gX if m_prev is None else m_prev)
-        dfull = torch.zeros(full, dtype=torch.float64)
-        dfull[idx] = direction
+        dfull = None
+        if getattr(noise, "needs_direction", False):  # only the aligned model: skip an LMO otherwise
+            dfull = torch.zeros(full, dtype=torch.float64)
+            dfull[idx] = geo.lmo(gX if m_prev is None else m_prev)
         xi = noise.sample(full, gen, direction=dfull)[idx]
         updates, state = opt.update({"X": gX + xi}, state, params)
         m = find_field(state, "momentum")["X"]
         e = xi if e is None else (1 - mu) * e + mu * xi
-        r = geo.norm(X - Y)
+        same = Y is X  # sync: y_t = x_t, reuse the x-side norms
+        r = torch.zeros(R, dtype=torch.float64) if same else geo.norm(X - Y)
         r_w = r if r_w is None else (1 - mu) * r_w + mu * r
-        vals = {"err_x": geo.dual_norm(m - gX), "err_y": geo.dual_norm(m - gY),
-                "gx": geo.dual_norm(gX), "gy": geo.dual_norm(gY), "r_w": r_w}
+        err_x, gx = geo.dual_norm(m - gX), geo.dual_norm(gX)
+        vals = {"err_x": err_x, "err_y": err_x if same else geo.dual_norm(m - gY),
+                "gx": gx, "gy": gx if same else geo.dual_norm(gY), "r_w": r_w}
         for k in ("gx", "gy", "err_x", "err_y"):
             sums[k] += vals[k]
         sums["r_avg"] += r_w
         if t % stride == 0:
             i = t // stride
-            vals.update(noise=geo.dual_norm(e), bias_x=geo.dual_norm(m - e - gX),
-                        bias_y=geo.dual_norm(m - e - gY), f=problem.f(X), r=r)
+            bias_x = geo.dual_norm(m - e - gX)
+            vals.update(noise=geo.dual_norm(e), bias_x=bias_x,
+                        bias_y=bias_x if same else geo.dual_norm(m - e - gY), f=problem.f(X), r=r)
             for k in SERIES:
                 series[k][i] = vals[k]
             rec_steps.append(t)

@@ -99,6 +99,7 @@ class StudentT:
 class Aligned:
     sigma: float
     name: str = "aligned"
+    needs_direction: bool = True
 
     def __post_init__(self):
         _check_sigma(self.sigma)

@@ -102,3 +102,25 @@ def test_shrinking_a_planted_counterexample_gives_a_readable_minimal_example():
     assert ex.m == 1 and ex.n == 1 and ex.steps <= 3 and ex.sigma == 0.0  # minimal
     assert check_bound(mut, eval(repr(ex), {"Instance": Instance}).run(seeds=2)).violated  # repr reproduces
     assert len(repr(ex)) < 300
+
+
+def test_cli_help_and_adversarial_search_finds_the_paper_reading_false():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "verify", "--help"], capture_output=True, text=True, check=True)
+    assert "--quick" in out.stdout and "--out" in out.stdout
+    from verify.adversarial import search
+    r = search(get("paper_delayed_noise_consistent"), Instance(kind="vector", geometry="sign", noise="gaussian"),
+               n_random=4, n_local=0, seeds=4, steps=30, confirm_seeds=8)
+    assert r["violated"] and r["confirmed_ratio"] > 1
+
+
+@pytest.mark.skipif(not __import__("verify.variants").variants.lmo_available(),
+                    reason="lmo.lmo_momentum (with m_0 = g_0) / lmo.delay / lmo.error_feedback not in the tree yet")
+@pytest.mark.parametrize("variant", ["sync", "delayed", "ef", "pipedream"])
+def test_lmo_backend_equals_the_reference_recursion(variant):
+    p = random_quadratic(3, 3, Spectral(), torch.Generator().manual_seed(4))
+    a = run(p, Gaussian(0.5), variant, 0.05, 0.2, 10, 3, backend="lmo")
+    b = run(p, Gaussian(0.5), variant, 0.05, 0.2, 10, 3, backend="reference")
+    for k in a.series:
+        np.testing.assert_allclose(a.series[k], b.series[k], rtol=1e-7, atol=1e-9, err_msg=k)
