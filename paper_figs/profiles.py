@@ -63,6 +63,7 @@ class Profile:
     horizons: tuple = (1500, 3000)
     horizon_optimizers: tuple = ("adamw", "muon")
     pipedream_optimizers: tuple = ("adamw", "muon")
+    pipedream_size: str = "small"  # stages <= layers: tiny has 2, small 4 (delays 3, 2, 1, 0 at P=4)
     pipedream_stages: int = 4
     quick_external: bool = True
     jobs: int = 1
@@ -125,7 +126,8 @@ _register(Profile(
     base={"batch_size": 64, "seq_len": 512, "device": "cuda"},
     steps=5000, evals=25,
     figures=ALL_FIGURES,
-    sizes=("135m", "360m"), main_size="135m", mitigation_size="360m",
+    sizes=("135m", "360m"), main_size="135m", mitigation_size="360m", pipedream_size="135m",
+    pipedream_stages=8,
     seeds_main=(0, 1),
     mitigation_optimizers=TABLE1_OPTIMIZERS,
     momentum_optimizers=("adamw", "muon", "lion", "nadam"),
@@ -142,7 +144,7 @@ _register(Profile(
     seeds_main=(0, 1),
     momentum_optimizers=("adamw", "muon"), momentum_grid=(0.9, 0.95),
     horizons=(4, 8),
-    pipedream_optimizers=("adamw",), pipedream_stages=2,
+    pipedream_optimizers=("adamw",), pipedream_stages=2, pipedream_size="tiny",
     verdicts_meaningful=False,
     horizon_note="micro profile: a few steps, only to exercise the pipeline; its numbers mean nothing.",
 ))
