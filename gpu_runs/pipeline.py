@@ -87,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds without progress before a rank gives up (watchdog and gloo timeout)")
     p.add_argument("--toy-layers", type=int, default=4)
     p.add_argument("--toy-dim", type=int, default=16)
+    p.add_argument("--toy-tied", action="store_true", help="toy model with the head tied to the embedding")
     p.add_argument("--fault", default=None,
                    help="testing: RANK:STEP:KIND with KIND in raise|exit|hang; that rank fails "
                         "at the first forward of STEP")
@@ -147,7 +148,7 @@ class Problem:
 def toy_problem(args) -> Problem:
     from gpu_runs.pipeline_toy import ToyLM, sgd_momentum, toy_batch
 
-    model = ToyLM(vocab=32, dim=args.toy_dim, num_layers=args.toy_layers, seed=args.seed)
+    model = ToyLM(vocab=32, dim=args.toy_dim, num_layers=args.toy_layers, seed=args.seed, tied=args.toy_tied)
     lr = args.lr if args.lr is not None else 0.05
     if args.optimizer != "sgd":
         raise ValueError(f"--model toy supports --optimizer sgd only, got {args.optimizer!r}")
@@ -219,30 +220,36 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
     if args.fault is not None:
         fr, fs, fk = args.fault.split(":")
         fault = (int(fr), int(fs), fk)
-    opt = prob.build_opt({k: v for k, v in module.named_parameters()})
     eval_steps = eval_steps_of(args)
+    start = resume_step(args)
+    tied = tied_role(prob.model, rank, P, args, M, eval_steps, start)
+    own = {k: v for k, v in module.named_parameters() if not (tied and tied[0] == "user" and k == tied[1])}
+    opt = prob.build_opt(own)
     val = [prob.val_batch(i) for i in range(args.eval_batches)] if eval_steps else []
     hook = None
     if args.synthetic_ms is not None:
         delay = dict(zip("FB", (float(v) / 1e3 for v in args.synthetic_ms.split(","))))
         hook = lambda kind: time.sleep(delay[kind])
+    acts = stage_actions(args.schedule, rank, P, args.microbatches, args.steps, start)
+    acts = with_evals(acts, args.schedule, M, [t for t in eval_steps if t >= start])
     engine = StageEngine(
         module, rank, P, opt, batch=batch, act_shape=(mb_rows, args.seq_len, prob.dim),
         loss_scale=1.0 / M, update_params="current" if args.schedule == "pipedream" else "stash",
         max_norm=prob.max_norm, clip_group=clip_group, device=device, on_progress=watchdog.beat,
-        compute_hook=hook, val_batches=val, error_feedback=args.ef)
-    start = 0
+        compute_hook=hook, val_batches=val, error_feedback=args.ef,
+        tied=tied)
     if args.resume is not None:
         ck = torch.load(Path(args.resume) / f"ckpt_stage{rank}.pt", map_location="cpu", weights_only=True)
         if ck["schedule"] != args.schedule or ck.get("stages", P) != P or ck.get("microbatches", M) != M:
             raise ValueError(f"--resume: checkpoint is {ck['schedule']} P={ck.get('stages')} "
                              f"M={ck.get('microbatches')}, this run {args.schedule} P={P} M={M}")
-        start = int(ck["step"])
-        if start >= args.steps:
-            raise ValueError(f"--resume: checkpoint is at step {start} >= --steps {args.steps}")
+        tied_w = None
+        if engine.tied_role == "user":
+            tied_w = torch.load(Path(args.resume) / "ckpt_stage0.pt", map_location="cpu",
+                                weights_only=True)["params"]["embed.weight"]
         engine.restore(ck["params"], ck["opt_state"],
                        ck["last_update"] if args.schedule == "2bw" else None, start,
-                       ck.get("prev_update") if args.ef else None)
+                       ck.get("prev_update") if args.ef else None, tied_w)
     out = Path(args.out) if args.out else None
     last = rank == P - 1
     log_f = None
@@ -283,8 +290,6 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
                           f"({rec['step_time']*1e3:.0f} ms)", flush=True)
 
     done_u, done_e = set(), set()
-    acts = stage_actions(args.schedule, rank, P, args.microbatches, args.steps, start)
-    acts = with_evals(acts, args.schedule, M, [t for t in eval_steps if t >= start])
     t0 = time.perf_counter()
     engine.run(acts, on_action)
     wall = time.perf_counter() - t0
@@ -293,6 +298,40 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
     if log_f is not None:
         log_f.close()
     return dict(rank=rank, wall=wall)
+
+
+def resume_step(args) -> int:
+    if args.resume is None:
+        return 0
+    ck = torch.load(Path(args.resume) / "ckpt_stage0.pt", map_location="cpu", weights_only=True)
+    start = int(ck["step"])
+    if start >= args.steps:
+        raise ValueError(f"--resume: checkpoint is at step {start} >= --steps {args.steps}")
+    return start
+
+
+def tied_role(model, rank: int, P: int, args, M: int, eval_steps, start: int):
+    """The engine's ``tied`` argument when ``lm_head.weight is embed.weight`` and P > 1:
+    the first stage owns it; the last stage gets, per ("F", mb) / ("E", step), how many
+    weight updates the first stage had applied at that point of its own action list."""
+    if P == 1 or model.lm_head.weight is not model.embed.weight:
+        return None
+    if rank == 0:
+        return ("owner", "embed.weight", P - 1)
+    if rank != P - 1:
+        return None
+    acts0 = with_evals(stage_actions(args.schedule, 0, P, args.microbatches, args.steps, start),
+                       args.schedule, M, [t for t in eval_steps if t >= start])
+    count, version_of = 0, {}
+    for a in acts0:
+        if a.kind == "U" and a.apply:
+            count += 1
+        elif a.kind == "F":
+            version_of[("F", a.mb)] = count
+        elif a.kind == "E":
+            version_of[("E", a.step)] = count
+    version_of[("end", None)] = count  # drained after the run: every version sent is received
+    return ("user", "lm_head.weight", 0, version_of)
 
 
 def eval_steps_of(args) -> list[int]:
@@ -397,6 +436,8 @@ def _forked_rank(argv, env, log_path):
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
     try:
         rc = main(argv)
     except SystemExit as e:

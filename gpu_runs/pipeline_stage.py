@@ -11,7 +11,15 @@ separate process group, launched asynchronously at ``R`` and awaited at ``U``.
 
 Activations and their gradients travel over torch.distributed P2P (gloo on CPU, NCCL on
 GPU): forward activations with tag 0 from s to s+1, gradients with tag 1 from s to s-1,
-evaluation activations with tag 2. Per (peer, tag) messages match in FIFO order, which the
+evaluation activations with tag 2.
+
+Tied embedding / head (one tensor ``embed.weight`` = ``lm_head.weight`` split across the
+first and last stage): the first stage owns it (its optimizer, its delay, as
+``gpu_runs.model.stage_of_params`` says); the last stage uses a copy. The last stage
+sends its head gradient of step t to the first (tag 4) at R(t), where it is added to the
+embedding gradient; the first sends every new version of the weight to the last (tag 3),
+and the last stage's forward of microbatch k uses the version the first stage's forward
+of k used (``tied_version_of``, derived from the first stage's action list). Per (peer, tag) messages match in FIFO order, which the
 schedules' fixed microbatch order makes unambiguous.
 """
 from __future__ import annotations
@@ -26,7 +34,7 @@ from torch import nn
 
 from gpu_runs.pipeline_schedules import Action
 
-TAG_ACT, TAG_GRAD, TAG_EVAL = 0, 1, 2
+TAG_ACT, TAG_GRAD, TAG_EVAL, TAG_TIED_W, TAG_TIED_G = 0, 1, 2, 3, 4
 
 
 # ----------------------------------------------------------------------------- split
@@ -102,7 +110,7 @@ class StageEngine:
                  max_norm: float | None = None, clip_eps: float = 1e-6, clip_group=None,
                  device="cpu", on_progress: Callable | None = None,
                  compute_hook: Callable | None = None, val_batches: list | None = None,
-                 error_feedback: bool = False):
+                 error_feedback: bool = False, tied: tuple | None = None):
         if update_params not in ("stash", "current"):
             raise ValueError(f"update_params must be 'stash' or 'current', got {update_params!r}")
         self.module, self.stage, self.P = module, stage, num_stages
@@ -119,6 +127,16 @@ class StageEngine:
         self.val_batches = val_batches or []
         self.val_losses: dict = {}  # step -> mean validation loss on x_{step+1}, last stage
         params = {k: v.detach().clone() for k, v in module.named_parameters()}
+        # tied = ("owner", name, peer) on the first stage, ("user", name, peer, version_of) on the last
+        self.tied = tied
+        self.tied_role = None if tied is None else tied[0]
+        if self.tied_role == "user":
+            self.tied_name, self.tied_peer, self.tied_version_of = tied[1], tied[2], tied[3]
+            self.tied_versions = {0: params.pop(self.tied_name).requires_grad_(True)}
+            self.tied_count = 0
+            self.tied_acc: dict = {}
+        elif self.tied_role == "owner":
+            self.tied_name, self.tied_peer = tied[1], tied[2]
         self.names = list(params)
         self.opt_state = opt.init(params)
         self.version_id = 0
@@ -133,6 +151,7 @@ class StageEngine:
         self.last_update = None  # d_t of the last U (for a checkpoint's pending update)
         self.base_at_last_update = None  # the current weights just before the last U applied
         self.restored_update = None  # (step, d_step) from a checkpoint, applied at U(step)
+        self._eval_step = None
 
     @staticmethod
     def _leaves(params: Mapping) -> dict:
@@ -140,7 +159,8 @@ class StageEngine:
 
     @property
     def params(self) -> dict:
-        """The current version, detached."""
+        """The current version, detached (the last stage's tied copy excluded: it is the
+        first stage's)."""
         return {k: v.detach() for k, v in self.versions[self.version_id].items()}
 
     def set_params(self, params: Mapping) -> None:
@@ -174,6 +194,8 @@ class StageEngine:
             self.on_progress()
             if on_action is not None:
                 on_action(a)
+        if self.tied_role == "user":
+            self._tied_leaf(("end", None))
         self._reap(wait=True)
 
     def _inputs(self, mb: int):
@@ -184,13 +206,27 @@ class StageEngine:
             h = self._recv(self.stage - 1, TAG_ACT).requires_grad_(True)
         return h, (y.to(self.device) if self.last else None)
 
+    def _tied_leaf(self, key) -> torch.Tensor:
+        """User side: the owner's version of the tied weight for ("F", mb) or ("E", step)."""
+        want = self.tied_version_of[key]
+        while self.tied_count < want:
+            w = self._recv(self.tied_peer, TAG_TIED_W, tuple(self.tied_versions[self.tied_count].shape))
+            self.tied_count += 1
+            self.tied_versions[self.tied_count] = w.requires_grad_(True)
+        return self.tied_versions[want]
+
+    def _with_tied(self, version: dict, key) -> dict:
+        if self.tied_role != "user":
+            return version
+        return {**version, self.tied_name: self._tied_leaf(key)}
+
     def _F(self, a: Action) -> None:
         h, y = self._inputs(a.mb)
         vid = self.step_version.setdefault(a.step, self.version_id)
         if vid != self.version_id and self.update_params == "stash":
             raise RuntimeError(f"stage {self.stage}: step {a.step} started on version {vid} "
                                f"but microbatch {a.mb} would run on {self.version_id}")
-        version = self.versions[self.version_id]
+        version = self._with_tied(self.versions[self.version_id], ("F", a.mb))
         if self.compute_hook is not None:
             self.compute_hook("F")
         out = torch.func.functional_call(self.module, version, (h, y) if self.last else (h,))
@@ -199,19 +235,25 @@ class StageEngine:
             out = out * self.loss_scale
         else:
             self._send(out.detach(), self.stage + 1, TAG_ACT)
-        self.stash[a.mb] = (self.version_id, h, out)
+        self.stash[a.mb] = (self.version_id, h, out, version.get(getattr(self, "tied_name", None)))
 
     def _B(self, a: Action) -> None:
-        vid, h, out = self.stash.pop(a.mb)
+        vid, h, out, tied_leaf = self.stash.pop(a.mb)
         version = self.versions[vid]
         grad_out = None if self.last else self._recv(self.stage + 1, TAG_GRAD)
         if self.compute_hook is not None:
             self.compute_hook("B")
         wrt = ([] if self.first else [h]) + [version[k] for k in self.names]
+        if self.tied_role == "user":
+            wrt.append(tied_leaf)
         grads = torch.autograd.grad(out, wrt, grad_outputs=grad_out, allow_unused=True)
         if not self.first:
             self._send(grads[0], self.stage - 1, TAG_GRAD)
             grads = grads[1:]
+        if self.tied_role == "user":
+            tg, grads = grads[-1], grads[:-1]
+            prev = self.tied_acc.get(a.step)
+            self.tied_acc[a.step] = tg if prev is None else prev + tg
         acc = self.acc.get(a.step)
         new = {k: (torch.zeros_like(version[k]) if g is None else g) for k, g in zip(self.names, grads)}
         self.acc[a.step] = new if acc is None else {k: acc[k] + new[k] for k in self.names}
@@ -219,6 +261,11 @@ class StageEngine:
 
     def _R(self, a: Action) -> None:
         g = self.acc.pop(a.step)
+        if self.tied_role == "user":
+            self._send(self.tied_acc.pop(a.step), self.tied_peer, TAG_TIED_G)
+        elif self.tied_role == "owner":
+            w = g[self.tied_name]
+            g = {**g, self.tied_name: w + self._recv(self.tied_peer, TAG_TIED_G, tuple(w.shape))}
         sq = torch.zeros((), dtype=torch.float64, device=self.device)
         for v in g.values():
             sq = sq + v.detach().double().pow(2).sum()
@@ -228,7 +275,7 @@ class StageEngine:
         self.pending[a.step] = (g, sq, work)
 
     def restore(self, params: Mapping, opt_flat: Mapping, last_update: Mapping | None, step: int,
-                prev_update: Mapping | None = None) -> None:
+                prev_update: Mapping | None = None, tied_weight: torch.Tensor | None = None) -> None:
         """Continue from a checkpoint taken after ``step`` steps: weights x_step, the
         optimizer state, and (2bw) the pending d_{step-1} that ``U(step-1)`` will apply
         (with error feedback also d_{step-2})."""
@@ -241,6 +288,9 @@ class StageEngine:
             self.restored_update = (step - 1, dev(last_update))
         if prev_update:
             self.prev_update = dev(prev_update)
+        if self.tied_role == "user":
+            self.tied_versions = {0: tied_weight.to(self.device).clone().requires_grad_(True)}
+            self.tied_count = 0
 
     def _U(self, a: Action) -> None:
         restored = self.restored_update
@@ -276,16 +326,23 @@ class StageEngine:
             self.version_id += 1
             self.versions[self.version_id] = self._leaves(
                 {k: cur[k].detach() + updates[k].to(cur[k].dtype) for k in self.names})
+            if self.tied_role == "owner":
+                self._send(self.versions[self.version_id][self.tied_name].detach(), self.tied_peer, TAG_TIED_W)
         self._gc()
 
     def _gc(self) -> None:
         """Drop versions no stashed microbatch, open step or the present still needs."""
-        live = {self.version_id} | {v for v, _, _ in self.stash.values()} | set(self.step_version.values())
+        live = {self.version_id} | {v[0] for v in self.stash.values()} | set(self.step_version.values())
         for vid in [v for v in self.versions if v not in live]:
             del self.versions[vid]
+        if self.tied_role == "user":
+            keep = {id(v[3]) for v in self.stash.values()}
+            for n in [n for n, w in self.tied_versions.items() if n < self.tied_count and id(w) not in keep]:
+                del self.tied_versions[n]
 
     # ------------------------------------------------------------------ evaluation
     def _E(self, a: Action) -> None:
+        self._eval_step = a.step
         losses = [self.eval_forward(x, y) for x, y in self.val_batches]
         if self.last:
             self.val_losses[a.step] = sum(losses) / max(1, len(losses))
@@ -296,7 +353,8 @@ class StageEngine:
         with torch.no_grad():
             shape = (y.shape[0],) + self.act_shape[1:]
             h = x.to(self.device) if self.first else self._recv(self.stage - 1, TAG_EVAL, shape)
-            out = torch.func.functional_call(self.module, self.versions[self.version_id],
+            version = self._with_tied(self.versions[self.version_id], ("E", self._eval_step))
+            out = torch.func.functional_call(self.module, version,
                                              (h, y.to(self.device)) if self.last else (h,))
         if self.last:
             return float(out)

@@ -3,7 +3,7 @@ without the real model (tests, the synthetic benchmark).
 
 ``ToyLM`` has the attributes the stage splitter needs (``embed``, ``layers``, ``norm``,
 ``lm_head``): token embedding, residual tanh-MLP layers h <- h + W2 tanh(W1 h), LayerNorm,
-linear head. ``toy_batch(seed, step, batch_size, seq_len, vocab)`` draws token ids from
+linear head (``tied``: the head's weight is the embedding's). ``toy_batch(seed, step, batch_size, seq_len, vocab)`` draws token ids from
 ``torch.Generator`` seeded by (seed, step), targets = inputs shifted by one.
 ``sgd_momentum(lr, momentum, weight_decay)`` is the heavy-ball optimizer in the ``lmo``
 protocol, d_t = -lr (m_t + wd x_t), m_t = beta m_{t-1} + g_t.
@@ -27,7 +27,8 @@ class ToyLayer(nn.Module):
 
 
 class ToyLM(nn.Module):
-    def __init__(self, vocab: int = 32, dim: int = 16, num_layers: int = 4, seed: int = 0):
+    def __init__(self, vocab: int = 32, dim: int = 16, num_layers: int = 4, seed: int = 0,
+                 tied: bool = False):
         super().__init__()
         g = torch.Generator().manual_seed(seed)
         self.embed = nn.Embedding(vocab, dim)
@@ -38,6 +39,8 @@ class ToyLM(nn.Module):
             for p in self.parameters():
                 if p.ndim > 1:
                     p.copy_(torch.randn(p.shape, generator=g) / p.shape[-1] ** 0.5)
+        if tied:
+            self.lm_head.weight = self.embed.weight
         self.vocab, self.dim = vocab, dim
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

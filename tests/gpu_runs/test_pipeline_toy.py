@@ -23,10 +23,10 @@ def block_stage(name, num_layers):
     return P - 1
 
 
-def reference(mode):
+def reference(mode, tied=False):
     """Losses and final weights of: sync x+=d_t; 2bw x+=d_{t-1}; pipedream x+=d_t with
     g_t taken at the mixed point (block s from x_{max(0, t - tau_s)}, tau_s = P-1-s)."""
-    model = ToyLM(vocab=32, dim=16, num_layers=4, seed=SEED)
+    model = ToyLM(vocab=32, dim=16, num_layers=4, seed=SEED, tied=tied)
     names = [k for k, _ in model.named_parameters()]
     x = {k: v.detach().clone() for k, v in model.named_parameters()}
     opt = sgd_momentum(LR, 0.9, WD)
@@ -63,10 +63,15 @@ def reference(mode):
     return losses, x, val, history
 
 
-@pytest.mark.parametrize("schedule", ["gpipe", "1f1b", "2bw", "pipedream", "2bw-ef"])
+@pytest.mark.parametrize("schedule", ["gpipe", "1f1b", "2bw", "pipedream", "2bw-ef",
+                                      "1f1b-tied", "2bw-tied", "pipedream-tied"])
 def test_pipeline_equals_reference(schedule, tmp_path):
+    """Losses, validation losses, mid-run and final weights. '-tied': head = embedding,
+    owned by stage 0 (delay tau_0 in pipedream), its head gradient sent from the last stage."""
+    tied = schedule.endswith("-tied")
+    schedule = schedule.replace("-tied", "")
     mode = {"gpipe": "sync", "1f1b": "sync"}.get(schedule, schedule)
-    extra = ["--ef"] if schedule == "2bw-ef" else []
+    extra = (["--ef"] if schedule == "2bw-ef" else []) + (["--toy-tied"] if tied else [])
     schedule = schedule.replace("-ef", "")
     argv = ["--schedule", schedule, "--model", "toy", "--optimizer", "sgd", "--lr", str(LR),
             "--momentum", "0.9", "--weight-decay", str(WD), "--clip", str(CLIP),
@@ -76,7 +81,7 @@ def test_pipeline_equals_reference(schedule, tmp_path):
     res = run_forked(argv, P, timeout=120)
     assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
     log = [json.loads(line) for line in open(tmp_path / "log.jsonl")]
-    losses, x, val, history = reference(mode)
+    losses, x, val, history = reference(mode, tied)
     assert [r["step"] for r in log] == list(range(T))
     torch.testing.assert_close(torch.tensor([r["train_loss"] for r in log]), torch.tensor(losses),
                                rtol=1e-5, atol=1e-5)
@@ -93,21 +98,21 @@ def test_pipeline_equals_reference(schedule, tmp_path):
             torch.testing.assert_close(got[k], want[k], rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("ef", [False, True])
-def test_2bw_resume_continues_the_same_trajectory(ef, tmp_path):
+@pytest.mark.parametrize("ef, tied", [(False, False), (True, True)])
+def test_2bw_resume_continues_the_same_trajectory(ef, tied, tmp_path):
     """4 steps, then --resume to T: the last steps' losses and the final weights equal
     the uninterrupted reference (the checkpoint carries d_3, the pending delayed update)."""
     base = ["--schedule", "2bw", "--model", "toy", "--optimizer", "sgd", "--lr", str(LR),
             "--momentum", "0.9", "--weight-decay", str(WD), "--clip", str(CLIP),
             "--batch-size", str(B), "--seq-len", str(L), "--seed", str(SEED),
-            "--microbatches", str(M), "--quiet", "--timeout", "60"] + (["--ef"] if ef else [])
+            "--microbatches", str(M), "--quiet", "--timeout", "60"] + (["--ef"] if ef else []) + (["--toy-tied"] if tied else [])
     a, b = tmp_path / "a", tmp_path / "b"
     res = run_forked(base + ["--steps", "4", "--out", str(a)], P, timeout=120)
     assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
     res = run_forked(base + ["--steps", str(T), "--out", str(b), "--resume", str(a)], P, timeout=120)
     assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
     log = [json.loads(line) for line in open(b / "log.jsonl")]
-    losses, x, _, _ = reference("2bw-ef" if ef else "2bw")
+    losses, x, _, _ = reference("2bw-ef" if ef else "2bw", tied)
     assert [r["step"] for r in log] == list(range(4, T))
     assert [r["train_loss"] for r in log] == pytest.approx(losses[4:], rel=1e-5)
     for s in range(P):
