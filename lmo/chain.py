@@ -1,0 +1,82 @@
+"""Composition of transforms (optax style) and gradient clipping by global norm.
+
+A *transform* is an :class:`lmo.base.Optimizer` whose ``update`` maps incoming values
+(gradients, or the output of the previous transform) to outgoing ones. ``chain(a, b)``
+feeds a's output into b: ``chain(clip_by_global_norm(1.0), adamw(1e-3))`` clips the
+gradient and then takes an AdamW step.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from lmo.base import EmptyState, Optimizer, check_finite, check_nonneg
+
+
+class ChainState(NamedTuple):
+    """The states of the chained transforms, in order (field ``inner``: a tuple)."""
+
+    inner: tuple
+
+
+def chain(*transforms: Optimizer) -> Optimizer:
+    """u^{(0)} = grads, u^{(i)} = T_i(u^{(i-1)}); the last one is the update."""
+    if not transforms:
+        raise ValueError("transforms: chain needs at least one transform")
+
+    def init(params):
+        return ChainState(tuple(t.init(params) for t in transforms))
+
+    def update(grads, state, params=None):
+        new_states = []
+        u = grads
+        for t, s in zip(transforms, state.inner):
+            u, s = t.update(u, s, params)
+            new_states.append(s)
+        return u, ChainState(tuple(new_states))
+
+    last_virtual = transforms[-1].virtual
+
+    def virtual(params, state):
+        return transforms[-1].virtual_iterate(params, state.inner[-1])
+
+    return Optimizer(init, update, virtual=virtual if last_virtual else None,
+                     name="chain(" + ", ".join(t.name for t in transforms) + ")",
+                     hyper={t.name: t.hyper for t in transforms})
+
+
+def global_norm(tree, batch_dims: int = 0) -> torch.Tensor:
+    """||g||_2 over every entry of every tensor; with ``batch_dims=k`` one norm per index of
+    the k leading (batch) dims, so independent seeds never mix."""
+    total = None
+    for g in tree.values():
+        sq = g.double().pow(2)
+        sq = sq.reshape(*g.shape[:batch_dims], -1).sum(-1) if batch_dims else sq.sum()
+        total = sq if total is None else total + sq
+    return total.sqrt()
+
+
+def clip_by_global_norm(max_norm: float, batch_dims: int = 0) -> Optimizer:
+    """g <- g * min(1, max_norm / ||g||_2) with ||g||_2 the global norm over all parameters
+    (as torch.nn.utils.clip_grad_norm_, which uses max_norm / (||g|| + 1e-6)). Note that
+    without ``batch_dims`` the norm mixes any leading batch dim; pass ``batch_dims=k``
+    to clip each of the k leading indices separately."""
+    check_nonneg(max_norm, "max_norm")
+    if max_norm <= 0:
+        raise ValueError(f"max_norm must be > 0, got {max_norm!r}")
+
+    def init(params):
+        return EmptyState()
+
+    def update(grads, state, params=None):
+        check_finite(grads)
+        norm = global_norm(grads, batch_dims)
+        coef = (max_norm / (norm + 1e-6)).clamp(max=1.0)
+        out = {}
+        for k, g in grads.items():
+            c = coef.reshape(*coef.shape, *([1] * (g.ndim - batch_dims))) if batch_dims else coef
+            out[k] = (g * c.to(g.dtype))
+        return out, state
+
+    return Optimizer(init, update, name="clip_by_global_norm", hyper=dict(max_norm=max_norm))

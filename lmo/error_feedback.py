@@ -1,0 +1,73 @@
+"""Error feedback for a one-step delay (the paper's correction), as a wrapper.
+
+    x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}          d_{-1} = d_{-2} = 0
+    y_t     = x_t + d_{t-1} - d_{t-2}            y_{t+1} = y_t + d_t exactly
+
+The applied step doubles the delayed update and takes back the part of the previous one
+that the delay had already applied; the virtual iterate y_t follows the synchronous
+recursion while every gradient is taken at x_t, with r_t = ||x_t - y_t|| =
+eta ||lmo(m_{t-1}) - lmo(m_{t-2})|| <= 2 eta for LMO methods (small when consecutive
+directions agree, i.e. with high momentum). Memory: the delay queue d_{t-1} plus
+exactly one extra model-sized buffer, d_{t-2}.
+
+The inner optimizer's weight decay sees x_t (as in lmo.delay.delayed).
+
+tau > 1 is refused: the analogue would be x_{t+1} = x_t + d_{t-tau} + (d_{t-tau} - d_{t-tau-1})
+... i.e. extrapolating the pending updates, which needs tau + 1 buffers and has no
+support in the paper; use lmo.delay.delayed for larger delays.
+
+Mitigations as in lmo.delay: ``sync_start=K`` (the EF buffers start empty at t = K),
+``sync_cooldown=K`` with ``total_steps`` (at the switch x jumps to y: x_{t+1} = y_t + d_t),
+``dc_asgd=lambda`` (gradient corrected towards y_t: g + lambda g*g*(y_t - x_t)).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from lmo.base import Optimizer, check_finite, check_same_keys
+from lmo.delay import _check_schedule_args, dc_correct, phase
+
+
+class ErrorFeedbackState(NamedTuple):
+    """inner state; d_{t-1} (the delay queue) and d_{t-2} (the EF buffer); step t."""
+
+    inner: object
+    prev: dict
+    prev2: dict
+    step: torch.Tensor
+
+
+def error_feedback(opt: Optimizer, *, delay: int = 1, sync_start: int = 0, sync_cooldown: int = 0,
+                   total_steps: int | None = None, dc_asgd: float = 0.0) -> Optimizer:
+    """Wrap ``opt`` with the one-step-delay error feedback of the module docstring."""
+    if delay != 1:
+        raise ValueError(f"delay: error_feedback is defined for a one-step delay only, got {delay!r} "
+                         "(see the module docstring)")
+    _check_schedule_args(sync_start, sync_cooldown, total_steps, dc_asgd)
+
+    def init(params):
+        z = lambda: {k: torch.zeros_like(v) for k, v in params.items()}  # noqa: E731
+        return ErrorFeedbackState(opt.init(params), z(), z(), torch.zeros((), dtype=torch.int64))
+
+    def update(grads, state, params=None):
+        check_same_keys(grads, state.prev, "grads and EF buffers")
+        check_finite(grads)
+        t = int(state.step)
+        if dc_asgd:
+            grads = dc_correct(grads, {k: state.prev[k] - state.prev2[k] for k in grads}, dc_asgd)
+        d, inner = opt.update(grads, state.inner, params)
+        if phase(t, sync_start, sync_cooldown, total_steps) == "sync":
+            applied = {k: state.prev[k] - state.prev2[k] + d[k] for k in d}
+            zeros = {k: torch.zeros_like(v) for k, v in d.items()}
+            return applied, ErrorFeedbackState(inner, zeros, dict(zeros), state.step + 1)
+        applied = {k: 2 * state.prev[k] - state.prev2[k] for k in d}
+        return applied, ErrorFeedbackState(inner, dict(d), dict(state.prev), state.step + 1)
+
+    def virtual(params, state):
+        return {k: v + (state.prev[k] - state.prev2[k]).to(v.dtype) for k, v in params.items()}
+
+    return Optimizer(init, update, virtual=virtual, name=f"error_feedback({opt.name})",
+                     hyper=dict(inner=opt.hyper, sync_start=sync_start, sync_cooldown=sync_cooldown,
+                                total_steps=total_steps, dc_asgd=dc_asgd))

@@ -1,0 +1,50 @@
+"""Muon (Jordan et al. 2024) as a pure optimizer, matching torch.optim.Muon step for step.
+
+    m_t = beta m_{t-1} + (1 - beta) g_t                      (beta = momentum = 1 - mu)
+    u_t = (1 - beta) g_t + beta m_t  (nesterov)   or   m_t
+    d_t = -eta_t s(rows, cols) NS(u_t) - eta_t lambda x_t
+
+NS is the Newton-Schulz approximation of the polar factor U V^T (lmo.newton_schulz),
+i.e. d_t = eta_t s lmo(u_t) - eta_t lambda x_t in the spectral geometry (``exact=True``:
+the SVD polar factor, an exact LMO). s = Muon's shape factor (``adjust_lr_fn``):
+None / "original" sqrt(max(1, rows/cols)), "match_rms_adamw" 0.2 sqrt(max(rows, cols)),
+"spectral" sqrt(rows/cols). Weight decay is decoupled and sees x_t.
+
+torch.optim.Muon runs Newton-Schulz in bf16 even on CPU; ``ns_dtype=torch.bfloat16``
+(default) reproduces it to rounding, ``ns_dtype=None`` computes in the parameter's dtype.
+Parameters must be matrices (..., rows, cols); leading dims are a batch.
+"""
+from __future__ import annotations
+
+import torch
+
+from lmo.base import ScalarOrSchedule, check_beta, check_mu
+from lmo.geometry import Spectral
+from lmo.lmo_momentum import lmo_momentum
+
+
+def muon(lr: ScalarOrSchedule = 1e-3, momentum: float = 0.95, nesterov: bool = True,
+         weight_decay: float = 0.1, ns_steps: int = 5, ns_coefficients="keller",
+         eps: float = 1e-7, adjust_lr_fn: str | None = None, ns_dtype=torch.bfloat16,
+         exact: bool = False, *, mu: float | None = None, init_momentum: str = "zero"):
+    """Muon; keywords as torch.optim.Muon (``momentum`` is beta; ``mu`` overrides it as 1 - mu).
+
+    ``ns_coefficients``: "keller" (3.4445, -4.7750, 2.0315), "polar_express", a tuple
+    (a, b, c) or a per-step list (see lmo.newton_schulz).
+    """
+    if mu is None:
+        check_beta(momentum, "momentum")
+        mu = 1.0 - momentum
+    else:
+        check_mu(mu)
+    if adjust_lr_fn not in (None, "original", "match_rms_adamw", "spectral"):
+        raise ValueError(f"adjust_lr_fn must be None, 'original', 'match_rms_adamw' or 'spectral', "
+                         f"got {adjust_lr_fn!r}")
+    geometry = Spectral(method="svd" if exact else "ns", ns_steps=ns_steps,
+                        ns_coefficients=ns_coefficients, eps=eps, ns_dtype=ns_dtype)
+    opt = lmo_momentum(lr, geometry, mu=mu, nesterov=nesterov, scale=adjust_lr_fn or "original",
+                       weight_decay=weight_decay, init_momentum=init_momentum, matrix_only=True,
+                       name="muon")
+    opt.hyper.update(momentum=1.0 - mu, ns_steps=ns_steps, ns_coefficients=repr(ns_coefficients),
+                     eps=eps, adjust_lr_fn=adjust_lr_fn, ns_dtype=str(ns_dtype), exact=exact)
+    return opt

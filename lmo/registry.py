@@ -1,0 +1,79 @@
+"""Every optimizer of the package by name, and ``build`` for a whole model.
+
+``build`` applies the standard Muon practice for the matrix optimizers (muon, normuon,
+adamuon): hidden 2-D weights go to the named optimizer, everything else (embeddings,
+head, norms, vectors: lmo.partition.muon_labels) to AdamW with AdamW's own lr.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Callable, Mapping
+
+from lmo.base import Optimizer, check_beta
+
+_SOURCES = {
+    "adamw": ("lmo.adamw", "adamw"), "nadam": ("lmo.nadam", "nadam"), "adan": ("lmo.adan", "adan"),
+    "mars": ("lmo.mars", "mars"), "soap": ("lmo.soap", "soap"), "muon": ("lmo.muon", "muon"),
+    "normuon": ("lmo.normuon", "normuon"), "adamuon": ("lmo.adamuon", "adamuon"),
+    "lion": ("lmo.sign", "lion"), "signum": ("lmo.sign", "signum"),
+    "normalized_sgd": ("lmo.normalized_sgd", "normalized_sgd"),
+}
+#: optimizers that only take matrices; build() routes the rest to AdamW
+MATRIX_OPTIMIZERS = ("muon", "normuon", "adamuon")
+
+
+class _Lazy(Mapping):
+    """name -> constructor, imported on first use (a missing module fails with its name)."""
+
+    def __getitem__(self, name):
+        if name not in _SOURCES:
+            raise KeyError(f"unknown optimizer {name!r}; known: {sorted(_SOURCES)}")
+        module, attr = _SOURCES[name]
+        return getattr(importlib.import_module(module), attr)
+
+    def __iter__(self):
+        return iter(_SOURCES)
+
+    def __len__(self):
+        return len(_SOURCES)
+
+
+OPTIMIZERS: Mapping[str, Callable[..., Optimizer]] = _Lazy()
+
+
+def default_lr(name: str) -> float:
+    from lmo.presets import DEFAULT_LR
+    return DEFAULT_LR[name]
+
+
+def make(name: str, lr=None, momentum: float | None = None, **kw) -> Optimizer:
+    """One optimizer by name; ``momentum`` (beta) overrides its primary momentum via ``mu = 1 - beta``."""
+    ctor = OPTIMIZERS[name]
+    if momentum is not None:
+        check_beta(momentum, "momentum")
+        kw["mu"] = 1.0 - momentum
+    return ctor(default_lr(name) if lr is None else lr, **kw)
+
+
+def build(name: str, params: Mapping, lr=None, momentum: float | None = None,
+          weight_decay: float = 0.1, *, schedule: Callable | None = None, adamw_lr: float | None = None,
+          adamw_betas=(0.9, 0.95), **kw) -> Optimizer:
+    """The optimizer for a whole model.
+
+    ``lr``: peak lr (None -> lmo.presets.DEFAULT_LR[name]); ``schedule``: a function
+    peak -> (step -> lr), e.g. ``lambda peak: warmup_cosine(peak, T)``, applied to every
+    group's peak. For matrix optimizers the non-matrix group is AdamW at ``adamw_lr``
+    (default DEFAULT_LR["adamw"]) with ``adamw_betas`` and the same weight decay.
+    """
+    peak = default_lr(name) if lr is None else lr
+    sched = schedule or (lambda p: p)
+    if name not in MATRIX_OPTIMIZERS:
+        return make(name, sched(peak), momentum, weight_decay=weight_decay, **kw)
+    from lmo.adamw import adamw
+    from lmo.partition import muon_labels, partition
+    labels = muon_labels(params)
+    rules = {"matrix": make(name, sched(peak), momentum, weight_decay=weight_decay, **kw)}
+    if any(v == "other" for v in labels.values()):
+        a_lr = default_lr("adamw") if adamw_lr is None else adamw_lr
+        rules["other"] = adamw(sched(a_lr), betas=adamw_betas, weight_decay=weight_decay)
+    return partition(rules, labels)

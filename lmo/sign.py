@@ -1,0 +1,79 @@
+"""Sign-based optimizers: Lion (Chen et al. 2023) and Signum (Bernstein et al. 2018).
+
+Both take steps along the l_inf LMO, lmo(c) = -sign(c) (lmo.geometry.Sign), so every
+entry moves by exactly eta (or 0 where c = 0).
+
+Lion (the paper's Algorithm 2, decoupled weight decay)::
+
+    c_t = beta1 m_{t-1} + (1 - beta1) g_t
+    d_t = -eta_t (sign(c_t) + lambda x_t)
+    m_t = beta2 m_{t-1} + (1 - beta2) g_t
+
+Signum (momentum then sign)::
+
+    m_t = beta m_{t-1} + (1 - beta) g_t,      d_t = -eta_t sign(m_t) - eta_t lambda x_t
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from lmo.base import (Optimizer, ScalarOrSchedule, check_beta, check_finite, check_lr, check_mu,
+                      check_nonneg, check_same_keys, resolve)
+from lmo.geometry import Sign
+from lmo.lmo_momentum import lmo_momentum
+
+
+class LionState(NamedTuple):
+    """step t (int64 scalar) and the momentum m_{t-1}."""
+
+    step: torch.Tensor
+    momentum: dict
+
+
+def lion(lr: ScalarOrSchedule = 1e-4, betas=(0.9, 0.99), weight_decay: float = 0.0, *,
+         mu: float | None = None) -> Optimizer:
+    """Lion; ``mu`` overrides betas[0] (the interpolation weight of the update) as 1 - mu."""
+    check_lr(lr)
+    if mu is not None:
+        check_mu(mu)
+        betas = (1.0 - mu, betas[1])
+    b1, b2 = float(betas[0]), float(betas[1])
+    check_beta(b1, "betas[0]")
+    check_beta(b2, "betas[1]")
+    check_nonneg(weight_decay, "weight_decay")
+    geometry = Sign(event_ndim=1)
+
+    def init(params):
+        return LionState(torch.zeros((), dtype=torch.int64), {k: torch.zeros_like(v) for k, v in params.items()})
+
+    def update(grads, state, params=None):
+        check_same_keys(grads, params)
+        check_same_keys(grads, state.momentum, "grads and optimizer state")
+        check_finite(grads)
+        if weight_decay and params is None:
+            raise ValueError("params is required when weight_decay != 0")
+        eta = resolve(lr, state.step)
+        updates, new_m = {}, {}
+        for k, g in grads.items():
+            m = state.momentum[k]
+            c = torch.lerp(m, g, 1.0 - b1)
+            d = eta * geometry.lmo(c)
+            if weight_decay:
+                d = d - (eta * weight_decay) * params[k]
+            updates[k] = d
+            new_m[k] = torch.lerp(m, g, 1.0 - b2)
+        return updates, LionState(state.step + 1, new_m)
+
+    return Optimizer(init, update, name="lion", hyper=dict(lr=lr, betas=(b1, b2), weight_decay=weight_decay))
+
+
+def signum(lr: ScalarOrSchedule = 1e-4, momentum: float = 0.9, weight_decay: float = 0.0, *,
+           mu: float | None = None, init_momentum: str = "zero") -> Optimizer:
+    """Signum = LMO-momentum in the l_inf geometry (``mu`` overrides momentum as 1 - mu)."""
+    if mu is None:
+        check_beta(momentum, "momentum")
+        mu = 1.0 - momentum
+    return lmo_momentum(lr, Sign(event_ndim=1), mu=mu, weight_decay=weight_decay,
+                        init_momentum=init_momentum, matrix_only=False, name="signum")
