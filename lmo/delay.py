@@ -36,7 +36,7 @@ from typing import Mapping, NamedTuple
 
 import torch
 
-from lmo.base import Optimizer, check_finite, check_nonneg, check_same_keys
+from lmo.base import Optimizer, check_nonneg, check_same_keys
 
 
 class DelayState(NamedTuple):
@@ -106,7 +106,7 @@ def delayed(opt: Optimizer, delay=1, *, sync_start: int = 0, sync_cooldown: int 
 
     def update(grads, state, params=None):
         check_same_keys(grads, state.pending, "grads and delay queue")
-        check_finite(grads)
+        # finiteness is checked by the inner optimizer before it computes anything
         t = int(state.step)
         off = offset(state)   # views for tau = 1: no copy
         if dc_asgd:

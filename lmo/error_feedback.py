@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import torch
 
-from lmo.base import Optimizer, check_finite, check_same_keys
+from lmo.base import Optimizer, check_same_keys
 from lmo.delay import _check_schedule_args, dc_correct, phase
 
 
@@ -53,7 +53,7 @@ def error_feedback(opt: Optimizer, *, delay: int = 1, sync_start: int = 0, sync_
 
     def update(grads, state, params=None):
         check_same_keys(grads, state.prev, "grads and EF buffers")
-        check_finite(grads)
+        # finiteness is checked by the inner optimizer before it computes anything
         t = int(state.step)
         if dc_asgd:
             grads = dc_correct(grads, {k: state.prev[k] - state.prev2[k] for k in grads}, dc_asgd)
@@ -62,7 +62,7 @@ def error_feedback(opt: Optimizer, *, delay: int = 1, sync_start: int = 0, sync_
             applied = {k: state.prev[k] - state.prev2[k] + d[k] for k in d}
             zeros = {k: torch.zeros_like(v) for k, v in d.items()}
             return applied, ErrorFeedbackState(inner, zeros, dict(zeros), state.step + 1)
-        applied = {k: 2 * state.prev[k] - state.prev2[k] for k in d}
+        applied = {k: state.prev[k].mul(2).sub_(state.prev2[k]) for k in d}
         return applied, ErrorFeedbackState(inner, dict(d), dict(state.prev), state.step + 1)
 
     def virtual(params, state):
