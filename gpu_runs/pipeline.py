@@ -69,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="global-norm clipping threshold (default: the trainer's; 0 disables)")
     p.add_argument("--ef", action="store_true",
                    help="2bw only: error feedback x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}")
+    p.add_argument("--warmup-frac", type=float, default=0.1, help="lr warmup fraction (llama; trainer default)")
+    p.add_argument("--final-frac", type=float, default=0.1, help="cosine floor as a fraction of peak lr")
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--seq-len", type=int, default=32)
@@ -275,7 +277,7 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
             done_u.add(a.step) if a.kind == "U" else done_e.add(a.step)
             if a.step in done_u and (a.step in done_e or a.step not in eval_steps):
                 now = time.perf_counter()
-                rec = dict(step=a.step, train_loss=engine.losses.pop(a.step), lr=float(prob.lr_at(a.step)),
+                rec = dict(step=a.step + 1, train_loss=engine.losses.pop(a.step), lr=float(prob.lr_at(a.step)),
                            tokens=(a.step + 1) * tokens_per_step, step_time=now - t_prev,
                            grad_norm=engine.grad_norms[a.step], schedule=args.schedule, stages=P,
                            microbatches=M)

@@ -82,10 +82,10 @@ def test_pipeline_equals_reference(schedule, tmp_path):
     assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
     log = [json.loads(line) for line in open(tmp_path / "log.jsonl")]
     losses, x, val, history = reference(mode, tied)
-    assert [r["step"] for r in log] == list(range(T))
+    assert [r["step"] for r in log] == list(range(1, T + 1))  # 1-based, as gpu_runs.train logs
     torch.testing.assert_close(torch.tensor([r["train_loss"] for r in log]), torch.tensor(losses),
                                rtol=1e-5, atol=1e-5)
-    got_val = {r["step"]: r["val_loss"] for r in log if "val_loss" in r}
+    got_val = {r["step"] - 1: r["val_loss"] for r in log if "val_loss" in r}
     assert set(got_val) == set(val) == {3, 5}
     for t in val:
         assert got_val[t] == pytest.approx(val[t], rel=1e-5, abs=1e-6)
@@ -113,7 +113,7 @@ def test_2bw_resume_continues_the_same_trajectory(ef, tied, tmp_path):
     assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
     log = [json.loads(line) for line in open(b / "log.jsonl")]
     losses, x, _, _ = reference("2bw-ef" if ef else "2bw", tied)
-    assert [r["step"] for r in log] == list(range(4, T))
+    assert [r["step"] for r in log] == list(range(5, T + 1))
     assert [r["train_loss"] for r in log] == pytest.approx(losses[4:], rel=1e-5)
     for s in range(P):
         for k, v in torch.load(b / f"ckpt_stage{s}.pt")["params"].items():

@@ -1,0 +1,86 @@
+"""The pipeline's view of the real model: ``gpu_runs.model.Llama``, ``gpu_runs.data`` and
+the trainer's optimizer, built as ``gpu_runs.train.train`` builds them, so a pipeline
+run and a trainer run with the same options share x_0, the batches, the validation set,
+the lr schedule and the optimizer (applied per stage block).
+
+The per-stage optimizer is the trainer's base optimizer, ``registry.build(name, params,
+lr=warmup_cosine(...), momentum, weight_decay)``, without the trainer's ``delayed`` /
+``error_feedback`` wrappers (the schedule *is* the delay) and without its
+``clip_by_global_norm`` (the engine clips with the all-reduced norm of every stage, the
+same formula c = min(1, max_norm / (||g|| + 1e-6))).
+"""
+from __future__ import annotations
+
+import math
+
+MODE_OF = {"gpipe": "sync", "1f1b": "sync", "2bw": "2bw", "pipedream": "pipedream"}
+
+
+def train_config(args, num_stages: int | None = None):
+    """The :class:`gpu_runs.train.TrainConfig` a pipeline run is equivalent to."""
+    from gpu_runs.train import TrainConfig
+
+    return TrainConfig(
+        config=args.config, optimizer=args.optimizer, lr=args.lr, momentum=args.momentum,
+        weight_decay=0.1 if args.weight_decay is None else args.weight_decay,
+        grad_clip=1.0 if args.clip is None else args.clip,
+        warmup_frac=args.warmup_frac, final_frac=args.final_frac,
+        mode=MODE_OF[args.schedule], stages=num_stages or 2, ef=args.ef, steps=args.steps,
+        batch_size=args.batch_size, seq_len=args.seq_len, eval_every=args.eval_every,
+        eval_batches=args.eval_batches, seed=args.seed, data=args.data or "stdlib",
+        device=args.device)
+
+
+def model_config(tc, corpus):
+    """The trainer's model config: vocabulary from the data, max_seq_len >= seq_len."""
+    from gpu_runs.model import get_config
+
+    vocab = int(math.ceil(corpus.vocab_size / 64) * 64) if corpus.vocab_size > 256 else corpus.vocab_size
+    return get_config(tc.config, vocab_size=vocab,
+                      max_seq_len=max(tc.seq_len, get_config(tc.config).max_seq_len))
+
+
+def base_optimizer(tc, params):
+    """The trainer's optimizer without clipping and without the delay wrappers, and its schedule."""
+    from lmo import registry
+    from lmo.schedules import warmup_cosine
+
+    from gpu_runs.train import peak_lr
+
+    sched = warmup_cosine(peak_lr(tc), tc.steps, tc.warmup_frac, tc.final_frac)
+    opt = registry.build(tc.optimizer, params, lr=sched, momentum=tc.momentum,
+                         weight_decay=tc.weight_decay, **tc.opt_kwargs)
+    return opt, sched
+
+
+def num_layers(args) -> int:
+    from gpu_runs.model import get_config
+
+    return get_config(args.config).n_layers
+
+
+def llama_problem(args):
+    """A :class:`gpu_runs.pipeline.Problem` for ``--model llama``."""
+    import torch
+
+    from gpu_runs.data import Batcher, get_corpus, val_batches
+    from gpu_runs.model import Llama
+    from gpu_runs.pipeline import Problem
+
+    tc = train_config(args)
+    corpus = get_corpus(tc.data)
+    mcfg = model_config(tc, corpus)
+    model = Llama(mcfg, seed=tc.seed)
+    batcher = Batcher(corpus.train, tc.batch_size, tc.seq_len, tc.seed)
+    val = val_batches(corpus.val, tc.eval_batches, tc.batch_size, tc.seq_len)
+    _, sched = base_optimizer(tc, {"w": torch.zeros(2, 2)})
+    cache = {}
+
+    def layer_fn(layer, h):
+        if h.device not in cache:
+            cache[h.device] = (model.rope_cos.to(h.device), model.rope_sin.to(h.device))
+        return layer(h, *cache[h.device])
+
+    return Problem(model, batcher.batch, lambda params: base_optimizer(tc, params)[0],
+                   lambda t: float(sched(t)), tc.grad_clip or None, mcfg.d_model,
+                   layer_fn=layer_fn, val_batch=lambda i: val[i])
