@@ -30,6 +30,7 @@ not on the mode, the optimizer or how many batches were drawn before (resume-saf
 """
 from __future__ import annotations
 
+import functools
 import os
 import sysconfig
 import zlib
@@ -168,11 +169,20 @@ def shard_corpus(name: str, files: list[Path], val_frac: float = 0.05) -> Corpus
 
 
 # ----------------------------------------------------------------------------- entry point
+@functools.lru_cache(maxsize=2)
+def _stdlib_corpus(val_every: int, max_bytes: int) -> Corpus:
+    """Built once per process (reading ~500 files takes seconds); arrays are read-only."""
+    c = byte_corpus("stdlib", stdlib_documents(max_bytes), val_every)
+    c.train.setflags(write=False)
+    c.val.setflags(write=False)
+    return c
+
+
 def get_corpus(name_or_path: str | os.PathLike | None = "stdlib", *, val_every: int = 20,
                max_bytes: int = 8_000_000) -> Corpus:
     """``"stdlib"`` / None, a text directory, a shard file or a directory of shards (module docstring)."""
     if name_or_path is None or name_or_path == "stdlib":
-        return byte_corpus("stdlib", stdlib_documents(max_bytes), val_every)
+        return _stdlib_corpus(val_every, max_bytes)
     path = Path(name_or_path)
     if not path.exists():
         raise FileNotFoundError(f"data: {name_or_path!r} is neither 'stdlib' nor an existing file/directory")
