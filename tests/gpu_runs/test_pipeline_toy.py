@@ -13,7 +13,7 @@ from gpu_runs.pipeline_toy import ToyLM, sgd_momentum, toy_batch
 P, M, T, B, L, SEED, LR, CLIP, WD, EVAL_EVERY = 2, 2, 6, 4, 8, 3, 0.2, 0.5, 0.1, 4
 
 
-def block_stage(name, num_layers):
+def block_stage(name, num_layers, P=P):
     """Stage of a parameter in the toy model (embed first, norm/head last)."""
     if name.startswith("embed"):
         return 0
@@ -23,7 +23,7 @@ def block_stage(name, num_layers):
     return P - 1
 
 
-def reference(mode, tied=False):
+def reference(mode, tied=False, P=P, B=B):
     """Losses and final weights of: sync x+=d_t; 2bw x+=d_{t-1}; pipedream x+=d_t with
     g_t taken at the mixed point (block s from x_{max(0, t - tau_s)}, tau_s = P-1-s)."""
     model = ToyLM(vocab=32, dim=16, num_layers=4, seed=SEED, tied=tied)
@@ -34,7 +34,7 @@ def reference(mode, tied=False):
     history, prev_d, prev2, losses, val = [dict(x)], None, None, [], {}
     for t in range(T):
         if mode == "pipedream":
-            point = {k: history[max(0, t - (P - 1 - block_stage(k, 4)))][k] for k in names}
+            point = {k: history[max(0, t - (P - 1 - block_stage(k, 4, P)))][k] for k in names}
         else:
             point = x
         xb, yb = toy_batch(SEED, t, B, L, 32)
@@ -118,3 +118,23 @@ def test_2bw_resume_continues_the_same_trajectory(ef, tied, tmp_path):
     for s in range(P):
         for k, v in torch.load(b / f"ckpt_stage{s}.pt")["params"].items():
             torch.testing.assert_close(v, x[k], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("schedule, tied", [("1f1b", True), ("2bw", False), ("pipedream", True)])
+def test_three_stages(schedule, tied, tmp_path):
+    """P = 3: a middle stage (neither embedding nor loss), pipedream delays (2, 1, 0)."""
+    mode = {"1f1b": "sync"}.get(schedule, schedule)
+    argv = ["--schedule", schedule, "--model", "toy", "--optimizer", "sgd", "--lr", str(LR),
+            "--momentum", "0.9", "--weight-decay", str(WD), "--clip", str(CLIP),
+            "--steps", str(T), "--batch-size", "6", "--seq-len", str(L), "--seed", str(SEED),
+            "--microbatches", "3", "--out", str(tmp_path), "--quiet", "--timeout", "60"]
+    res = run_forked(argv + (["--toy-tied"] if tied else []), 3, timeout=120)
+    assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
+    log = [json.loads(line) for line in open(tmp_path / "log.jsonl")]
+    losses, x, _, _ = reference(mode, tied, P=3, B=6)
+    assert [r["train_loss"] for r in log] == pytest.approx(losses, rel=1e-5, abs=1e-6)
+    got = {}
+    for s in range(3):
+        got.update(torch.load(tmp_path / f"ckpt_stage{s}.pt")["params"])
+    for k in x:
+        torch.testing.assert_close(got[k], x[k], rtol=1e-5, atol=1e-5)
