@@ -3,6 +3,9 @@
 Sources:
 - ``SEC_PER_STEP["tiny"]``: the issue's measurement, a 1500-step tiny run (2 layers,
   width 128, batch 32 x 64 bytes) takes about 90-110 s with 2 threads -> 0.067 s/step.
+- ``SEC_PER_STEP["small"]``: gpu_runs.model forward + backward + AdamW at batch 32 x 64,
+  2 threads, measured here: tiny 0.053 s/step, small 0.267 s/step (5.0x); so tiny's
+  trainer figure times 5.0.
 - ``PAIR_FACTOR``: two runs side by side with 1 thread each took 1.31x the time of one
   2-thread run (proxy: a 2-layer width-128 torch transformer, 60 steps, 15.9 s for the
   pair vs 12.1 s for one; rerun ``python -m paper_figs.parallel_bench`` with the real
@@ -13,7 +16,7 @@ Unknown entries print as "unknown", never as a guess.
 """
 from __future__ import annotations
 
-SEC_PER_STEP: dict[str, float] = {"tiny": 0.067}
+SEC_PER_STEP: dict[str, float] = {"tiny": 0.067, "small": 0.067 * 5.0}
 PAIR_FACTOR = 1.31
 EXTERNAL_S: dict[str, float | None] = {"pipeline": 79.0, "theory": 20.0}
 
