@@ -146,3 +146,17 @@ def test_updates_keep_the_param_dtype_and_are_finite(name, dtype):
         for k in params:
             assert u[k].dtype == dtype and u[k].shape == params[k].shape
             assert torch.isfinite(u[k].float()).all()
+
+
+def test_zoo_bench_quick_runs_every_optimizer_and_counts_state_memory(capsys):
+    """The benchmark runs end to end; state sizes (not times) follow from the buffers each keeps."""
+    from lmo.bench.zoo import ZOO, main
+    res = main(quick=True)
+    assert set(res) == set(ZOO) and not any("error" in r for r in res.values())
+    ratio = {k: r["bytes"] / res["adamw"]["bytes"] for k, r in res.items()}
+    assert ratio["nadam"] == pytest.approx(1.0, rel=1e-3)    # m, v
+    assert ratio["adan"] == pytest.approx(2.0, rel=1e-3)     # m, v(diff), n, g_{t-1}
+    assert ratio["mars"] == pytest.approx(1.5, rel=1e-3)     # m, v, g_{t-1}
+    assert ratio["lion"] == pytest.approx(0.5, rel=1e-3)     # m
+    assert ratio["soap"] > 2.0                                # + Kronecker factors and eigenbases
+    assert "x AdamW" in capsys.readouterr().out
