@@ -6,25 +6,38 @@ and gradients over torch.distributed P2P (gloo on CPU, NCCL on CUDA) and run one
 schedules of :mod:`gpu_runs.pipeline_schedules`:
 
 - ``gpipe``, ``1f1b``: flush every step; exact gradients, x_{t+1} = x_t + d_t (= sync mode).
-- ``2bw``: PipeDream-2BW, no flush, two weight versions, x_{t+1} = x_t + d_{t-1} (= 2bw mode).
+- ``2bw``: PipeDream-2BW, no flush, two weight versions, x_{t+1} = x_t + d_{t-1} (= 2bw
+  mode; ``--ef``: x_{t+1} = x_t + 2 d_{t-1} - d_{t-2} = 2bw --ef). Needs M >= P.
 - ``pipedream``: one update per microbatch, weight stashing, block delay tau_s = P-1-s
-  (= pipedream --stages P mode; each microbatch is one optimizer step of --batch-size rows).
+  (= pipedream --stages P mode; each microbatch is one optimizer step of --batch-size
+  rows, so ``--microbatches`` does not apply).
 
-Index alignment with the single-process trainer: pipeline step t = trainer step t =
-data ``batch(t)``; for gpipe / 1f1b / 2bw the step's batch is split row-wise into M
-microbatches of batch_size / M rows and the loss of each is scaled by 1/M (the mean
-over the batch). 2bw: steps 0 and 1 both run on x_0 (x_1 = x_0 + d_{-1}, d_{-1} = 0:
-the pipeline fill) and d_{T-1} is computed but not applied (it is the trainer's pending
-delayed update). pipedream: stage s runs microbatch k on u_{max(0, k - tau_s)}.
+Index alignment with ``gpu_runs.train``: the log's ``step`` is 1-based as the trainer's
+(record ``step = t + 1`` holds the loss of ``batch(t)``, ``lr = sched(t)`` and, on eval
+steps, the validation loss on x_{t+1}); the pipeline logs every step. For gpipe / 1f1b /
+2bw the batch of step t is split row-wise into M microbatches of batch_size / M rows,
+each loss scaled by 1/M (the batch mean). 2bw: steps 0 and 1 both run on x_0
+(x_1 = x_0 + d_{-1}, d_{-1} = 0: the pipeline fill); U(t), right before the first forward
+of step t + 2, makes x_{t+2} = x_{t+1} + d_t; d_{T-1} is computed but not applied (it is
+the trainer's pending delayed update, kept in the checkpoint). pipedream: stage s runs
+microbatch k on u_{max(0, k - tau_s)} (the trainer's mixed point, x_{<0} = x_0). A tied
+head belongs to the first stage (its delay), as ``gpu_runs.model.stage_of_params`` says.
 
-Global-norm clipping is exact: squared norms are all-reduced across stages. For
-pipedream that all-reduce after every microbatch is a barrier that reintroduces bubbles;
-``--clip 0`` removes it (the benchmark runs without clipping).
+Global-norm clipping is exact: squared norms are all-reduced across stages (2bw launches
+it asynchronously after a step's last backward, no bubble). For pipedream that all-reduce
+after every microbatch is a barrier that reintroduces bubbles; ``--clip 0`` removes it.
+
+Not supported (refused): the trainer's --sync-start / --sync-cooldown / --dc-asgd, and
+--resume for pipedream. Checkpoints are per stage (``ckpt_stage{s}.pt``), not the
+trainer's single ``ckpt.pt``.
 
 Failure handling: bad arguments are refused before any process group starts; any
 exception, a peer's death (gloo reports a closed connection) or ``--timeout`` seconds
 without progress (a watchdog thread) make the rank print ``[pipeline rank s/P] …`` and
 exit non-zero at once; torchrun then stops the remaining ranks.
+
+Example: ``torchrun --nproc-per-node 2 -m gpu_runs.pipeline --schedule 2bw -M 4
+--config tiny --optimizer muon --steps 200 --out runs/pp_2bw``.
 """
 from __future__ import annotations
 
@@ -54,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="torchrun --nproc-per-node P -m gpu_runs.pipeline",
         description="Pipeline-parallel LM training, one process per stage (P = WORLD_SIZE). "
                     "gpipe/1f1b reproduce the trainer's sync mode, 2bw its 2bw mode, pipedream "
-                    "its pipedream --stages P mode, step for step.")
+                    "its pipedream --stages P mode, step for step (module docstring: index alignment).")
     p.add_argument("--schedule", choices=SCHEDULES, required=True)
     p.add_argument("--microbatches", "-M", type=int, default=None,
                    help="microbatches per step M (default P); 2bw needs M >= P; ignored by pipedream")
@@ -71,14 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="2bw only: error feedback x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}")
     p.add_argument("--warmup-frac", type=float, default=0.1, help="lr warmup fraction (llama; trainer default)")
     p.add_argument("--final-frac", type=float, default=0.1, help="cosine floor as a fraction of peak lr")
-    p.add_argument("--steps", type=int, default=20)
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--seq-len", type=int, default=32)
+    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--batch-size", type=int, default=32, help="rows per optimizer step (split into M microbatches)")
+    p.add_argument("--seq-len", type=int, default=64)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data", default=None, help="corpus name or path (gpu_runs.data.get_corpus)")
-    p.add_argument("--eval-every", type=int, default=0,
+    p.add_argument("--eval-every", type=int, default=50,
                    help="validation loss on x_{t+1} after every k-th step and after the last (0: never)")
-    p.add_argument("--eval-batches", type=int, default=2)
+    p.add_argument("--eval-batches", type=int, default=4)
     p.add_argument("--device", default="cpu", help="cpu or cuda (cuda: one GPU per rank, NCCL)")
     p.add_argument("--out", default=None, help="directory for log.jsonl and per-stage checkpoints")
     p.add_argument("--ckpt-every", type=int, default=0, help="checkpoint every k steps (0: at the end only)")

@@ -38,7 +38,7 @@ def measure(schedule: str, P: int, M: int, steps: int, synthetic_ms: tuple | Non
         argv = ["--schedule", schedule, "--model", "toy", "--optimizer", "sgd", "--toy-layers", str(P),
                 "--toy-dim", str(dim), "--steps", str(steps), "--microbatches", str(M),
                 "--batch-size", str(M * rows_per_mb), "--seq-len", str(seq_len), "--clip", "1.0",
-                "--out", d, "--quiet", "--timeout", "120"]
+                "--out", d, "--quiet", "--timeout", "120", "--eval-every", "0"]
         if synthetic_ms is not None:
             argv += ["--synthetic-ms", f"{synthetic_ms[0]},{synthetic_ms[1]}"]
         res = run_local(argv, P, timeout=600)
