@@ -252,7 +252,7 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
         loss_scale=1.0 / M, update_params="current" if args.schedule == "pipedream" else "stash",
         max_norm=prob.max_norm, clip_group=clip_group, device=device, on_progress=watchdog.beat,
         compute_hook=hook, val_batches=val, error_feedback=args.ef,
-        tied=tied)
+        tied=tied, amp=device.type == "cuda")
     if args.resume is not None:
         ck = torch.load(Path(args.resume) / f"ckpt_stage{rank}.pt", map_location="cpu", weights_only=True)
         if ck["schedule"] != args.schedule or ck.get("stages", P) != P or ck.get("microbatches", M) != M:

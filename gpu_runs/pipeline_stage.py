@@ -110,7 +110,7 @@ class StageEngine:
                  max_norm: float | None = None, clip_eps: float = 1e-6, clip_group=None,
                  device="cpu", on_progress: Callable | None = None,
                  compute_hook: Callable | None = None, val_batches: list | None = None,
-                 error_feedback: bool = False, tied: tuple | None = None):
+                 error_feedback: bool = False, tied: tuple | None = None, amp: bool = False):
         if update_params not in ("stash", "current"):
             raise ValueError(f"update_params must be 'stash' or 'current', got {update_params!r}")
         self.module, self.stage, self.P = module, stage, num_stages
@@ -119,6 +119,7 @@ class StageEngine:
         self.act_shape, self.act_dtype, self.device = tuple(act_shape), act_dtype, device
         self.loss_scale, self.update_params = loss_scale, update_params
         self.error_feedback = error_feedback
+        self.amp = amp  # bf16 autocast on CUDA, as gpu_runs.train does there
         self.prev_update = None  # d_{t-1} when U(t) runs (error feedback)
         self.prev_of_last_update = None  # d_{t-1} of the last U(t) (for a checkpoint)
         self.max_norm, self.clip_eps, self.clip_group = max_norm, clip_eps, clip_group
@@ -229,7 +230,10 @@ class StageEngine:
         version = self._with_tied(self.versions[self.version_id], ("F", a.mb))
         if self.compute_hook is not None:
             self.compute_hook("F")
-        out = torch.func.functional_call(self.module, version, (h, y) if self.last else (h,))
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp):
+            out = torch.func.functional_call(self.module, version, (h, y) if self.last else (h,))
+        if not self.last:
+            out = out.to(self.act_dtype)
         if self.last:
             self.losses[a.step] = self.losses.get(a.step, 0.0) + float(out.detach()) * self.loss_scale
             out = out * self.loss_scale
@@ -354,8 +358,11 @@ class StageEngine:
             shape = (y.shape[0],) + self.act_shape[1:]
             h = x.to(self.device) if self.first else self._recv(self.stage - 1, TAG_EVAL, shape)
             version = self._with_tied(self.versions[self.version_id], ("E", self._eval_step))
-            out = torch.func.functional_call(self.module, version,
-                                             (h, y.to(self.device)) if self.last else (h,))
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp):
+                out = torch.func.functional_call(self.module, version,
+                                                 (h, y.to(self.device)) if self.last else (h,))
+            if not self.last:
+                out = out.to(self.act_dtype)
         if self.last:
             return float(out)
         self._send(out, self.stage + 1, TAG_EVAL)
