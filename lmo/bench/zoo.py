@@ -36,22 +36,8 @@ def llama_shapes(layers: int = 4, d: int = 256, ffn: int = 768, vocab: int = 409
 
 
 def build(name: str, params: dict):
-    """The optimizer as the training code builds it (``lmo.registry.build`` with preset lr).
-
-    Without ``lmo.registry`` in the tree, the zoo's whole-model optimizers are built
-    directly (weight decay 0.1); the others are then reported unavailable.
-    """
-    try:
-        from lmo.registry import build as registry_build
-    except ImportError:
-        from lmo.adan import adan
-        from lmo.mars import mars
-        from lmo.nadam import nadam
-        from lmo.soap import soap
-        direct = {"nadam": nadam, "adan": adan, "mars": mars, "soap": soap}
-        if name not in direct:
-            raise
-        return direct[name](DEFAULT_LR[name], weight_decay=0.1)
+    """The optimizer as the training code builds it (``lmo.registry.build`` with preset lr)."""
+    from lmo.registry import build as registry_build
     return registry_build(name, params, lr=DEFAULT_LR[name])
 
 
