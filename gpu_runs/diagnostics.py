@@ -1,0 +1,100 @@
+"""The theory's quantities (DESIGN §3-5), measured during training in the optimizer's geometry.
+
+Geometry per parameter block b: matrix optimizers (muon, normuon, adamuon) use the spectral
+norm (nuclear dual) on the hidden matrices (``lmo.partition.muon_labels == "matrix"``) and the
+sign geometry (l_inf, dual l_1) elsewhere; sign-like and Adam-family optimizers use the sign
+geometry everywhere; normalized_sgd the Euclidean one. Over the product of blocks the norm is
+the max and the dual the sum: ||x|| = max_b ||x_b||, ||g||_* = sum_b ||g_b||_*, and
+rho = sqrt(sum_b rho_b^2) (Cauchy-Schwarz on sum_b rho_b ||g_b||_2).
+
+Measured at step t (``Diagnostics.measure``), with x_t before and x_{t+1} after the update:
+
+- ``update_norm``  ||x_{t+1} - x_t|| (the applied displacement; for sync it is ||d_t||)
+- ``r``            r = ||x_{t+1} - y_{t+1}|| with y = ``opt.virtual_iterate``; ``r_over_eta`` = r / eta_t
+- ``L_local``      ||g(x_{t+1}; B) - g(x_t; B)||_* / ||x_{t+1} - x_t|| on the fixed batch B (step 0's)
+- ``sigma``        sqrt(1/(k-1) sum_i ||g_i - gbar||_2^2) over k independent batches at x_{t+1}
+- ``rho``          from the shapes
+- ``momentum_error``  ||m_{t+1} - gbar||_* over the blocks that carry a ``momentum`` field,
+                   gbar = mean of the k gradients (a k-times larger batch estimating grad f(x_{t+1}))
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+MATRIX_OPTIMIZERS = ("muon", "normuon", "adamuon")
+
+
+def geometries(optimizer: str, params: dict) -> dict:
+    """name -> Geometry object for the optimizer (module docstring)."""
+    from lmo.geometry import L2, Sign, Spectral
+    from lmo.partition import muon_labels
+
+    labels = muon_labels(params)
+    out = {}
+    for k, v in params.items():
+        if optimizer in MATRIX_OPTIMIZERS and labels[k] == "matrix":
+            out[k] = Spectral(method="svd")
+        elif optimizer == "normalized_sgd":
+            out[k] = L2()
+        else:
+            out[k] = Sign()
+    return out
+
+
+def product_norm(geo: dict, tree: dict) -> float:
+    """max_b ||x_b|| over the blocks present in ``tree``."""
+    return max(float(geo[k].norm(v.float())) for k, v in tree.items())
+
+
+def product_dual(geo: dict, tree: dict) -> float:
+    """sum_b ||g_b||_* over the blocks present in ``tree``."""
+    return sum(float(geo[k].dual_norm(v.float())) for k, v in tree.items())
+
+
+def product_rho(geo: dict, params: dict) -> float:
+    """sqrt(sum_b rho_b^2): ||g||_* <= rho ||g||_2 for the product dual."""
+    return math.sqrt(sum(float(geo[k].rho(tuple(v.shape))) ** 2 for k, v in params.items()))
+
+
+def diff(a: dict, b: dict, keys=None) -> dict:
+    return {k: a[k].float() - b[k].float() for k in (keys or a)}
+
+
+class Diagnostics:
+    """Holds the fixed batch and the geometry; ``measure`` returns a dict of floats."""
+
+    def __init__(self, optimizer: str, params: dict, batcher, micro: int = 4, amp: bool = False):
+        if micro < 2:
+            raise ValueError(f"Diagnostics: micro must be >= 2 (sigma needs two batches), got {micro}")
+        self.geo = geometries(optimizer, params)
+        self.rho = product_rho(self.geo, params)
+        self.batcher, self.micro, self.amp = batcher, micro, amp
+        self.fixed = batcher.batch(0, micro=10_000)
+
+    def measure(self, model, t: int, x_prev: dict, x_new: dict, updates: dict, state, opt, lr: float) -> dict:
+        from lmo.base import find_field
+        from gpu_runs.train import loss_and_grads
+
+        out = dict(step=t + 1, rho=self.rho, eta=lr)
+        step_vec = diff(x_new, x_prev)
+        out["update_norm"] = product_norm(self.geo, step_vec)
+        y = opt.virtual_iterate(x_new, state)
+        out["r"] = product_norm(self.geo, diff(x_new, y))
+        out["r_over_eta"] = out["r"] / lr if lr > 0 else float("nan")
+        fx, fy = self.fixed
+        _, g_prev = loss_and_grads(model, x_prev, fx, fy, self.amp)
+        _, g_new = loss_and_grads(model, x_new, fx, fy, self.amp)
+        dx = out["update_norm"]
+        out["L_local"] = product_dual(self.geo, diff(g_new, g_prev)) / dx if dx > 0 else float("nan")
+        gs = [loss_and_grads(model, x_new, *self.batcher.batch(t, micro=i), self.amp)[1] for i in range(self.micro)]
+        gbar = {k: sum(g[k].float() for g in gs) / self.micro for k in gs[0]}
+        var = sum(sum(float((g[k].float() - gbar[k]).pow(2).sum()) for k in gbar) for g in gs) / (self.micro - 1)
+        out["sigma"] = math.sqrt(var)
+        m = find_field(state, "momentum")
+        if m:
+            keys = [k for k in m if k in gbar]
+            out["momentum_error"] = product_dual(self.geo, {k: m[k].float() - gbar[k] for k in keys})
+            out["momentum_blocks"] = len(keys)
+        return out
