@@ -90,10 +90,7 @@ def pipedream_reference(corpus):
 @pytest.mark.parametrize("schedule, mode, extra", [
     ("gpipe", "sync", {}), ("1f1b", "sync", {}), ("2bw", "2bw", {}),
     ("2bw", "2bw", {"ef": True}), ("pipedream", "reference", {}),
-    pytest.param("pipedream", "pipedream", {}, marks=pytest.mark.xfail(
-        strict=True, raises=TypeError,
-        reason="gpu_runs.train pipedream mode calls ParamHistory(delays, params); "
-               "lmo.pipedream.ParamHistory takes (delays): reported to the lead")),
+    ("pipedream", "pipedream", {}),
 ])
 def test_pipeline_reproduces_trainer(schedule, mode, extra, corpus_dir, tmp_path):
     if mode == "reference":
