@@ -136,7 +136,7 @@ def make_history(cfg: TrainConfig, model: Llama, params: dict):
     """PipeDream stale-point model: per-parameter delays from the layer split, and the history."""
     from lmo.pipedream import ParamHistory, pipedream_delays
     delays = pipedream_delays(stage_of_params(model, cfg.stages), cfg.stages)
-    return ParamHistory(delays, params), delays
+    return ParamHistory(delays), delays
 
 
 def loss_and_grads(model: Llama, point: dict, x, y, amp: bool):
@@ -239,9 +239,9 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
         lr_t = float(sched(t))
         prev = params
         updates, state = opt.update(grads, state, params)
-        params = apply_updates(params, updates)
         if history is not None:
-            history.push(params)
+            history.push(params)                     # remember x_t
+        params = apply_updates(params, updates)
         if dev.type == "cuda":
             torch.cuda.synchronize()
         dt = time.perf_counter() - t0
