@@ -45,8 +45,6 @@ import argparse
 import datetime
 import json
 import os
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -404,87 +402,5 @@ def main(argv=None) -> int:
     return 0
 
 
-# ----------------------------------------------------------------------------- local launch
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def launch_local(argv: list[str], nproc: int, timeout: float = 120.0, env: dict | None = None):
-    """Start ``nproc`` ranks of this module as plain subprocesses with torchrun's
-    environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT on a free port); returns the
-    list of ``subprocess.Popen`` (for tests that kill one) after starting them."""
-    port = free_port()
-    procs = []
-    for r in range(nproc):
-        e = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(nproc),
-                 LOCAL_WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                 OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
-        e.update(env or {})
-        procs.append(subprocess.Popen([sys.executable, "-m", "gpu_runs.pipeline", *argv], env=e,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    return procs
-
-
-def run_local(argv: list[str], nproc: int, timeout: float = 120.0, env: dict | None = None):
-    """:func:`launch_local` and wait: list of (returncode, stdout, stderr) per rank."""
-    procs = launch_local(argv, nproc, timeout, env)
-    res = []
-    deadline = time.monotonic() + timeout
-    for p in procs:
-        try:
-            o, e = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            p.kill()
-            o, e = p.communicate()
-        res.append((p.returncode, o, e))
-    return res
-
-
 if __name__ == "__main__":
     sys.exit(main())
-
-
-def _forked_rank(argv, env, log_path):
-    os.environ.update(env)
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    sys.stdout = open(1, "w", buffering=1, closefd=False)
-    sys.stderr = open(2, "w", buffering=1, closefd=False)
-    try:
-        rc = main(argv)
-    except SystemExit as e:
-        rc = e.code if isinstance(e.code, int) else 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(rc or 0)
-
-
-def run_forked(argv: list[str], nproc: int, timeout: float = 120.0, tmp: str | None = None):
-    """Like :func:`run_local` but the ranks are ``fork``-ed from this process (which has
-    already imported torch), skipping the interpreter start; POSIX only, for tests.
-    Returns a list of (returncode, output) per rank."""
-    import multiprocessing as mp
-    import tempfile
-
-    ctx = mp.get_context("fork")
-    port = free_port()
-    tmp = tmp or tempfile.mkdtemp(prefix="pipeline_")
-    procs = []
-    for r in range(nproc):
-        env = dict(RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(nproc), LOCAL_WORLD_SIZE=str(nproc),
-                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-        p = ctx.Process(target=_forked_rank, args=(argv, env, os.path.join(tmp, f"rank{r}.out")))
-        p.start()
-        procs.append(p)
-    deadline = time.monotonic() + timeout
-    res = []
-    for r, p in enumerate(procs):
-        p.join(max(0.1, deadline - time.monotonic()))
-        if p.is_alive():
-            p.kill()
-            p.join()
-        res.append((p.exitcode, Path(tmp, f"rank{r}.out").read_text()))
-    return res

@@ -25,7 +25,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from gpu_runs.pipeline import run_local
+from gpu_runs.pipeline_launch import run_local
 from gpu_runs.pipeline_schedules import ideal_bubble_ratio
 
 BENCH_SCHEDULES = ("gpipe", "1f1b", "2bw")

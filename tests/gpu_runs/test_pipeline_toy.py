@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from gpu_runs.pipeline import run_forked
+from gpu_runs.pipeline_launch import run_forked
 from gpu_runs.pipeline_stage import split_layers
 from gpu_runs.pipeline_toy import ToyLM, sgd_momentum, toy_batch
 
