@@ -61,7 +61,7 @@ def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequenc
             o = FigureOutput(n, mod.TITLE, status=f"not available: rendering failed: {type(e).__name__}: {e}")
         log(f"[paper_figs] {n}: {o.status}")
         outputs.append(o)
-    path = write_report(out, profile, outputs, trained=runner.trained, real_deps=deps.real,
+    path = write_report(out, profile, outputs, trained=runner.trained, overridden=sorted(deps.overrides),
                         elapsed_s=time.time() - t0)
     log(f"[paper_figs] report: {path}")
     return {"report": path, "outputs": outputs, "runner": runner}

@@ -26,7 +26,7 @@ def verdict_table(outputs) -> list[str]:
     return lines
 
 
-def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, real_deps: bool,
+def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, overridden: Sequence[str],
                  elapsed_s: float) -> Path:
     """Write ``out_dir/REPORT.md`` and return its path."""
     out_dir = Path(out_dir)
@@ -42,8 +42,10 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, rea
          "at CPU scale, so only the qualitative claims are compared.", "",
          f"Verdict rules (`paper_figs/verdicts.py`): a difference counts only beyond "
          f"max({RESOLUTION}, 2 x seed std); '±' is the sample std over seeds.", ""]
-    if not real_deps:
-        L += ["**Test run: dependencies were replaced by fakes; these numbers are not measurements.**", ""]
+    if overridden:
+        L += ["**Test run: dependencies replaced by test doubles (fakes or wrappers): "
+              + ", ".join(f"`{n}`" for n in overridden)
+              + ". Numbers from a fake are not measurements.**", ""]
     L += ["## Horizon", "", profile.horizon_note, "", "## Summary of verdicts", "", *verdict_table(outputs), ""]
     for o in outputs:
         L += [f"## {o.title}", "", f"Status: {o.status}", ""]

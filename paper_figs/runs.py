@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Mapping
 from .cache import Cache, config_hash, to_jsonable
 from .deps import Deps, Unavailable
 
-NOT_IN_KEY = ("out",)
+NOT_IN_KEY = ("out", "resume")  # where to write / whether to pick up a checkpoint: same result
 
 
 @dataclass
@@ -68,7 +68,11 @@ def full_config(TrainConfig: type, settings: Mapping[str, Any]) -> dict:
 
 def result_record(result: Any) -> dict:
     """JSON form of a TrainResult: ``{"final_val_loss", "log"}``."""
-    return to_jsonable({"final_val_loss": result.final_val_loss, "log": list(result.log)})
+    rec = {"final_val_loss": result.final_val_loss, "log": list(result.log)}
+    for k in ("n_params", "tokens_per_s"):  # optional TrainResult fields
+        if hasattr(result, k):
+            rec[k] = getattr(result, k)
+    return to_jsonable(rec)
 
 
 def describe(settings: Mapping[str, Any]) -> str:
@@ -96,6 +100,24 @@ def _train_one(deps: Deps, cache: Cache, key: str, settings: dict, full: dict,
     return wall
 
 
+class _Prefixed:
+    """A stdout that prefixes each line with a run's label (workers print side by side)."""
+
+    def __init__(self, stream, prefix: str):
+        self.stream, self.prefix, self.at_start = stream, prefix, True
+
+    def write(self, text: str) -> int:
+        for part in text.splitlines(keepends=True):
+            if self.at_start:
+                self.stream.write(self.prefix)
+            self.stream.write(part)
+            self.at_start = part.endswith("\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
 def _worker(cache_root: str, key: str, settings: dict, full: dict, threads: int,
             deps_factory: Callable[[], Deps] | None = None):
     """Process-pool entry: train one run, cache it, return (key, err, wall).
@@ -107,7 +129,8 @@ def _worker(cache_root: str, key: str, settings: dict, full: dict, threads: int,
         torch.set_num_threads(threads)
     try:
         deps = deps_factory() if deps_factory else Deps()
-        wall = _train_one(deps, Cache(cache_root), key, settings, full, progress=False)
+        sys.stdout = _Prefixed(sys.__stdout__, f"  [{describe(settings)}] ")
+        wall = _train_one(deps, Cache(cache_root), key, settings, full, progress=True)
         return key, None, wall
     except Exception as e:  # reported, not cached: it reruns next time
         return key, f"{type(e).__name__}: {e}", 0.0

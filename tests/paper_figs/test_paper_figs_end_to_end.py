@@ -42,7 +42,7 @@ def test_every_figure_renders_files_and_report(micro_run):
         assert o.title in report
         for v in o.verdicts.values():  # micro verdicts never claim anything
             assert v.status == "inconclusive" and "micro profile" in v.reason
-    assert "fakes" in report  # the report says its numbers are not measurements
+    assert "test doubles" in report and "`train`" in report  # says its numbers are not measurements
     assert (out / "tables" / "table1.csv").stat().st_size > 0
 
 
@@ -100,3 +100,31 @@ def test_parallel_workers_fill_the_same_cache(tmp_path):
     assert len(list(tmp_path.glob("*.json"))) == 6
     again = Runner(fake_deps(FakeTrainer()), Cache(tmp_path), log=_quiet)
     assert all(o.ok for o in again.run_all(settings)) and again.trained == 0
+
+
+def test_real_trainer_micro_every_mode_and_cache(tmp_path):
+    """The real gpu_runs.train at micro size through the figures that use every mode
+    (sync, 2bw, 2bw+EF, sync start / cool-down, DC-ASGD, pipedream); a second invocation
+    calls the trainer zero times."""
+    from gpu_runs.train import TrainConfig, train
+
+    calls = []
+
+    def counting_train(cfg, progress=True):
+        calls.append(cfg)
+        return train(cfg, progress=False)
+
+    deps = fake_deps(train=counting_train, TrainConfig=TrainConfig)
+    only = ["fig3", "fig2_table2", "fig6"]
+    p = get_profile("micro", seeds_main=(0,))
+    first = run_profile(p, tmp_path, only=only, deps=deps, log=_quiet)
+    n = len(calls)
+    assert n == first["runner"].trained > 0
+    for o in first["outputs"]:
+        assert o.status == "done", (o.name, o.status, o.missing)
+        assert all(f.stat().st_size > 0 for f in o.files)
+    assert {c.mode for c in calls} == {"sync", "2bw", "pipedream"}
+    assert any(c.ef for c in calls) and any(c.sync_start for c in calls)
+    assert any(c.sync_cooldown for c in calls) and any(c.dc_asgd for c in calls)
+    run_profile(p, tmp_path, only=only, deps=deps, log=_quiet)
+    assert len(calls) == n
