@@ -6,18 +6,20 @@ Sources:
 - ``SEC_PER_STEP["small"]``: gpu_runs.model forward + backward + AdamW at batch 32 x 64,
   2 threads, measured here: tiny 0.053 s/step, small 0.267 s/step (5.0x); so tiny's
   trainer figure times 5.0.
-- ``PAIR_FACTOR``: two runs side by side with 1 thread each took 1.31x the time of one
-  2-thread run (proxy: a 2-layer width-128 torch transformer, 60 steps, 15.9 s for the
-  pair vs 12.1 s for one; rerun ``python -m paper_figs.parallel_bench`` with the real
-  trainer to refresh). So ``jobs=2`` costs 1.31 / 2 = 0.66 of the serial time.
-- ``EXTERNAL_S``: ``pipeline_bench.run_bench(quick=True)`` took 79 s here; the theory
+- ``PAIR_FACTOR``: a pair of tiny 1500-step runs side by side (1 thread each) took
+  150-176 s in `python -m paper_figs --profile quick` (2026-12-02, the last two pairs; the
+  first pair shared the cores with a test run: 223 s), against ~100 s for one 2-thread run:
+  1.75x, so ``jobs=2`` costs 1.75 / 2 = 0.875 of the serial time. (A first proxy, a
+  torch.nn transformer for 60 steps, gave 1.31x; ``python -m paper_figs.parallel_bench``
+  on a loaded machine gave 2.69x: load from other processes dominates these numbers.)
+- ``EXTERNAL_S``: ``pipeline_bench.run_bench(quick=True)`` took 54-79 s here; the theory
   delay-price curve < 1 s and verify.report(quick=True) with its figures 19 s (theory: 20 s).
 Unknown entries print as "unknown", never as a guess.
 """
 from __future__ import annotations
 
 SEC_PER_STEP: dict[str, float] = {"tiny": 0.067, "small": 0.067 * 5.0}
-PAIR_FACTOR = 1.31
+PAIR_FACTOR = 1.75
 EXTERNAL_S: dict[str, float | None] = {"pipeline": 79.0, "theory": 20.0}
 
 

@@ -18,15 +18,16 @@ KINDS = ("sync", "2bw", "pipedream")
 
 
 def runs(p) -> list[dict]:
-    return [variant(p, o, k, seed=s, config=p.pipedream_size) for o in p.pipedream_optimizers for k in KINDS for s in p.seeds]
+    return [variant(p, o, k, seed=s, config=p.pipedream_size)
+            for o in p.pipedream_optimizers for k in KINDS for s in p.seeds]
 
 
 def build(ctx: Context) -> FigureOutput:
     p = ctx.profile
     out = FigureOutput(NAME, TITLE)
     opts = p.pipedream_optimizers
-    res = {o: {k: finals(ctx, [variant(p, o, k, seed=s, config=p.pipedream_size) for s in p.seeds], out.missing) for k in KINDS}
-           for o in opts}
+    res = {o: {k: finals(ctx, [variant(p, o, k, seed=s, config=p.pipedream_size) for s in p.seeds],
+                         out.missing) for k in KINDS} for o in opts}
     out.status = status_of(out.missing, len(opts) * len(KINDS) * len(p.seeds))
     if out.status.startswith("not available"):
         return out
@@ -36,7 +37,8 @@ def build(ctx: Context) -> FigureOutput:
     for ax, o in zip(axes, opts):
         shown = []
         for k in KINDS:
-            curves = [oc.curve() for oc in (ctx.get(variant(p, o, k, seed=s, config=p.pipedream_size)) for s in p.seeds) if oc.ok]
+            runs_k = [ctx.get(variant(p, o, k, seed=s, config=p.pipedream_size)) for s in p.seeds]
+            curves = [oc.curve() for oc in runs_k if oc.ok]
             plotting.plot_curves(ax, curves, plotting.VARIANT_STYLE[k])
             shown += curves
         plotting.focus_ylim(ax, shown)
