@@ -140,3 +140,20 @@ def test_pipeline_verdict_rules():
     assert judge(good).status == HOLDS
     assert judge([{**good[0], "measured_gpipe": 0.98}]).status == FAILS
     assert judge([{**good[0], "measured_1f1b": 1.2}]).status == INCONCLUSIVE
+
+
+def test_every_profiles_runs_are_valid_trainer_configs():
+    """Every run of every profile passes the real TrainConfig.validate (and PipeDream's
+    stages fit the model's layers), so a long profile cannot die on a typo hours in."""
+    from gpu_runs.model import get_config
+    from gpu_runs.train import TrainConfig
+
+    from paper_figs.figures import CATALOG
+    for p in PROFILES.values():
+        for name, mod in CATALOG.items():
+            if p.runs_figure(name):
+                for s in mod.runs(p):
+                    cfg = TrainConfig(**s)
+                    cfg.validate()
+                    if cfg.mode == "pipedream":
+                        assert 3 <= cfg.stages <= get_config(cfg.config).n_layers or p.name == "micro"
