@@ -128,3 +128,23 @@ def test_real_trainer_micro_every_mode_and_cache(tmp_path):
     assert any(c.sync_cooldown for c in calls) and any(c.dc_asgd for c in calls)
     run_profile(p, tmp_path, only=only, deps=deps, log=_quiet)
     assert len(calls) == n
+
+
+def test_a_failing_run_costs_only_itself_and_reruns_next_time(tmp_path):
+    """Run 3 of fig3 raises: the others are cached, the figure says which run is missing,
+    and the next invocation trains only that run."""
+    p = get_profile("micro", seeds_main=(0,))
+    inner = FakeTrainer()
+
+    def flaky(cfg, progress=True):
+        if inner.calls == 2:
+            inner.calls += 1
+            raise RuntimeError("simulated crash")
+        return inner(cfg, progress)
+
+    res = run_profile(p, tmp_path, only=["fig3"], deps=fake_deps(flaky), log=_quiet)
+    fig = res["outputs"][0]
+    assert fig.status == "partial" and len(fig.missing) == 1 and "simulated crash" in fig.missing[0]
+    again = FakeTrainer()
+    res2 = run_profile(p, tmp_path, only=["fig3"], deps=fake_deps(again), log=_quiet)
+    assert again.calls == 1 and res2["outputs"][0].status == "done"
