@@ -1,88 +1,57 @@
 #!/usr/bin/env bash
-# Device check for one GPU machine (e.g. a single H200): does the trainer run at the
-# paper's 135M shape, and how do sync / 2bw / 2bw+EF compare for Muon and AdamW?
-#
-#   bash gpu_runs/device_check.sh OUT_DIR
-#
-# Needs torch with CUDA; no network; the package need not be installed (PYTHONPATH is
-# set to the repository root). Six short runs (135m config, shipped stdlib byte corpus,
-# same seed and data order) plus one line of Newton-Schulz bf16 throughput; budgeted to
-# finish well under 8 minutes. Writes OUT_DIR/<optimizer>_<mode>/log.jsonl per run,
-# OUT_DIR/ns_throughput.json and OUT_DIR/summary.json / summary.txt.
-#
-# Environment knobs: STEPS (default 150), BATCH (16), SEQ (256), CONFIG (135m).
-# DEVICE_CHECK_SMOKE=1: the same script at CPU scale (tiny config, 4 steps) for the test suite.
+# Device check for one H200: 135m config, sync vs 2bw vs 2bw+EF for Muon and AdamW, short horizon,
+# on the shipped stdlib byte corpus (vocab 256: the 135m shape with a byte vocabulary, so the
+# embedding is 256 x 576 instead of 49152 x 576), plus a Newton-Schulz bf16 throughput line.
+# Usage: bash gpu_runs/device_check.sh OUT_DIR      (run from the repo root; no pip install needed)
+# Smoke test on CPU: DEVICE_CHECK_SMOKE=1 bash gpu_runs/device_check.sh OUT_DIR (tiny, 3 steps).
 set -euo pipefail
-if [ $# -ne 1 ]; then
-  echo "usage: bash gpu_runs/device_check.sh OUT_DIR" >&2
-  exit 2
-fi
-OUT_DIR="$1"
+OUT="${1:?usage: device_check.sh OUT_DIR}"
+mkdir -p "$OUT"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 PY="${PYTHON:-python}"
-if [ -x "$ROOT/.venv/bin/python" ] && [ -z "${PYTHON:-}" ]; then PY="$ROOT/.venv/bin/python"; fi
-mkdir -p "$OUT_DIR"
-
-if [ "${DEVICE_CHECK_SMOKE:-0}" = "1" ]; then
-  export DC_CONFIG=tiny DC_STEPS="${STEPS:-4}" DC_BATCH="${BATCH:-4}" DC_SEQ="${SEQ:-32}" DC_DEVICE=cpu DC_NS_SIZE=128
+if [[ "${DEVICE_CHECK_SMOKE:-0}" == "1" ]]; then
+  CONFIG=tiny; STEPS=3; BS=4; SEQ=16; DEV=cpu; EVAL=3; DATA="$ROOT/gpu_runs"  # small text dir: fast
 else
-  export DC_CONFIG="${CONFIG:-135m}" DC_STEPS="${STEPS:-150}" DC_BATCH="${BATCH:-16}" DC_SEQ="${SEQ:-256}" DC_DEVICE=cuda DC_NS_SIZE=2048
+  CONFIG=135m; STEPS="${DEVICE_CHECK_STEPS:-150}"; BS=16; SEQ=512; DEV=cuda; EVAL=50; DATA=stdlib
 fi
-export DC_OUT="$OUT_DIR"
-
-"$PY" - <<'PYEOF' 2>&1 | tee "$OUT_DIR/device_check.log"
-import json, math, os, sys, time
-import torch
-
-out, dev = os.environ["DC_OUT"], os.environ["DC_DEVICE"]
-if dev == "cuda" and not torch.cuda.is_available():
-    sys.exit("device_check: CUDA is not available (set DEVICE_CHECK_SMOKE=1 for the CPU smoke run)")
-print(f"torch {torch.__version__} | device {torch.cuda.get_device_name(0) if dev == 'cuda' else 'cpu'}", flush=True)
-
-# Newton-Schulz bf16 throughput: 5 keller steps on a batch of n x n matrices.
+cd "$ROOT"
+"$PY" - "$DEV" > "$OUT/ns_throughput.txt" <<'PYEOF'
+import sys, time, torch
 from lmo.newton_schulz import newton_schulz
-n = int(os.environ["DC_NS_SIZE"])
-G = torch.randn(4, n, n, device=dev)
-dt = torch.bfloat16 if dev == "cuda" else torch.float32
-newton_schulz(G, steps=5, dtype=dt)
+dev = sys.argv[1]
+n = 1024 if dev == "cuda" else 128
+G = torch.randn(16, n, 3 * n // 2, device=dev)
+for _ in range(2): newton_schulz(G, dtype=torch.bfloat16)
 if dev == "cuda": torch.cuda.synchronize()
-reps, t0 = 10, time.perf_counter()
-for _ in range(reps):
-    newton_schulz(G, steps=5, dtype=dt)
+t = time.perf_counter(); reps = 10 if dev == "cuda" else 2
+for _ in range(reps): newton_schulz(G, dtype=torch.bfloat16)
 if dev == "cuda": torch.cuda.synchronize()
-sec = (time.perf_counter() - t0) / reps
-flops = 4 * 5 * (4 * n**3 + 2 * n**3)  # batch 4, 5 steps, 4 m^2 n + 2 m^3 each
-ns = dict(n=n, batch=4, steps=5, dtype=str(dt), seconds=sec, tflops=flops / sec / 1e12)
-print(f"newton_schulz {n}x{n} x4 {dt}: {sec * 1e3:.2f} ms/call, {ns['tflops']:.1f} TFLOP/s", flush=True)
-json.dump(ns, open(os.path.join(out, "ns_throughput.json"), "w"), indent=1)
-
-from gpu_runs.train import TrainConfig, train
-steps = int(os.environ["DC_STEPS"])
-rows = []
-for opt in ("muon", "adamw"):
-    for mode, ef in (("sync", False), ("2bw", False), ("2bw", True)):
-        tag = f"{opt}_{mode}{'_ef' if ef else ''}"
-        cfg = TrainConfig(config=os.environ["DC_CONFIG"], optimizer=opt, mode=mode, ef=ef, steps=steps,
-                          batch_size=int(os.environ["DC_BATCH"]), seq_len=int(os.environ["DC_SEQ"]),
-                          eval_every=max(steps // 3, 1), eval_batches=4, seed=0, device=dev,
-                          out=os.path.join(out, tag), log_every=max(steps // 10, 1))
-        t0 = time.perf_counter()
-        res = train(cfg, progress=True)
-        wall = time.perf_counter() - t0
-        rows.append(dict(run=tag, optimizer=opt, mode=mode, ef=ef, steps=steps, n_params=res.n_params,
-                         final_val_loss=res.final_val_loss, tokens_per_s=res.tokens_per_s, wall_s=wall))
-        print(f"== {tag}: final val {res.final_val_loss:.4f} | {res.tokens_per_s:,.0f} tok/s | {wall:.0f} s", flush=True)
-
-summary = dict(config=os.environ["DC_CONFIG"], device=dev, ns=ns, runs=rows)
-json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=1)
-lines = [f"{'run':<16} {'val loss':>9} {'gap vs sync':>11} {'tok/s':>10}"]
-for r in rows:
-    sync = next(s for s in rows if s["optimizer"] == r["optimizer"] and s["mode"] == "sync")
-    lines.append(f"{r['run']:<16} {r['final_val_loss']:>9.4f} {r['final_val_loss'] - sync['final_val_loss']:>+11.4f} "
-                 f"{r['tokens_per_s']:>10,.0f}")
-open(os.path.join(out, "summary.txt"), "w").write("\n".join(lines) + "\n")
-print("\n".join(lines))
-bad = [r["run"] for r in rows if not math.isfinite(r["final_val_loss"])]
-sys.exit(f"device_check: non-finite final loss in {bad}" if bad else 0)
+dt = (time.perf_counter() - t) / reps
+print(f"newton_schulz bf16 5 steps: 16 x {n}x{3*n//2} in {dt*1e3:.2f} ms = {16/dt:.1f} matrices/s on {dev}")
 PYEOF
+cat "$OUT/ns_throughput.txt"
+for OPT in muon adamw; do
+  for MODE in sync 2bw ef; do
+    EXTRA=(--delay "$MODE"); [[ "$MODE" == ef ]] && EXTRA=(--delay 2bw --ef)
+    "$PY" -m gpu_runs.train --config "$CONFIG" --optimizer "$OPT" "${EXTRA[@]}" --steps "$STEPS" \
+      --batch-size "$BS" --seq-len "$SEQ" --eval-every "$EVAL" --eval-batches 4 --device "$DEV" --data "$DATA" \
+      --diag-every "$STEPS" --out "$OUT/$OPT-$MODE" > "$OUT/$OPT-$MODE.txt" 2>&1
+    tail -1 "$OUT/$OPT-$MODE.txt"
+  done
+done
+"$PY" - "$OUT" > "$OUT/summary.txt" <<'PYEOF'
+import json, sys
+from pathlib import Path
+out = Path(sys.argv[1])
+print(f"{'run':<14}{'final val':>10}{'tok/s':>12}")
+rows = {}
+for d in sorted(p for p in out.iterdir() if p.is_dir()):
+    r = json.loads((d / "result.json").read_text()); rows[d.name] = r["final_val_loss"]
+    print(f"{d.name:<14}{r['final_val_loss']:>10.4f}{r['tokens_per_s']:>12.0f}")
+for o in ("muon", "adamw"):
+    if f"{o}-sync" in rows:
+        print(f"{o}: 2bw gap {rows[o+'-2bw'] - rows[o+'-sync']:+.4f}, ef gap {rows[o+'-ef'] - rows[o+'-sync']:+.4f}")
+print(open(out / "ns_throughput.txt").read().strip())
+PYEOF
+cat "$OUT/summary.txt"
