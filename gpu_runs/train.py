@@ -97,7 +97,8 @@ class TrainResult:
     config: TrainConfig
     params: dict
     n_params: int
-    tokens_per_s: float
+    tokens_per_s: float          # training steps only
+    wall_tokens_per_s: float = 0.0  # including eval, diagnostics, logging, checkpoints
     diagnostics: list = field(default_factory=list)
 
 
@@ -231,6 +232,7 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
     tokens_per_step = cfg.batch_size * cfg.seq_len
     t_run, n_timed = 0.0, 0
     last_train = float("nan")
+    t_wall = time.perf_counter()
     for t in range(start, cfg.steps):
         t0 = time.perf_counter()
         x, y = batcher.batch(t)
@@ -279,6 +281,7 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
     final = vals[-1] if vals else evaluate(fwd, params, vbatches, amp)
     res = TrainResult(log=log, final_val_loss=final, config=cfg, params=params, n_params=n_params,
                       tokens_per_s=tokens_per_step * n_timed / max(t_run, 1e-9),
+                      wall_tokens_per_s=tokens_per_step * n_timed / max(time.perf_counter() - t_wall, 1e-9),
                       diagnostics=[r["diagnostics"] for r in log if "diagnostics" in r])
     if out:
         (out / "result.json").write_text(json.dumps(dict(final_val_loss=final, n_params=n_params,
