@@ -52,6 +52,10 @@ def run_local(argv: list[str], nproc: int, timeout: float = 120.0, env: dict | N
 
 
 def _forked_rank(argv, env, log_path):
+    # A forked child must not enter the OpenMP pool the parent may have started (GNU
+    # OpenMP deadlocks there): run the rank single-threaded.
+    import torch
+    torch.set_num_threads(1)
     os.environ.update(env)
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.dup2(fd, 1)
