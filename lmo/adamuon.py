@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 import torch
 
-from lmo.base import (Optimizer, ScalarOrSchedule, check_beta, check_finite, check_lr, check_mu,
-                      check_nonneg, check_same_keys, resolve)
+from lmo.base import (check_update_inputs, Optimizer, ScalarOrSchedule, check_beta, check_lr,
+                      check_mu, check_nonneg, resolve)
 from lmo.normuon import check_matrices, orthogonalize
 
 
@@ -58,11 +58,7 @@ def adamuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.999, 
         return AdaMuonState(torch.zeros((), dtype=torch.int64), z(), z())
 
     def update(grads, state, params=None):
-        check_same_keys(grads, params)
-        check_same_keys(grads, state.momentum, "grads and optimizer state")
-        check_finite(grads)
-        if weight_decay and params is None:
-            raise ValueError("params is required when weight_decay != 0")
+        check_update_inputs(grads, params, state.momentum, weight_decay)
         eta = resolve(lr, state.step)
         t = int(state.step) + 1
         updates, ms, vs = {}, {}, {}

@@ -16,8 +16,8 @@ from typing import NamedTuple
 
 import torch
 
-from lmo.base import (Optimizer, ScalarOrSchedule, check_beta, check_finite, check_lr, check_mu,
-                      check_nonneg, check_same_keys, resolve)
+from lmo.base import (betas_with_mu, check_update_inputs, Optimizer, ScalarOrSchedule, check_lr,
+                      check_nonneg, resolve)
 
 
 class AdamWState(NamedTuple):
@@ -33,12 +33,7 @@ def adamw(lr: ScalarOrSchedule = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
           weight_decay: float = 0.01, amsgrad: bool = False, *, mu: float | None = None) -> Optimizer:
     """AdamW; keywords as torch.optim.AdamW (module docstring has the update)."""
     check_lr(lr)
-    if mu is not None:
-        check_mu(mu)
-        betas = (1.0 - mu, betas[1])
-    b1, b2 = float(betas[0]), float(betas[1])
-    check_beta(b1, "betas[0]")
-    check_beta(b2, "betas[1]")
+    b1, b2 = betas_with_mu(betas, mu)
     check_nonneg(eps, "eps")
     check_nonneg(weight_decay, "weight_decay")
 
@@ -47,11 +42,7 @@ def adamw(lr: ScalarOrSchedule = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
         return AdamWState(torch.zeros((), dtype=torch.int64), z(), z(), z() if amsgrad else {})
 
     def update(grads, state, params=None):
-        check_same_keys(grads, params)
-        check_same_keys(grads, state.exp_avg, "grads and optimizer state")
-        check_finite(grads)
-        if weight_decay and params is None:
-            raise ValueError("params is required when weight_decay != 0")
+        check_update_inputs(grads, params, state.exp_avg, weight_decay)
         eta = resolve(lr, state.step)
         t = int(state.step) + 1
         bc1, bc2_sqrt = 1.0 - b1 ** t, math.sqrt(1.0 - b2 ** t)

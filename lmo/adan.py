@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 import torch
 
-from lmo.base import (Optimizer, ScalarOrSchedule, check_beta, check_finite, check_lr, check_mu,
-                      check_nonneg, check_same_keys, resolve)
+from lmo.base import (check_update_inputs, Optimizer, ScalarOrSchedule, check_beta, check_lr,
+                      check_mu, check_nonneg, resolve)
 
 
 class AdanState(NamedTuple):
@@ -62,11 +62,7 @@ def adan(lr: ScalarOrSchedule = 1e-3, betas=(0.98, 0.92, 0.99), eps: float = 1e-
         return AdanState(torch.zeros((), dtype=torch.int64), z(), z(), z(), z())
 
     def update(grads, state, params=None):
-        check_same_keys(grads, params)
-        check_same_keys(grads, state.exp_avg, "grads and optimizer state")
-        check_finite(grads)
-        if weight_decay and params is None:
-            raise ValueError("params is required when weight_decay != 0")
+        check_update_inputs(grads, params, state.exp_avg, weight_decay)
         eta = resolve(lr, state.step)
         t = int(state.step) + 1
         bc1, bc2, bc3 = 1 - b1 ** t, 1 - b2 ** t, math.sqrt(1 - b3 ** t)

@@ -207,3 +207,30 @@ def find_field(state: State, field_name: str):
             if found is not None:
                 return found
     return None
+
+
+def betas_with_mu(betas, mu: float | None = None) -> tuple:
+    """Validated (beta_1, beta_2, ...) as floats; ``mu`` (if given) overrides beta_1 = 1 - mu.
+
+    This is how every Adam-family constructor exposes DESIGN's mu (one number for a
+    gap-vs-momentum sweep): each beta must lie in [0, 1), mu in (0, 1].
+    """
+    betas = tuple(float(b) for b in betas)
+    if mu is not None:
+        check_mu(mu)
+        betas = (1.0 - mu,) + betas[1:]
+    for i, b in enumerate(betas):
+        check_beta(b, f"betas[{i}]")
+    return betas
+
+
+def check_update_inputs(grads: Params, params: Params | None, state_entries: Mapping,
+                        weight_decay: float = 0.0) -> None:
+    """The checks every ``update`` runs before computing anything (so a refusal changes
+    nothing): same entries as params and as the state, finite gradients, params present
+    when weight decay needs them."""
+    check_same_keys(grads, params)
+    check_same_keys(grads, state_entries, "grads and optimizer state")
+    check_finite(grads)
+    if weight_decay and params is None:
+        raise ValueError("params is required when weight_decay != 0")

@@ -12,8 +12,8 @@ from typing import NamedTuple
 
 import torch
 
-from lmo.base import (Optimizer, ScalarOrSchedule, check_beta, check_finite, check_lr, check_mu,
-                      check_nonneg, check_same_keys, resolve)
+from lmo.base import (betas_with_mu, Optimizer, ScalarOrSchedule, check_beta, check_finite,
+                      check_lr, check_nonneg, check_same_keys, resolve)
 
 
 class MARSState(NamedTuple):
@@ -59,12 +59,7 @@ def mars(lr: ScalarOrSchedule = 3e-3, betas=(0.95, 0.99), eps: float = 1e-8,
     ``mu`` overrides b1 as b1 = 1 - mu (the 1-D AdamW betas stay).
     """
     check_lr(lr)
-    if mu is not None:
-        check_mu(mu)
-        betas = (1.0 - mu, betas[1])
-    b1, b2 = float(betas[0]), float(betas[1])
-    check_beta(b1, "betas[0]")
-    check_beta(b2, "betas[1]")
+    b1, b2 = betas_with_mu(betas, mu)
     c1, c2 = float(betas_1d[0]), float(betas_1d[1])
     check_beta(c1, "betas_1d[0]")
     check_beta(c2, "betas_1d[1]")

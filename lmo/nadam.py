@@ -11,8 +11,8 @@ from typing import NamedTuple
 
 import torch
 
-from lmo.base import (Optimizer, ScalarOrSchedule, check_beta, check_finite, check_lr, check_mu,
-                      check_nonneg, check_same_keys, resolve)
+from lmo.base import (betas_with_mu, check_update_inputs, Optimizer, ScalarOrSchedule, check_lr,
+                      check_nonneg, resolve)
 
 
 class NAdamState(NamedTuple):
@@ -46,12 +46,7 @@ def nadam(lr: ScalarOrSchedule = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
     ``mu`` overrides beta1 as beta1 = 1 - mu (the gap-vs-momentum sweep's one number).
     """
     check_lr(lr)
-    if mu is not None:
-        check_mu(mu)
-        betas = (1.0 - mu, betas[1])
-    b1, b2 = float(betas[0]), float(betas[1])
-    check_beta(b1, "betas[0]")
-    check_beta(b2, "betas[1]")
+    b1, b2 = betas_with_mu(betas, mu)
     check_nonneg(eps, "eps")
     check_nonneg(weight_decay, "weight_decay")
     check_nonneg(momentum_decay, "momentum_decay")
@@ -65,11 +60,7 @@ def nadam(lr: ScalarOrSchedule = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                           exp_avg_sq={k: torch.zeros_like(v) for k, v in params.items()})
 
     def update(grads, state, params=None):
-        check_same_keys(grads, params)
-        check_same_keys(grads, state.exp_avg, "grads and optimizer state")
-        check_finite(grads)
-        if weight_decay and params is None:
-            raise ValueError("params is required when weight_decay != 0")
+        check_update_inputs(grads, params, state.exp_avg, weight_decay)
         eta = resolve(lr, state.step)
         t = int(state.step) + 1
         bc2 = 1.0 - b2 ** t

@@ -14,8 +14,8 @@ from typing import NamedTuple
 
 import torch
 
-from lmo.base import (Optimizer, ScalarOrSchedule, check_beta, check_finite, check_lr, check_mu,
-                      check_nonneg, check_same_keys, resolve)
+from lmo.base import (check_update_inputs, Optimizer, ScalarOrSchedule, check_beta, check_lr,
+                      check_mu, check_nonneg, resolve)
 
 
 class NorMuonState(NamedTuple):
@@ -78,11 +78,7 @@ def normuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.95, e
                             {k: torch.zeros_like(v[..., :1]) for k, v in params.items()})
 
     def update(grads, state, params=None):
-        check_same_keys(grads, params)
-        check_same_keys(grads, state.momentum, "grads and optimizer state")
-        check_finite(grads)
-        if weight_decay and params is None:
-            raise ValueError("params is required when weight_decay != 0")
+        check_update_inputs(grads, params, state.momentum, weight_decay)
         eta = resolve(lr, state.step)
         updates, ms, vs = {}, {}, {}
         for k, g in grads.items():

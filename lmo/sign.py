@@ -19,8 +19,8 @@ from typing import NamedTuple
 
 import torch
 
-from lmo.base import (Optimizer, ScalarOrSchedule, check_beta, check_finite, check_lr, check_mu,
-                      check_nonneg, check_same_keys, resolve)
+from lmo.base import (betas_with_mu, check_update_inputs, Optimizer, ScalarOrSchedule, check_beta,
+                      check_lr, check_nonneg, resolve)
 from lmo.geometry import Sign
 from lmo.lmo_momentum import lmo_momentum
 
@@ -36,12 +36,7 @@ def lion(lr: ScalarOrSchedule = 1e-4, betas=(0.9, 0.99), weight_decay: float = 0
          mu: float | None = None) -> Optimizer:
     """Lion; ``mu`` overrides betas[0] (the interpolation weight of the update) as 1 - mu."""
     check_lr(lr)
-    if mu is not None:
-        check_mu(mu)
-        betas = (1.0 - mu, betas[1])
-    b1, b2 = float(betas[0]), float(betas[1])
-    check_beta(b1, "betas[0]")
-    check_beta(b2, "betas[1]")
+    b1, b2 = betas_with_mu(betas, mu)
     check_nonneg(weight_decay, "weight_decay")
     geometry = Sign(event_ndim=1)
 
@@ -49,11 +44,7 @@ def lion(lr: ScalarOrSchedule = 1e-4, betas=(0.9, 0.99), weight_decay: float = 0
         return LionState(torch.zeros((), dtype=torch.int64), {k: torch.zeros_like(v) for k, v in params.items()})
 
     def update(grads, state, params=None):
-        check_same_keys(grads, params)
-        check_same_keys(grads, state.momentum, "grads and optimizer state")
-        check_finite(grads)
-        if weight_decay and params is None:
-            raise ValueError("params is required when weight_decay != 0")
+        check_update_inputs(grads, params, state.momentum, weight_decay)
         eta = resolve(lr, state.step)
         updates, new_m = {}, {}
         for k, g in grads.items():

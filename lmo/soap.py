@@ -22,8 +22,8 @@ from typing import NamedTuple
 
 import torch
 
-from lmo.base import (Optimizer, ScalarOrSchedule, check_beta, check_finite, check_lr, check_mu,
-                      check_nonneg, check_same_keys, resolve)
+from lmo.base import (betas_with_mu, check_update_inputs, Optimizer, ScalarOrSchedule, check_beta,
+                      check_lr, check_nonneg, resolve)
 
 _NONE = torch.zeros(0)  # sentinel shape for "no preconditioner on this side"
 
@@ -97,12 +97,7 @@ def soap(lr: ScalarOrSchedule = 3e-3, betas=(0.95, 0.95), eps: float = 1e-8,
     ``mu`` overrides b1 as b1 = 1 - mu.
     """
     check_lr(lr)
-    if mu is not None:
-        check_mu(mu)
-        betas = (1.0 - mu, betas[1])
-    b1, b2 = float(betas[0]), float(betas[1])
-    check_beta(b1, "betas[0]")
-    check_beta(b2, "betas[1]")
+    b1, b2 = betas_with_mu(betas, mu)
     bs = b2 if shampoo_beta is None or shampoo_beta < 0 else float(shampoo_beta)
     check_beta(bs, "shampoo_beta")
     check_nonneg(eps, "eps")
@@ -145,11 +140,7 @@ def soap(lr: ScalarOrSchedule = 3e-3, betas=(0.95, 0.95), eps: float = 1e-8,
         return SOAPState(torch.zeros((), dtype=torch.int64), *st)
 
     def update(grads, state, params=None):
-        check_same_keys(grads, params)
-        check_same_keys(grads, state.exp_avg, "grads and optimizer state")
-        check_finite(grads)
-        if weight_decay and params is None:
-            raise ValueError("params is required when weight_decay != 0")
+        check_update_inputs(grads, params, state.exp_avg, weight_decay)
         count = int(state.count)
         eta = resolve(lr, state.count)
         t = count  # Adam steps after this call
