@@ -12,10 +12,12 @@ Measured at step t (``Diagnostics.measure``), with x_t before and x_{t+1} after 
 - ``update_norm``  ||x_{t+1} - x_t|| (the applied displacement; for sync it is ||d_t||)
 - ``r``            r = ||x_{t+1} - y_{t+1}|| with y = ``opt.virtual_iterate``; ``r_over_eta`` = r / eta_t
 - ``L_local``      ||g(x_{t+1}; B) - g(x_t; B)||_* / ||x_{t+1} - x_t|| on the fixed batch B (step 0's)
-- ``sigma``        sqrt(1/(k-1) sum_i ||g_i - gbar||_2^2) over k independent batches at x_{t+1}
+- ``sigma``        sqrt(1/(k-1) sum_i ||g_i - gbar||_2^2) over k independent batches at x_t
 - ``rho``          from the shapes
-- ``momentum_error``  ||m_{t+1} - gbar||_* over the blocks that carry a ``momentum`` field,
-                   gbar = mean of the k gradients (a k-times larger batch estimating grad f(x_{t+1}))
+- ``momentum_error``  ||m_t - gbar||_* (the theory's E||m_t - grad f(x_t)||_*): m_t is the
+                   momentum after step t's update, which includes g(x_t), over the blocks that
+                   carry a ``momentum`` field (Adam-family: ``exp_avg``, their m_t);
+                   gbar = mean of the k gradients at x_t (a k-times larger batch estimating grad f(x_t))
 """
 from __future__ import annotations
 
@@ -88,11 +90,12 @@ class Diagnostics:
         _, g_new = loss_and_grads(model, x_new, fx, fy, self.amp)
         dx = out["update_norm"]
         out["L_local"] = product_dual(self.geo, diff(g_new, g_prev)) / dx if dx > 0 else float("nan")
-        gs = [loss_and_grads(model, x_new, *self.batcher.batch(t, micro=i), self.amp)[1] for i in range(self.micro)]
+        # the point the momentum's newest gradient was taken at: x_t (DESIGN §5's e_t = m_t - grad f(x_t))
+        gs = [loss_and_grads(model, x_prev, *self.batcher.batch(t, micro=i), self.amp)[1] for i in range(self.micro)]
         gbar = {k: sum(g[k].float() for g in gs) / self.micro for k in gs[0]}
         var = sum(sum(float((g[k].float() - gbar[k]).pow(2).sum()) for k in gbar) for g in gs) / (self.micro - 1)
         out["sigma"] = math.sqrt(var)
-        m = find_field(state, "momentum")
+        m = find_field(state, "momentum") or find_field(state, "exp_avg")
         if m:
             keys = [k for k in m if k in gbar]
             out["momentum_error"] = product_dual(self.geo, {k: m[k].float() - gbar[k] for k in keys})
