@@ -11,30 +11,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from gpu_runs.train import TrainConfig
+
 
 @dataclass
-class FakeTrainConfig:
-    config: str = "tiny"
-    optimizer: str = "adamw"
-    lr: float | None = None
-    momentum: float | None = None
-    mode: str = "sync"
-    stages: int = 2
-    ef: bool = False
-    sync_start: int = 0
-    sync_cooldown: int = 0
-    dc_asgd: float = 0.0
+class FakeTrainConfig(TrainConfig):
+    """The real gpu_runs.train.TrainConfig (same fields, so the fake cannot drift from it)
+    with test-sized defaults."""
+
     steps: int = 100
     batch_size: int = 8
     seq_len: int = 32
     eval_every: int = 10
     eval_batches: int = 2
-    seed: int = 0
-    data: str = "stdlib"
-    device: str = "cpu"
-    out: str | None = None
-    ckpt_every: int = 0
-    diag_every: int = 0
 
 
 class FakeResult(NamedTuple):
