@@ -10,7 +10,17 @@ rho = sqrt(sum_b rho_b^2) (Cauchy-Schwarz on sum_b rho_b ||g_b||_2).
 Measured at step t (``Diagnostics.measure``), with x_t before and x_{t+1} after the update:
 
 - ``update_norm``  ||x_{t+1} - x_t|| (the applied displacement; for sync it is ||d_t||)
+- ``d_norm``       ||d_t|| = ||y_{t+1} - y_t||, the optimizer's own step (y_{t+1} = y_t + d_t in every
+                   mode, DESIGN §4); the theory's eta bounds it. ``r_over_d`` = r / ||d_t||: under 2bw
+                   it is 1 (r = ||d_t||); under EF it is ||d_t - d_{t-1}||-like and < 1 when
+                   consecutive steps align, the condition for EF's bound to beat the delayed one.
 - ``r``            r = ||x_{t+1} - y_{t+1}|| with y = ``opt.virtual_iterate``; ``r_over_eta`` = r / eta_t
+- ``r_over_eta_blocks``  per block b: ||x_b - y_b|| / eta_t in the block's own geometry (spectral for
+                   a Muon matrix, l_inf otherwise); summaries ``r_over_eta_matrix`` (max over the
+                   spectral blocks, absent when there are none), ``r_over_eta_matrix_median`` and
+                   ``r_over_eta_other`` (max over the l_inf / l_2 blocks). Under 2bw, x - y = -d_t, so a
+                   Muon block gives r_b / eta = s_b * sigma_max(NS(m)) with s_b = sqrt(max(1, rows/cols))
+                   the shape factor: r_b / eta <= 1 is a statement about s_b and NS, not about the delay.
 - ``L_local``      ||g(x_{t+1}; B) - g(x_t; B)||_* / ||x_{t+1} - x_t|| on the fixed batch B (step 0's)
 - ``sigma``        sqrt(1/(k-1) sum_i ||g_i - gbar||_2^2) over k independent batches at x_t
 - ``rho``          from the shapes
@@ -22,6 +32,7 @@ Measured at step t (``Diagnostics.measure``), with x_t before and x_{t+1} after 
 from __future__ import annotations
 
 import math
+import statistics
 
 import torch
 
@@ -60,6 +71,24 @@ def product_rho(geo: dict, params: dict) -> float:
     return math.sqrt(sum(float(geo[k].rho(tuple(v.shape))) ** 2 for k, v in params.items()))
 
 
+def r_over_eta_summary(geo: dict, offset: dict, lr: float) -> dict:
+    """r = max_b ||offset_b||, r / eta, and the per-block r_b / eta split by geometry (module docstring)."""
+    from lmo.geometry import Spectral
+
+    per = {k: float(geo[k].norm(v.float())) for k, v in offset.items()}
+    r = max(per.values())
+    inv = 1.0 / lr if lr > 0 else float("nan")
+    out = dict(r=r, r_over_eta=r * inv, r_over_eta_blocks={k: v * inv for k, v in per.items()})
+    mat = sorted(v * inv for k, v in per.items() if isinstance(geo[k], Spectral))
+    other = [v * inv for k, v in per.items() if not isinstance(geo[k], Spectral)]
+    if mat:
+        out["r_over_eta_matrix"] = mat[-1]
+        out["r_over_eta_matrix_median"] = statistics.median(mat)
+    if other:
+        out["r_over_eta_other"] = max(other)
+    return out
+
+
 def diff(a: dict, b: dict, keys=None) -> dict:
     return {k: a[k].float() - b[k].float() for k in (keys or a)}
 
@@ -75,7 +104,10 @@ class Diagnostics:
         self.batcher, self.micro, self.amp = batcher, micro, amp
         self.fixed = batcher.batch(0, micro=10_000)
 
-    def measure(self, model, t: int, x_prev: dict, x_new: dict, updates: dict, state, opt, lr: float) -> dict:
+    def measure(self, model, t: int, x_prev: dict, x_new: dict, updates: dict, state, opt, lr: float,
+                state_prev=None) -> dict:
+        """The quantities of the module docstring at step t; ``state_prev`` (the state before the
+        update) gives ||d_t||, else ``d_norm`` is absent."""
         from lmo.base import find_field
         from gpu_runs.train import loss_and_grads
 
@@ -83,8 +115,10 @@ class Diagnostics:
         step_vec = diff(x_new, x_prev)
         out["update_norm"] = product_norm(self.geo, step_vec)
         y = opt.virtual_iterate(x_new, state)
-        out["r"] = product_norm(self.geo, diff(x_new, y))
-        out["r_over_eta"] = out["r"] / lr if lr > 0 else float("nan")
+        out.update(r_over_eta_summary(self.geo, diff(x_new, y), lr))
+        if state_prev is not None:
+            out["d_norm"] = product_norm(self.geo, diff(y, opt.virtual_iterate(x_prev, state_prev)))
+            out["r_over_d"] = out["r"] / out["d_norm"] if out["d_norm"] > 0 else float("nan")
         fx, fy = self.fixed
         _, g_prev = loss_and_grads(model, x_prev, fx, fy, self.amp)
         _, g_new = loss_and_grads(model, x_new, fx, fy, self.amp)

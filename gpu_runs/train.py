@@ -239,7 +239,7 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
         point = history.mixed_point(params) if history is not None else params
         loss, grads = loss_and_grads(fwd, point, x, y, amp)
         lr_t = float(sched(t))
-        prev = params
+        prev, state_prev = params, state          # pure update: the old state stays valid
         updates, state = opt.update(grads, state, params)
         if history is not None:
             history.push(params)                     # remember x_t
@@ -254,7 +254,7 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
         rec = None
         d = None
         if diag is not None and (step % cfg.diag_every == 0 or step == 1):
-            d = diag.measure(model, t, prev, params, updates, state, opt, lr_t)
+            d = diag.measure(model, t, prev, params, updates, state, opt, lr_t, state_prev)
         is_eval = cfg.eval_every and (step % cfg.eval_every == 0) or step == cfg.steps
         if is_eval or d is not None or (cfg.log_every and step % cfg.log_every == 0):
             rec = dict(step=step, train_loss=last_train, lr=lr_t, tokens=step * tokens_per_step, step_time=dt)

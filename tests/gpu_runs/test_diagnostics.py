@@ -31,3 +31,31 @@ def test_rho_and_product_norms_by_hand():
     assert product_dual(geo, params) == pytest.approx(float(sv.sum()) + float(v.abs().sum()), rel=1e-5)
     g2 = geometries("adamw", params)
     assert product_rho(g2, params) == pytest.approx(math.sqrt(24 + 5))
+
+
+def test_r_per_block_is_the_shape_factor_under_2bw():
+    """Under 2bw, x - y = -d_t: a Muon block's spectral r_b / eta is s_b * sigma_max(NS(m)) with
+    s_b = sqrt(max(1, rows/cols)); checked against the block shapes and Keller NS's band [0.68, 1.2]."""
+    res = train(TrainConfig(optimizer="muon", mode="2bw", **FAST), progress=False)
+    shapes = {k: tuple(v.shape) for k, v in res.params.items()}
+    d = res.diagnostics[-1]
+    mats = [k for k in d["r_over_eta_blocks"] if len(shapes[k]) == 2 and "layers." in k]
+    assert mats and d["r_over_eta_matrix"] == pytest.approx(max(d["r_over_eta_blocks"][k] for k in mats))
+    for k in mats:
+        s_b = math.sqrt(max(1.0, shapes[k][0] / shapes[k][1]))
+        assert 0.6 * s_b < d["r_over_eta_blocks"][k] < 1.25 * s_b, k
+    assert d["r_over_eta"] == pytest.approx(max(d["r_over_eta_blocks"].values()))
+    assert "r_over_eta_other" in d
+
+
+@pytest.mark.parametrize("mode,ef", [("sync", False), ("2bw", False), ("2bw", True)])
+def test_d_norm_is_the_optimizers_own_step(mode, ef):
+    """||d_t|| = ||y_{t+1} - y_t||: equals the applied step for sync, r for 2bw (x - y = -d_t),
+    and is positive in every mode (the optimizer always steps)."""
+    res = train(TrainConfig(optimizer="muon", mode=mode, ef=ef, **FAST), progress=False)
+    for d in res.diagnostics:
+        if mode == "sync":
+            assert d["d_norm"] == pytest.approx(d["update_norm"], rel=1e-6)
+        elif not ef and d["step"] > 1:
+            assert d["r_over_d"] == pytest.approx(1.0, rel=1e-5)
+        assert d["d_norm"] > 0
