@@ -1,12 +1,17 @@
 """Plug measured constants into the theory's momentum-error bounds: ``python -m gpu_runs.predict RUN_DIR ...``.
 
 For each run directory (``gpu_runs.train --diag-every N --out RUN_DIR``) and each logged
-diagnostics record: L = median of the measured ``L_local``, sigma, rho, eta (the scheduled lr),
+diagnostics record: L = median of the measured ``L_local``, sigma, rho, eta (``--eta step``, the
+default: the measured step norm ||d_t|| in the geometry, which is what the theory's eta bounds;
+``--eta lr``: the scheduled lr, which understates it by Muon's shape factor and Adam's scaling),
 mu = 1 - momentum (``config.json``; the optimizer's preset when unset), t = step, and for EF
 r_w = the EMA of measured r. The bound (``theory.registry``: ``derived_sync_lemma`` for sync,
 ``derived_delayed_lemma_x`` for 2bw, ``derived_ef_lemma_trajectory`` for EF) is printed next
-to the measured ``momentum_error``. Across runs it reports the final val-loss ordering.
-A bound below the measurement is a violation: reported, never hidden. Writes a PNG with --png.
+to the measured ``momentum_error``. A bound below the measurement is a violation: reported,
+never hidden. Across runs (``gpu_runs.orderings``; a grid from ``gpu_runs.sweep``) it tests the
+predicted orderings: the delay penalty grows with lr, higher momentum shrinks the gap, EF helps
+where r_avg / eta < 1. ``--png`` draws measured vs bound and the gaps along lr and momentum;
+``--json`` writes everything; ``--markdown`` the tables.
 """
 from __future__ import annotations
 
@@ -38,7 +43,14 @@ def primary_mu(cfg: dict) -> float:
     return 1.0 - float(DEFAULT_MOMENTUM[cfg["optimizer"]])
 
 
-def predict_run(run_dir: Path) -> dict:
+def eta_of(d: dict, eta: str) -> float:
+    """The theory's eta for one diagnostics record (module docstring)."""
+    if eta == "step" and d.get("d_norm"):
+        return d["d_norm"]
+    return d["eta"]
+
+
+def predict_run(run_dir: Path, eta: str = "step") -> dict:
     """Rows (step, measured momentum error, bound) and the run's final val loss."""
     from theory import registry
 
@@ -53,48 +65,122 @@ def predict_run(run_dir: Path) -> dict:
         r_w = None
         for d in diags:
             r_w = d["r"] if r_w is None else (1 - mu) * r_w + mu * d["r"]
-            consts = dict(L=L, sigma=d["sigma"], rho=d["rho"], eta=d["eta"], mu=mu, t=d["step"], r_w=r_w)
+            consts = dict(L=L, sigma=d["sigma"], rho=d["rho"], eta=eta_of(d, eta), mu=mu, t=d["step"], r_w=r_w)
             b = float(bound.evaluate(**{k: consts[k] for k in bound.symbols}))
-            rows.append(dict(step=d["step"], measured=d.get("momentum_error"), bound=b, r_over_eta=d["r_over_eta"]))
+            rows.append(dict(step=d["step"], measured=d.get("momentum_error"), bound=b,
+                             r_over_eta=d["r"] / eta_of(d, eta) if eta_of(d, eta) > 0 else float("nan"),
+                             r_over_eta_matrix=d.get("r_over_eta_matrix")))
     vals = [r["val_loss"] for r in log if "val_loss" in r]
     return dict(run=run_dir.name, optimizer=cfg["optimizer"], variant=var, lr=cfg.get("lr"),
                 final_val=vals[-1] if vals else None, rows=rows)
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m gpu_runs.predict", description=__doc__.split("\n\n")[0])
-    p.add_argument("runs", nargs="+", help="run directories written by gpu_runs.train --diag-every N --out DIR")
-    p.add_argument("--png", default=None, help="write measured vs bound per run to this PNG")
-    a = p.parse_args(argv)
-    results = [predict_run(Path(r)) for r in a.runs]
-    print(f"{'run':<20}{'variant':<8}{'step':>6}{'measured':>12}{'bound':>12}{'r/eta':>8}  holds")
+def summarize(run_dir: Path, eta: str = "step") -> dict:
+    """``predict_run`` plus what ``gpu_runs.orderings`` needs: the resolved peak lr and beta, the
+    settings key, the mean r and the theorem's constants (L, sigma, rho, eta, mu, K, Delta_0)."""
+    from gpu_runs.orderings import median_or_none, rest_key
+    from gpu_runs.train import TrainConfig, peak_lr
+
+    cfg, log = load_run(run_dir)
+    res = predict_run(run_dir, eta)
+    known = {k: v for k, v in cfg.items() if k in TrainConfig.__dataclass_fields__}
+    diags = [r["diagnostics"] for r in log if "diagnostics" in r]
+    mu = primary_mu(cfg)
+    res.update(lr=peak_lr(TrainConfig(**known)), beta=round(1.0 - mu, 12), rest=rest_key(cfg),
+               r_mean=sum(d["r"] for d in diags) / len(diags) if diags else None,
+               r_over_eta_matrix=median_or_none([d.get("r_over_eta_matrix") for d in diags]), consts=None)
+    L = median_or_none([d["L_local"] for d in diags])
+    if diags and L is not None and log:
+        res["consts"] = dict(L=L, sigma=median_or_none([d["sigma"] for d in diags]), rho=diags[0]["rho"],
+                             eta=sum(eta_of(d, eta) for d in diags) / len(diags), mu=mu, K=cfg["steps"],
+                             Delta_0=log[0]["train_loss"])
+    return res
+
+
+def per_run_table(results: list[dict], all_rows: bool) -> str:
+    """One line per run (worst measured / bound over its diagnostics; ``all_rows``: every record)."""
+    L = [f"{'run':<28}{'variant':<8}{'step':>6}{'measured':>11}{'bound':>11}{'ratio':>7}{'r/eta':>7}{'r/lr mat':>10}  holds"]
     for res in results:
-        for row in res["rows"]:
-            m = row["measured"]
-            holds = "-" if m is None else ("yes" if m <= row["bound"] else "VIOLATED")
-            ms = "n/a" if m is None else f"{m:.3g}"
-            print(f"{res['run']:<20}{res['variant']:<8}{row['step']:>6}{ms:>12}{row['bound']:>12.3g}"
-                  f"{row['r_over_eta']:>8.2f}  {holds}")
-    by = {(r["optimizer"], r["variant"]): r["final_val"] for r in results if r["final_val"] is not None}
-    for opt in sorted({o for o, _ in by}):
-        if (opt, "sync") in by:
-            gaps = {v: by[(opt, v)] - by[(opt, "sync")] for o, v in by if o == opt and v != "sync"}
-            if not gaps:
-                continue
-            print(f"{opt}: val-loss gap vs sync " + ", ".join(f"{v} {g:+.4f}" for v, g in gaps.items()))
-            if "2bw" in gaps and "ef" in gaps:
-                print(f"  EF {'helps' if gaps['ef'] < gaps['2bw'] else 'does not help'} here")
+        rows = [r for r in res["rows"] if r["measured"] is not None]
+        if not all_rows and rows:
+            rows = [max(rows, key=lambda r: r["measured"] / r["bound"])]
+        for row in rows:
+            m, b = row["measured"], row["bound"]
+            mat = row.get("r_over_eta_matrix")
+            L.append(f"{res['run']:<28}{res['variant']:<8}{row['step']:>6}{m:>11.3g}{b:>11.3g}{m / b:>7.2f}"
+                     f"{row['r_over_eta']:>7.2f}{'-' if mat is None else f'{mat:.2f}':>10}  "
+                     f"{'yes' if m <= b else 'VIOLATED'}")
+        if not rows:
+            L.append(f"{res['run']:<28}{res['variant']:<8}  (no diagnostics with a momentum error: --diag-every N)")
+    n_bad = sum(r["measured"] is not None and r["measured"] > r["bound"] for res in results for r in res["rows"])
+    n = sum(r["measured"] is not None for res in results for r in res["rows"])
+    L.append(f"momentum error within the bound in {n - n_bad}/{n} diagnostics records"
+             + ("" if all_rows else " (shown: each run's worst ratio)"))
+    return "\n".join(L)
+
+
+def plot(results: list[dict], lr_ord: list[dict], beta_ord: list[dict], path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    ax = axes[0]
+    for res in results:
+        rows = [r for r in res["rows"] if r["measured"] is not None]
+        if rows:
+            ax.plot([r["step"] for r in rows], [r["measured"] / r["bound"] for r in rows], ".-", lw=0.8,
+                    label=res["run"] if len(results) <= 8 else None)
+    ax.axhline(1.0, color="k", ls="--", lw=1)
+    ax.set(xlabel="step", ylabel="measured / bound  (momentum error)", title="bound holds below the line")
+    if len(results) <= 8:
+        ax.legend(fontsize=6)
+    for ax, rows, xl in ((axes[1], lr_ord, "peak lr"), (axes[2], beta_ord, "momentum beta")):
+        for o in rows:
+            (k, v), = o["fixed"].items()
+            ax.plot(o["xs"], o["gaps"], "o-", label=f"{o['optimizer']} ({k}={v:.3g})")
+        ax.axhline(0.0, color="k", lw=0.5)
+        ax.set(xlabel=xl, ylabel="final val gap 2bw - sync", title=f"delay penalty vs {xl}")
+        if xl == "peak lr":
+            ax.set_xscale("log")
+        if rows:
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    from gpu_runs import orderings as od
+
+    p = argparse.ArgumentParser(prog="python -m gpu_runs.predict", description=__doc__.split("\n\n")[0],
+                                epilog="Grids of runs: python -m gpu_runs.sweep OUT; then predict OUT/*_*.")
+    p.add_argument("runs", nargs="+", help="run directories written by gpu_runs.train --diag-every N --out DIR")
+    p.add_argument("--png", default=None, help="write the figure (measured/bound, gap vs lr, gap vs beta)")
+    p.add_argument("--json", default=None, help="write every number to this JSON file")
+    p.add_argument("--markdown", default=None, help="write the tables to this markdown file")
+    p.add_argument("--all-rows", action="store_true", help="print every diagnostics record, not each run's worst")
+    p.add_argument("--eta", choices=("step", "lr"), default="step",
+                   help="the theory's eta: the measured step norm ||d_t|| (default) or the scheduled lr")
+    a = p.parse_args(argv)
+    missing = [r for r in a.runs if not (Path(r) / "config.json").exists() or not (Path(r) / "log.jsonl").exists()]
+    if missing:
+        p.error(f"not a run directory (config.json and log.jsonl expected): {', '.join(missing)}")
+    results = [summarize(Path(r), a.eta) for r in a.runs]
+    cs = od.cells(results)
+    lr_ord, beta_ord, ef_ord = od.sweep_orderings(cs, "lr"), od.sweep_orderings(cs, "beta"), od.ef_orderings(cs)
+    text = per_run_table(results, a.all_rows) + "\n\n" + od.format_report(cs, lr_ord, beta_ord, ef_ord)
+    print(text)
+    if a.markdown:
+        Path(a.markdown).write_text("```\n" + per_run_table(results, a.all_rows) + "\n```\n\n"
+                                    + od.format_report(cs, lr_ord, beta_ord, ef_ord) + "\n")
+    if a.json:
+        strip = lambda c: {k: v for k, v in c.items() if k not in ("runs", "rest")}
+        Path(a.json).write_text(json.dumps(dict(
+            runs=[{k: v for k, v in r.items() if k != "rest"} for r in results], cells=[strip(c) for c in cs],
+            lr_orderings=lr_ord, momentum_orderings=beta_ord, ef_orderings=ef_ord), indent=1))
     if a.png:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for res in results:
-            st = [r["step"] for r in res["rows"] if r["measured"] is not None]
-            ax.plot(st, [r["measured"] for r in res["rows"] if r["measured"] is not None], "o-", label=f"{res['run']} measured")
-            ax.plot([r["step"] for r in res["rows"]], [r["bound"] for r in res["rows"]], "--", label=f"{res['run']} bound")
-        ax.set_yscale("log"); ax.set_xlabel("step"); ax.set_ylabel("||m_t - grad f||_*"); ax.legend(fontsize=6)
-        fig.tight_layout(); fig.savefig(a.png, dpi=120)
+        plot(results, lr_ord, beta_ord, a.png)
         print(f"wrote {a.png}")
     return 0
 
