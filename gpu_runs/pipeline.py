@@ -19,7 +19,8 @@ steps, the validation loss on x_{t+1}); the pipeline logs every step. For gpipe 
 each loss scaled by 1/M (the batch mean). 2bw: steps 0 and 1 both run on x_0
 (x_1 = x_0 + d_{-1}, d_{-1} = 0: the pipeline fill); U(t), right before the first forward
 of step t + 2, makes x_{t+2} = x_{t+1} + d_t; d_{T-1} is computed but not applied (it is
-the trainer's pending delayed update, kept in the checkpoint). pipedream: stage s runs
+the trainer's pending delayed update, kept in the checkpoint; with mitigations see
+below). pipedream: stage s runs
 microbatch k on u_{max(0, k - tau_s)} (the trainer's mixed point, x_{<0} = x_0). A tied
 head belongs to the first stage (its delay), as ``gpu_runs.model.stage_of_params`` says.
 
@@ -27,9 +28,20 @@ Global-norm clipping is exact: squared norms are all-reduced across stages (2bw 
 it asynchronously after a step's last backward, no bubble). For pipedream that all-reduce
 after every microbatch is a barrier that reintroduces bubbles; ``--clip 0`` removes it.
 
-Not supported (refused): the trainer's --sync-start / --sync-cooldown / --dc-asgd, and
---resume for pipedream. Checkpoints are per stage (``ckpt_stage{s}.pt``), not the
-trainer's single ``ckpt.pt``.
+Mitigations (2bw only, as the trainer's ``TrainConfig(mode="2bw", ...)``): ``--sync-start
+K`` / ``--sync-cooldown K`` run the first / last K steps synchronously as flushed 1F1B
+steps and the rest as the 2BW stream (``pipeline_schedules.stage_actions``); the stage
+optimizer is the trainer's ``lmo.delay.delayed`` / ``lmo.error_feedback`` wrapper on the
+stage's block (``pipeline_delay``), so the first asynchronous step K applies nothing
+(steps K and K+1 both run on x_K) and the cooldown switch T-K_c applies the pending
+update with its own, x_{t+1} = y_t + d_t. ``--dc-asgd LAMBDA`` corrects each stage's
+gradient elementwise, g + lambda g*g*(y_t - x_t), before the clipping norm (as the
+trainer). They are refused for gpipe / 1f1b / pipedream (the trainer ignores them there).
+
+Checkpoints are per stage (``ckpt_stage{s}.pt``: ``gpu_runs.pipeline_ckpt``, which also
+converts them to and from the trainer's single ``ckpt.pt`` for sync / 2bw runs);
+``--resume`` works for every schedule (pipedream's hold the tau_s = P-1-s stashed
+versions each stage still forwards on).
 
 Failure handling: bad arguments are refused before any process group starts; any
 exception, a peer's death (gloo reports a closed connection) or ``--timeout`` seconds
@@ -44,6 +56,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import os
 import sys
 import threading
@@ -54,9 +67,11 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from gpu_runs.pipeline_schedules import SCHEDULES, check_schedule_args, stage_actions, with_evals
+from gpu_runs.pipeline_ckpt import load_resume, resume_step, save_stage
+from gpu_runs.pipeline_delay import DelayRule
+from gpu_runs.pipeline_schedules import (SCHEDULES, check_schedule_args, check_sync_args,
+                                         stage_actions, with_evals)
 from gpu_runs.pipeline_stage import StageEngine, StageModule, split_layers
-from lmo.base import state_dict
 
 
 # ----------------------------------------------------------------------------- CLI
@@ -80,6 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="global-norm clipping threshold (default: the trainer's; 0 disables)")
     p.add_argument("--ef", action="store_true",
                    help="2bw only: error feedback x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}")
+    p.add_argument("--sync-start", type=int, default=0,
+                   help="2bw only: the first K steps synchronous (flushed 1F1B), as the trainer's")
+    p.add_argument("--sync-cooldown", type=int, default=0,
+                   help="2bw only: the last K steps synchronous; the switch flushes the pending update")
+    p.add_argument("--dc-asgd", type=float, default=0.0,
+                   help="2bw only: DC-ASGD lambda, g + lambda g*g*(y_t - x_t) before clipping, per stage")
     p.add_argument("--warmup-frac", type=float, default=0.1, help="lr warmup fraction (llama; trainer default)")
     p.add_argument("--final-frac", type=float, default=0.1, help="cosine floor as a fraction of peak lr")
     p.add_argument("--steps", type=int, default=200)
@@ -95,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ckpt-every", type=int, default=0, help="checkpoint every k steps (0: at the end only)")
     p.add_argument("--resume", default=None,
                    help="directory with ckpt_stage{s}.pt files of the same schedule, P and M: "
-                        "continue from their step up to --steps (not for pipedream)")
+                        "continue from their step up to --steps (pipeline_ckpt converts the "
+                        "trainer's ckpt.pt)")
     p.add_argument("--timeout", type=float, default=60.0,
                    help="seconds without progress before a rank gives up (watchdog and gloo timeout)")
     p.add_argument("--toy-layers", type=int, default=4)
@@ -121,9 +143,12 @@ def validate_args(args, num_stages: int, num_layers: int | None) -> None:
                          f"--microbatches ({args.microbatches})")
     if args.ef and args.schedule != "2bw":
         raise ValueError(f"--ef needs --schedule 2bw (the one-step delay it corrects), got {args.schedule}")
+    check_sync_args(args.schedule, args.steps, args.sync_start, args.sync_cooldown)
+    if not math.isfinite(args.dc_asgd) or args.dc_asgd < 0:
+        raise ValueError(f"--dc-asgd must be a finite number >= 0, got {args.dc_asgd}")
+    if args.dc_asgd and args.schedule != "2bw":
+        raise ValueError(f"--dc-asgd needs --schedule 2bw (the delay it compensates), got {args.schedule}")
     if args.resume is not None:
-        if args.schedule == "pipedream":
-            raise ValueError("--resume is not supported for pipedream (its stages run on stale versions)")
         for s in range(num_stages):
             f = Path(args.resume) / f"ckpt_stage{s}.pt"
             if not f.exists():
@@ -238,31 +263,24 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
     tied = tied_role(prob.model, rank, P, args, M, eval_steps, start)
     own = {k: v for k, v in module.named_parameters() if not (tied and tied[0] == "user" and k == tied[1])}
     opt = prob.build_opt(own)
+    rule = None
+    if args.schedule == "2bw":  # the trainer's delayed / error_feedback wrapper, per block
+        rule = DelayRule(args.ef, args.sync_start, args.sync_cooldown, args.steps, args.dc_asgd)
+        opt = rule.wrap(opt)
     val = [prob.val_batch(i) for i in range(args.eval_batches)] if eval_steps else []
     hook = None
     if args.synthetic_ms is not None:
         delay = dict(zip("FB", (float(v) / 1e3 for v in args.synthetic_ms.split(","))))
         hook = lambda kind: time.sleep(delay[kind])
-    acts = stage_actions(args.schedule, rank, P, args.microbatches, args.steps, start)
-    acts = with_evals(acts, args.schedule, M, [t for t in eval_steps if t >= start])
+    acts = with_evals(actions_of(args, rank, P, start), args.schedule, M, [t for t in eval_steps if t >= start])
     engine = StageEngine(
         module, rank, P, opt, batch=batch, act_shape=(mb_rows, args.seq_len, prob.dim),
         loss_scale=1.0 / M, update_params="current" if args.schedule == "pipedream" else "stash",
         max_norm=prob.max_norm, clip_group=clip_group, device=device, on_progress=watchdog.beat,
-        compute_hook=hook, val_batches=val, error_feedback=args.ef,
+        compute_hook=hook, val_batches=val, rule=rule,
         tied=tied, amp=device.type == "cuda")
     if args.resume is not None:
-        ck = torch.load(Path(args.resume) / f"ckpt_stage{rank}.pt", map_location="cpu", weights_only=True)
-        if ck["schedule"] != args.schedule or ck.get("stages", P) != P or ck.get("microbatches", M) != M:
-            raise ValueError(f"--resume: checkpoint is {ck['schedule']} P={ck.get('stages')} "
-                             f"M={ck.get('microbatches')}, this run {args.schedule} P={P} M={M}")
-        tied_w = None
-        if engine.tied_role == "user":
-            tied_w = torch.load(Path(args.resume) / "ckpt_stage0.pt", map_location="cpu",
-                                weights_only=True)["params"]["embed.weight"]
-        engine.restore(ck["params"], ck["opt_state"],
-                       ck["last_update"] if args.schedule == "2bw" else None, start,
-                       ck.get("prev_update") if args.ef else None, tied_w)
+        load_resume(engine, args, rank, P, M, start)
     out = Path(args.out) if args.out else None
     last = rank == P - 1
     log_f = None
@@ -282,8 +300,9 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
             if fault[2] == "exit":
                 os._exit(7)
             time.sleep(1e9)
-        if a.kind == "U" and out is not None and args.ckpt_every and (a.step + 1) % args.ckpt_every == 0:
-            save_checkpoint(out, rank, engine, a.step + 1, args)
+        if (a.kind == "U" and out is not None and args.ckpt_every and a.step >= start
+                and (a.step + 1) % args.ckpt_every == 0):
+            save_stage(out, rank, engine, a.step + 1, args)
         if last and a.kind in "UE" and a.step >= start:
             done_u.add(a.step) if a.kind == "U" else done_e.add(a.step)
             if a.step in done_u and (a.step in done_e or a.step not in eval_steps):
@@ -307,20 +326,15 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
     engine.run(acts, on_action)
     wall = time.perf_counter() - t0
     if out is not None:
-        save_checkpoint(out, rank, engine, args.steps, args, final=True)
+        save_stage(out, rank, engine, args.steps, args, final=True)
     if log_f is not None:
         log_f.close()
     return dict(rank=rank, wall=wall)
 
 
-def resume_step(args) -> int:
-    if args.resume is None:
-        return 0
-    ck = torch.load(Path(args.resume) / "ckpt_stage0.pt", map_location="cpu", weights_only=True)
-    start = int(ck["step"])
-    if start >= args.steps:
-        raise ValueError(f"--resume: checkpoint is at step {start} >= --steps {args.steps}")
-    return start
+def actions_of(args, stage: int, P: int, start: int):
+    return stage_actions(args.schedule, stage, P, args.microbatches, args.steps, start,
+                         sync_start=args.sync_start, sync_cooldown=args.sync_cooldown)
 
 
 def tied_role(model, rank: int, P: int, args, M: int, eval_steps, start: int):
@@ -333,8 +347,12 @@ def tied_role(model, rank: int, P: int, args, M: int, eval_steps, start: int):
         return ("owner", "embed.weight", P - 1)
     if rank != P - 1:
         return None
-    acts0 = with_evals(stage_actions(args.schedule, 0, P, args.microbatches, args.steps, start),
-                       args.schedule, M, [t for t in eval_steps if t >= start])
+    if args.schedule == "pipedream":  # absolute: stage 0 forwards k on u_{max(0, k - (P-1))}
+        version_of = {("F", k): max(0, k - (P - 1)) for k in range(start, args.steps)}
+        version_of.update({("E", t): t + 1 for t in eval_steps})
+        version_of[("end", None)] = args.steps
+        return ("user", "lm_head.weight", 0, version_of)
+    acts0 = with_evals(actions_of(args, 0, P, start), args.schedule, M, [t for t in eval_steps if t >= start])
     count, version_of = 0, {}
     for a in acts0:
         if a.kind == "U" and a.apply:
@@ -352,24 +370,6 @@ def eval_steps_of(args) -> list[int]:
     if not args.eval_every:
         return []
     return sorted({t for t in range(args.steps) if (t + 1) % args.eval_every == 0} | {args.steps - 1})
-
-
-def save_checkpoint(out: Path, rank: int, engine: StageEngine, step: int, args, final: bool = False) -> None:
-    """Per-stage checkpoint ``ckpt_stage{s}.pt`` (final) or ``ckpt_step{k}_stage{s}.pt`` of the state after ``step`` steps, taken at
-    U(step - 1): the weights x_step, the optimizer state, ``last_update`` = d_{step-1}
-    (for 2bw the trainer's pending delayed update; 2bw's U(step-1) has already created
-    x_{step+1} = x_step + d_{step-1}, so x_step is the version before it)."""
-    pending = {k: v.detach().cpu() for k, v in (engine.last_update or {}).items()}
-    # EF: at U(step-1) prev_update is already d_{step-1}; the resumed U(step-1) needs d_{step-2}
-    prev = {k: v.detach().cpu() for k, v in (engine.prev_of_last_update or {}).items()}
-    params = engine.params
-    if args.schedule == "2bw" and step < args.steps:
-        params = engine.base_at_last_update
-    M = 1 if args.schedule == "pipedream" else args.microbatches
-    torch.save(dict(step=step, stage=rank, schedule=args.schedule, stages=engine.P, microbatches=M,
-                    params={k: v.cpu() for k, v in params.items()},
-                    opt_state=state_dict(engine.opt_state), last_update=pending, prev_update=prev),
-               out / (f"ckpt_stage{rank}.pt" if final else f"ckpt_step{step}_stage{rank}.pt"))
 
 
 def main(argv=None) -> int:

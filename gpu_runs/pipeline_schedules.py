@@ -21,6 +21,10 @@ Weight semantics (x_t = version t, g_t the gradient of step t, d_t = opt(g_t)):
 - ``2bw`` (1F1B, no flush): step t's microbatches all run on x_t; ``U(t)`` comes right
   before ``F((t+2)M)``, so ``x_{t+2} = x_{t+1} + d_t`` with ``x_1 = x_0``: the delayed
   recursion ``x_{t+1} = x_t + d_{t-1}``, d_{-1} = 0, delay 1 at every stage. Needs M >= P.
+  With ``sync_start`` / ``sync_cooldown`` (the trainer's mitigations) the synchronous
+  steps are flushed 1F1B steps and each maximal asynchronous run of steps a .. b-1 is
+  such a stream on its own (steps a and a+1 both on x_a; U(b-1) creates nothing, its
+  d_{b-1} is applied by the flushed U(b) together with d_b).
 - ``pipedream`` (1F1B, no flush, one update per microbatch): step = microbatch;
   stage s forwards microbatch k on u_{k - tau_s}, tau_s = P - 1 - s (u_{<0} = u_0), and
   ``u_{k+1} = u_k + d_k`` right after ``B(k)``.
@@ -72,59 +76,117 @@ def _one_f_one_b(stage: int, num_stages: int, first: int, count: int) -> list[tu
     return out
 
 
-def stage_actions(schedule: str, stage: int, num_stages: int, microbatches: int,
-                  steps: int, start: int = 0) -> list[Action]:
-    """The action list of ``stage`` (0-based) for optimizer steps ``start .. steps-1``.
+def check_sync_args(schedule: str, steps: int, sync_start: int = 0, sync_cooldown: int = 0) -> None:
+    """--sync-start / --sync-cooldown: ints >= 0, for 2bw only (the other schedules are
+    synchronous already, or, pipedream, have no flush to fall back to)."""
+    for name, v in (("sync_start", sync_start), ("sync_cooldown", sync_cooldown)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"{name} (--{name.replace('_', '-')}) must be an int >= 0, got {v!r}")
+    if (sync_start or sync_cooldown) and schedule != "2bw":
+        raise ValueError(f"--sync-start / --sync-cooldown need --schedule 2bw, got {schedule!r} "
+                         "(gpipe / 1f1b are synchronous at every step; pipedream has no flush)")
+    if sync_cooldown > steps:
+        raise ValueError(f"sync_cooldown (--sync-cooldown {sync_cooldown}) exceeds steps ({steps})")
 
-    ``microbatches`` is M per step for gpipe / 1f1b / 2bw; for pipedream every microbatch
-    is its own step (M is not used: the schedule streams ``steps`` microbatches).
-    ``start > 0`` resumes after ``start`` steps; for 2bw the list then begins with the
-    pending ``U(start - 1)`` (d_{start-1} comes from the checkpoint) before F((start+1)M).
-    pipedream cannot resume (its stages run on up to P - 1 older versions).
-    """
-    check_schedule_args(schedule, num_stages, microbatches, steps)
-    if not 0 <= stage < num_stages:
-        raise ValueError(f"stage must lie in [0, {num_stages}), got {stage}")
-    if not 0 <= start < steps:
-        raise ValueError(f"start must lie in [0, steps={steps}), got {start}")
-    if start and schedule == "pipedream":
-        raise ValueError("resume (start > 0) is not supported for pipedream: its stages "
-                         "need the stale weight versions u_{t - tau_s}")
-    P, M = num_stages, microbatches
+
+def segments(steps: int, sync_start: int = 0, sync_cooldown: int = 0) -> list[tuple[str, int, int]]:
+    """Maximal runs ``(phase, a, b)`` of steps a .. b-1 with one phase of
+    :func:`lmo.delay.phase` ('sync': t < K or t >= T - K_c; else 'async')."""
+    from lmo.delay import phase
+
+    out: list = []
+    for t in range(steps):
+        ph = phase(t, sync_start, sync_cooldown, steps)
+        if out and out[-1][0] == ph:
+            out[-1][2] = t + 1
+        else:
+            out.append([ph, t, t + 1])
+    return [tuple(x) for x in out]
+
+
+def _flushed_step(schedule: str, stage: int, P: int, M: int, t: int) -> list[Action]:
+    if schedule == "gpipe":
+        order = [("F", t * M + i) for i in range(M)] + [("B", t * M + i) for i in range(M)]
+    else:
+        order = _one_f_one_b(stage, P, t * M, M)
+    return [Action(k, mb, t) for k, mb in order] + [Action("R", -1, t), Action("U", -1, t)]
+
+
+def _two_bw(stage: int, P: int, M: int, a: int, b: int, s0: int) -> list[Action]:
+    """2BW over the asynchronous steps a .. b-1 (resumed at s0 >= a): one 1F1B stream,
+    R(t) after the last backward of step t, U(t) right before the first forward of step
+    t + 2 (steps a and a + 1 both run on x_a: nothing is pending at a). The tail: U(b-2)
+    creates x_b; U(b-1) only computes d_{b-1}, the pending update (apply=False)."""
     acts: list[Action] = []
-    if schedule in SYNC_SCHEDULES:
-        for t in range(start, steps):
-            if schedule == "gpipe":
-                order = [("F", t * M + i) for i in range(M)] + [("B", t * M + i) for i in range(M)]
-            else:
-                order = _one_f_one_b(stage, P, t * M, M)
-            acts += [Action(k, mb, t) for k, mb in order]
-            acts += [Action("R", -1, t), Action("U", -1, t)]
-        return acts
-    if schedule == "pipedream":
-        for kind, mb in _one_f_one_b(stage, P, 0, steps):
-            acts.append(Action(kind, mb, mb))
-            if kind == "B":
-                acts += [Action("R", -1, mb), Action("U", -1, mb)]
-        return acts
-    # 2bw: one continuous 1F1B stream; R(t) after the last backward of step t,
-    # U(t) right before the first forward of step t + 2.
-    for kind, mb in _one_f_one_b(stage, P, start * M, (steps - start) * M):
+    for kind, mb in _one_f_one_b(stage, P, s0 * M, (b - s0) * M):
         t = mb // M
-        if kind == "F" and mb % M == 0 and t >= max(2, start + 1):
+        if kind == "F" and mb % M == 0 and t >= max(a + 2, s0 + 1):
             acts.append(Action("U", -1, t - 2))
         acts.append(Action(kind, mb, t))
         if kind == "B" and mb % M == M - 1:
             acts.append(Action("R", -1, t))
-    done = {a.step for a in acts if a.kind == "U"}
-    for t in range(max(0, start - 1), steps):
-        if t not in done:  # the tail: U(T-2) creates x_T; U(T-1) only updates the state
-            acts.append(Action("U", -1, t, apply=t + 2 <= steps))
+    done = {x.step for x in acts if x.kind == "U"}
+    for t in range(max(a, s0 - 1), b):
+        if t not in done:
+            acts.append(Action("U", -1, t, apply=t + 1 < b))
     return acts
 
 
-def all_actions(schedule: str, num_stages: int, microbatches: int, steps: int) -> list[list[Action]]:
-    return [stage_actions(schedule, s, num_stages, microbatches, steps) for s in range(num_stages)]
+def stage_actions(schedule: str, stage: int, num_stages: int, microbatches: int,
+                  steps: int, start: int = 0, sync_start: int = 0,
+                  sync_cooldown: int = 0) -> list[Action]:
+    """The action list of ``stage`` (0-based) for optimizer steps ``start .. steps-1``.
+
+    ``microbatches`` is M per step for gpipe / 1f1b / 2bw; for pipedream every microbatch
+    is its own step (M is not used: the schedule streams ``steps`` microbatches).
+
+    2bw with ``sync_start=K`` / ``sync_cooldown=K_c`` (the trainer's mitigations,
+    :func:`lmo.delay.phase`): the synchronous steps t < K and t >= T - K_c run as flushed
+    1F1B steps, each U(t) creating x_{t+1} = x_t + a_t (a_t the trainer's applied update;
+    at the cooldown switch a_t = d_{t-1} + d_t flushes the pending one); the asynchronous
+    steps between run as the 2BW stream of :func:`_two_bw`. Every U with ``apply=True``
+    creates exactly one version.
+
+    ``start > 0`` resumes after ``start`` steps: the list holds the full run's F / B from
+    microbatch ``start * M`` on. 2bw: when steps start - 1 and start are both
+    asynchronous, it begins (before F((start+1)M)) with U(start - 1), which only creates
+    x_{start+1} from the checkpoint's pending update. pipedream: a fresh 1F1B warm-up
+    from microbatch ``start``; stage s's forwards of start .. start + tau_s - 1 run on the
+    stashed versions u_{k - tau_s} of the checkpoint.
+    """
+    check_schedule_args(schedule, num_stages, microbatches, steps)
+    check_sync_args(schedule, steps, sync_start, sync_cooldown)
+    if not 0 <= stage < num_stages:
+        raise ValueError(f"stage must lie in [0, {num_stages}), got {stage}")
+    if not 0 <= start < steps:
+        raise ValueError(f"start must lie in [0, steps={steps}), got {start}")
+    P, M = num_stages, microbatches
+    acts: list[Action] = []
+    if schedule in SYNC_SCHEDULES:
+        for t in range(start, steps):
+            acts += _flushed_step(schedule, stage, P, M, t)
+        return acts
+    if schedule == "pipedream":
+        for kind, mb in _one_f_one_b(stage, P, start, steps - start):
+            acts.append(Action(kind, mb, mb))
+            if kind == "B":
+                acts += [Action("R", -1, mb), Action("U", -1, mb)]
+        return acts
+    for ph, a, b in segments(steps, sync_start, sync_cooldown):
+        if b <= start:
+            continue
+        if ph == "sync":
+            for t in range(max(a, start), b):
+                acts += _flushed_step("1f1b", stage, P, M, t)
+        else:
+            acts += _two_bw(stage, P, M, a, b, max(a, start))
+    return acts
+
+
+def all_actions(schedule: str, num_stages: int, microbatches: int, steps: int,
+                sync_start: int = 0, sync_cooldown: int = 0) -> list[list[Action]]:
+    return [stage_actions(schedule, s, num_stages, microbatches, steps, sync_start=sync_start,
+                          sync_cooldown=sync_cooldown) for s in range(num_stages)]
 
 
 # ----------------------------------------------------------------------------- simulator

@@ -110,7 +110,7 @@ class StageEngine:
                  max_norm: float | None = None, clip_eps: float = 1e-6, clip_group=None,
                  device="cpu", on_progress: Callable | None = None,
                  compute_hook: Callable | None = None, val_batches: list | None = None,
-                 error_feedback: bool = False, tied: tuple | None = None, amp: bool = False):
+                 rule=None, tied: tuple | None = None, amp: bool = False):
         if update_params not in ("stash", "current"):
             raise ValueError(f"update_params must be 'stash' or 'current', got {update_params!r}")
         self.module, self.stage, self.P = module, stage, num_stages
@@ -118,10 +118,10 @@ class StageEngine:
         self.opt, self.batch = opt, batch
         self.act_shape, self.act_dtype, self.device = tuple(act_shape), act_dtype, device
         self.loss_scale, self.update_params = loss_scale, update_params
-        self.error_feedback = error_feedback
+        self.rule = rule  # pipeline_delay.DelayRule (2bw): opt is then its wrapper
         self.amp = amp  # bf16 autocast on CUDA, as gpu_runs.train does there
-        self.prev_update = None  # d_{t-1} when U(t) runs (error feedback)
-        self.prev_of_last_update = None  # d_{t-1} of the last U(t) (for a checkpoint)
+        # pipedream: stage s forwards microbatch k on u_{max(0, k - tau_s)}
+        self.tau = num_stages - 1 - stage if update_params == "current" else 0
         self.max_norm, self.clip_eps, self.clip_group = max_norm, clip_eps, clip_group
         self.on_progress = on_progress or (lambda: None)
         self.compute_hook = compute_hook
@@ -134,7 +134,8 @@ class StageEngine:
         if self.tied_role == "user":
             self.tied_name, self.tied_peer, self.tied_version_of = tied[1], tied[2], tied[3]
             self.tied_versions = {0: params.pop(self.tied_name).requires_grad_(True)}
-            self.tied_count = 0
+            self.tied_count = 0  # versions received
+            self.tied_used = 0  # the newest version a forward has used
             self.tied_acc: dict = {}
         elif self.tied_role == "owner":
             self.tied_name, self.tied_peer = tied[1], tied[2]
@@ -149,9 +150,10 @@ class StageEngine:
         self.sends: list = []
         self.losses: dict = {}  # step -> summed (scaled) loss, last stage
         self.grad_norms: dict = {}  # step -> global gradient norm before clipping
-        self.last_update = None  # d_t of the last U (for a checkpoint's pending update)
-        self.base_at_last_update = None  # the current weights just before the last U applied
-        self.restored_update = None  # (step, d_step) from a checkpoint, applied at U(step)
+        self.ckpt_params = None  # x_{t+1} after the last U(t) (a checkpoint of t + 1 steps)
+        self.restored_step = None  # resumed 2bw: U(start - 1) only creates x_{start+1}
+        self.updated_through = -1  # the last step whose U ran
+        self.waiting: list = []  # (step, gradient) whose squared norm is not launched yet
         self._eval_step = None
 
     @staticmethod
@@ -214,6 +216,7 @@ class StageEngine:
             w = self._recv(self.tied_peer, TAG_TIED_W, tuple(self.tied_versions[self.tied_count].shape))
             self.tied_count += 1
             self.tied_versions[self.tied_count] = w.requires_grad_(True)
+        self.tied_used = max(self.tied_used, want)
         return self.tied_versions[want]
 
     def _with_tied(self, version: dict, key) -> dict:
@@ -223,11 +226,12 @@ class StageEngine:
 
     def _F(self, a: Action) -> None:
         h, y = self._inputs(a.mb)
-        vid = self.step_version.setdefault(a.step, self.version_id)
-        if vid != self.version_id and self.update_params == "stash":
+        cur = self.version_id if self.update_params == "stash" else max(0, a.mb - self.tau)
+        vid = self.step_version.setdefault(a.step, cur)
+        if vid != cur:
             raise RuntimeError(f"stage {self.stage}: step {a.step} started on version {vid} "
-                               f"but microbatch {a.mb} would run on {self.version_id}")
-        version = self._with_tied(self.versions[self.version_id], ("F", a.mb))
+                               f"but microbatch {a.mb} would run on {cur}")
+        version = self._with_tied(self.versions[cur], ("F", a.mb))
         if self.compute_hook is not None:
             self.compute_hook("F")
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp):
@@ -239,7 +243,7 @@ class StageEngine:
             out = out * self.loss_scale
         else:
             self._send(out.detach(), self.stage + 1, TAG_ACT)
-        self.stash[a.mb] = (self.version_id, h, out, version.get(getattr(self, "tied_name", None)))
+        self.stash[a.mb] = (cur, h, out, version.get(getattr(self, "tied_name", None)))
 
     def _B(self, a: Action) -> None:
         vid, h, out, tied_leaf = self.stash.pop(a.mb)
@@ -270,38 +274,59 @@ class StageEngine:
         elif self.tied_role == "owner":
             w = g[self.tied_name]
             g = {**g, self.tied_name: w + self._recv(self.tied_peer, TAG_TIED_G, tuple(w.shape))}
-        sq = torch.zeros((), dtype=torch.float64, device=self.device)
-        for v in g.values():
-            sq = sq + v.detach().double().pow(2).sum()
-        work = None
-        if self.max_norm is not None and self.P > 1:
-            work = dist.all_reduce(sq, group=self.clip_group, async_op=True)
-        self.pending[a.step] = (g, sq, work)
+        self.waiting.append((a.step, g))
+        self._launch_ready()
 
-    def restore(self, params: Mapping, opt_flat: Mapping, last_update: Mapping | None, step: int,
-                prev_update: Mapping | None = None, tied_weight: torch.Tensor | None = None) -> None:
-        """Continue from a checkpoint taken after ``step`` steps: weights x_step, the
-        optimizer state, and (2bw) the pending d_{step-1} that ``U(step-1)`` will apply
-        (with error feedback also d_{step-2})."""
+    def _launch_ready(self) -> None:
+        """Start the squared-norm all-reduce of the waiting steps, in step order. With
+        DC-ASGD step t's gradient is first corrected by y_t - x_t, known once U(t - 1) ran
+        (on the last 2bw stage R(t) comes before U(t - 1): it waits until then)."""
+        while self.waiting:
+            t, g = self.waiting[0]
+            if self.rule is not None and self.rule.dc_asgd:
+                if self.updated_through < t - 1:
+                    return
+                g = self.rule.correct(g, self.opt_state)
+            self.waiting.pop(0)
+            sq = torch.zeros((), dtype=torch.float64, device=self.device)
+            for v in g.values():
+                sq = sq + v.detach().double().pow(2).sum()
+            work = None
+            if self.max_norm is not None and self.P > 1:
+                work = dist.all_reduce(sq, group=self.clip_group, async_op=True)
+            self.pending[t] = (g, sq, work)
+
+    def restore(self, params: Mapping, opt_flat: Mapping, step: int,
+                tied_versions: Mapping | None = None, versions: Mapping | None = None) -> None:
+        """Continue from a checkpoint taken after ``step`` steps: the weights x_step and the
+        optimizer state after ``step`` updates (2bw: the wrapper's, with the pending
+        d_{step-1}; a resumed U(step - 1) creates x_{step+1} from it). pipedream:
+        ``versions`` {k: u_k} for k = step - tau_s .. step (the stashed ones); the tied
+        user gets the owner's versions ``tied_versions`` {k: w_k} likewise."""
         from lmo.base import load_state_dict
 
         dev = lambda t: {k: v.to(self.device) for k, v in t.items()}
-        self.set_params(dev(params))
         self.opt_state = load_state_dict(self.opt_state, dev(opt_flat))
-        if last_update:
-            self.restored_update = (step - 1, dev(last_update))
-        if prev_update:
-            self.prev_update = dev(prev_update)
+        self.restored_step = step - 1 if self.rule is not None else None
+        self.updated_through = step - 1
+        if versions:
+            self.version_id = step
+            self.versions = {int(i): self._leaves({k: v.to(self.device).clone() for k, v in p.items()
+                                                   if k in self.names}) for i, p in versions.items()}
+        else:
+            self.set_params(dev(params))
         if self.tied_role == "user":
-            self.tied_versions = {0: tied_weight.to(self.device).clone().requires_grad_(True)}
-            self.tied_count = 0
+            tv = {int(i): w for i, w in tied_versions.items()}
+            self.tied_versions = {i: w.to(self.device).clone().requires_grad_(True) for i, w in tv.items()}
+            self.tied_count, self.tied_used = max(tv), min(tv)
 
     def _U(self, a: Action) -> None:
-        restored = self.restored_update
-        if restored is not None and restored[0] == a.step:
-            self.restored_update = None
-            self._apply(a, restored[1])
+        if self.restored_step == a.step:  # resumed 2bw: x_{t+2} = x_{t+1} + a_{t+1}
+            self.restored_step = None
+            self._apply(a, self.rule.next_applied(self.opt_state), ahead=True)
             return
+        if a.step not in self.pending:
+            self._launch_ready()
         g, sq, work = self.pending.pop(a.step)
         if work is not None:
             work.wait()
@@ -314,34 +339,41 @@ class StageEngine:
         base = self.versions[vid if self.update_params == "stash" else self.version_id]
         base = {k: v.detach() for k, v in base.items()}
         updates, self.opt_state = self.opt.update(g, self.opt_state, base)
-        self._apply(a, updates)
+        self.updated_through = a.step
+        if self.rule is None or self.rule.is_sync(a.step):
+            self._apply(a, updates)  # x_{t+1} = x_t + a_t (sync, pipedream, 2bw's flushed steps)
+        else:  # 2bw: a_t was applied before step t + 1; create x_{t+2} = x_{t+1} + a_{t+1}
+            self._apply(a, self.rule.next_applied(self.opt_state) if a.apply else None, ahead=True)
+        self._launch_ready()
 
-    def _apply(self, a: Action, updates: Mapping) -> None:
-        """New version = current + d_t, or with error feedback current + 2 d_t - d_{t-1}
-        (2bw: x_{t+2} = x_{t+1} + 2 d_t - d_{t-1}, d_{-1} = 0)."""
-        self.last_update = updates
-        if self.error_feedback:
-            prev = self.prev_update
-            self.prev_of_last_update, self.prev_update = prev, updates
-            updates = {k: 2 * v - (0 if prev is None else prev[k]) for k, v in updates.items()}
+    def _apply(self, a: Action, updates: Mapping | None, ahead: bool = False) -> None:
+        """New version = current + ``updates`` when ``a.apply``. ``ahead``: the new version
+        is x_{t+2} (2bw), so the checkpoint of t + 1 steps holds the previous one, x_{t+1}."""
         cur = self.versions[self.version_id]
-        self.base_at_last_update = {k: v.detach() for k, v in cur.items()}
         if a.apply:
             self.version_id += 1
             self.versions[self.version_id] = self._leaves(
                 {k: cur[k].detach() + updates[k].to(cur[k].dtype) for k in self.names})
             if self.tied_role == "owner":
                 self._send(self.versions[self.version_id][self.tied_name].detach(), self.tied_peer, TAG_TIED_W)
+        src = cur if (ahead and a.apply) else self.versions[self.version_id]
+        self.ckpt_params = {k: v.detach() for k, v in src.items()}
         self._gc()
+
+    def checkpoint_versions(self) -> dict:
+        """pipedream: {k: u_k} for the versions a resumed stage still forwards on."""
+        lo = self.version_id - self.tau
+        return {i: {k: v.detach().cpu() for k, v in p.items()} for i, p in self.versions.items() if i >= lo}
 
     def _gc(self) -> None:
         """Drop versions no stashed microbatch, open step or the present still needs."""
         live = {self.version_id} | {v[0] for v in self.stash.values()} | set(self.step_version.values())
+        live |= set(range(self.version_id - self.tau, self.version_id))  # pipedream's u_{k - tau_s}
         for vid in [v for v in self.versions if v not in live]:
             del self.versions[vid]
         if self.tied_role == "user":
             keep = {id(v[3]) for v in self.stash.values()}
-            for n in [n for n, w in self.tied_versions.items() if n < self.tied_count and id(w) not in keep]:
+            for n in [n for n, w in self.tied_versions.items() if n < self.tied_used and id(w) not in keep]:
                 del self.tied_versions[n]
 
     # ------------------------------------------------------------------ evaluation

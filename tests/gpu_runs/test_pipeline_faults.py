@@ -46,6 +46,10 @@ def test_raising_or_hanging_rank(kind):
     (4, ["--schedule", "2bw", "--microbatches", "2"], "microbatches"),
     (5, ["--schedule", "1f1b", "--microbatches", "8"], "num_stages"),
     (2, ["--schedule", "gpipe", "--microbatches", "3", "--batch-size", "4"], "batch-size"),
+    (2, ["--schedule", "1f1b", "--sync-start", "2"], "2bw"),
+    (2, ["--schedule", "2bw", "--sync-cooldown", "9", "--steps", "4"], "sync-cooldown"),
+    (2, ["--schedule", "pipedream", "--dc-asgd", "0.1"], "dc-asgd"),
+    (2, ["--schedule", "2bw", "--dc-asgd", "-1"], "dc-asgd"),
 ])
 def test_bad_arguments_refused_before_process_group(world, extra, word, monkeypatch, capsys):
     monkeypatch.setenv("WORLD_SIZE", str(world))

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpu_runs.pipeline_schedules import (SCHEDULES, all_actions, check_schedule_args,
+from gpu_runs.pipeline_schedules import (SCHEDULES, all_actions, check_schedule_args, check_sync_args,
                                          ideal_bubble_ratio, simulate, stage_actions,
                                          with_evals)
 
@@ -112,6 +112,79 @@ def test_resumed_list_is_the_tail_of_the_full_one(schedule, P, M, T, data):
         assert sorted(a.step for a in part if a.kind == "U") == list(range(first, T))
 
 
-def test_pipedream_resume_refused():
-    with pytest.raises(ValueError, match="pipedream"):
-        stage_actions("pipedream", 0, 2, 1, 4, start=2)
+def test_pipedream_resumed_list_is_the_tail():
+    """Resuming pipedream after k steps: a fresh 1F1B warm-up from microbatch k, every
+    F / B / U of microbatches >= k once, in the full run's per-kind order."""
+    for s in range(3):
+        full = stage_actions("pipedream", s, 3, 1, 9)
+        part = stage_actions("pipedream", s, 3, 1, 9, start=4)
+        for kind in "FBU":
+            assert [a for a in part if a.kind == kind] == [a for a in full if a.kind == kind and a.mb >= 4
+                                                         or a.kind == kind == "U" and a.step >= 4]
+
+
+# ----------------------------------------------------------------------------- mitigations
+def mitigated_version(t, T, K, C):
+    """Versions x_t is after x_0, from the trainer's phases alone: x_{t'+1} is a new
+    version unless t' starts an asynchronous run (nothing pending: x_{t'+1} = x_{t'})."""
+    from lmo.delay import phase
+
+    ph = [phase(u, K, C, T) for u in range(T)]
+    starts = [u for u in range(T) if ph[u] == "async" and (u == 0 or ph[u - 1] == "sync")]
+    return t - sum(1 for a in starts if a < t)
+
+
+mit = st.tuples(st.integers(1, 4), st.integers(0, 4), st.integers(1, 8), st.integers(0, 8), st.integers(0, 8))
+
+
+@given(mit)
+def test_mitigated_2bw_versions_evals_and_bubbles(case):
+    """sync_start K / sync_cooldown C: every stage's step t runs on version
+    mitigated_version(t), E(t) sees mitigated_version(t + 1), and the makespan is K + C
+    flushed steps, (M + P - 1) * 3 each, plus the 2BW stream of the rest with one fill."""
+    P, dm, T, K, C = case
+    M = P + dm
+    C = min(C, T)
+    acts = [with_evals(a, "2bw", M, range(T)) for a in all_actions("2bw", P, M, T, K, C)]
+    for a in acts:
+        assert [x.mb for x in a if x.kind == "F"] == list(range(T * M))
+        assert sorted(x.step for x in a if x.kind == "U") == list(range(T))
+    res = simulate(acts)
+    for (s, mb), v in res.versions.items():
+        assert v == mitigated_version(mb // M, T, K, C), (s, mb)
+    for (s, t), v in res.eval_versions.items():
+        assert v == mitigated_version(t + 1, T, K, C), (s, t)
+    n_sync = sum(1 for t in range(T) if t < K or t >= T - C)
+    want = n_sync * (M + P - 1) * 3 + (T - n_sync) * M * 3 + (P - 1) * 3 * (n_sync < T)
+    assert simulate(all_actions("2bw", P, M, T, K, C)).makespan == pytest.approx(want)
+
+
+def test_mitigated_2bw_without_mitigation_is_plain_2bw():
+    assert all_actions("2bw", 3, 4, 5, 0, 0) == all_actions("2bw", 3, 4, 5)
+
+
+@given(st.integers(1, 3), st.integers(0, 2), st.integers(2, 8), st.integers(0, 4), st.integers(0, 4), st.data())
+def test_mitigated_resumed_list_is_the_tail(P, dm, T, K, C, data):
+    """Resume after k steps: the full run's F / B from kM on; one U per step >= k, plus
+    U(k-1) (creating x_{k+1} from the pending update) when steps k-1 and k are both async."""
+    from lmo.delay import phase
+
+    M, C = P + dm, min(C, T)
+    k = data.draw(st.integers(1, T - 1))
+    both_async = phase(k - 1, K, C, T) == phase(k, K, C, T) == "async"
+    for s in range(P):
+        full = stage_actions("2bw", s, P, M, T, sync_start=K, sync_cooldown=C)
+        part = stage_actions("2bw", s, P, M, T, start=k, sync_start=K, sync_cooldown=C)
+        assert [a for a in part if a.kind in "FB"] == [a for a in full if a.kind in "FB" and a.mb >= k * M]
+        us = [a.step for a in part if a.kind == "U"]
+        assert sorted(us) == ([k - 1] if both_async else []) + list(range(k, T))
+
+
+@pytest.mark.parametrize("kw, word", [
+    (dict(schedule="1f1b", steps=4, sync_start=2), "2bw"),
+    (dict(schedule="2bw", steps=4, sync_cooldown=5), "sync_cooldown"),
+    (dict(schedule="2bw", steps=4, sync_start=-1), "sync_start"),
+])
+def test_bad_sync_arguments_refused(kw, word):
+    with pytest.raises(ValueError, match=word):
+        check_sync_args(**kw)

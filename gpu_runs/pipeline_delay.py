@@ -1,0 +1,64 @@
+"""The trainer's 2bw update rule on one pipeline stage: ``lmo.delay.delayed(opt, 1)`` or
+``lmo.error_feedback.error_feedback(opt)`` with sync_start / sync_cooldown, wrapped
+around the stage's base optimizer and applied to the stage's parameter block only.
+
+The wrapper is elementwise in the parameters (its queue d_{t-1}, the EF buffer d_{t-2},
+the step counter), so on each stage it holds exactly the trainer's state restricted to
+that block, and a stage checkpoint is the trainer's checkpoint restricted to it.
+
+What a pipeline needs beyond the wrapper's ``update`` (which returns the trainer's
+applied step a_t, x_{t+1} = x_t + a_t):
+
+- ``is_sync(t)``: a synchronous step's a_t depends on g_t (sync: a_t = y_t - x_t + d_t),
+  so x_{t+1} can only exist after U(t): a flush.
+- ``next_applied(state)``: for an asynchronous step t + 1 the applied step a_{t+1} is
+  known right after U(t) (``delayed``: d_t; EF: 2 d_t - d_{t-1}); 2BW creates
+  x_{t+2} = x_{t+1} + a_{t+1} there, before step t + 2's first forward.
+- ``offset(state, like)``: y_t - x_t (the pending part), for DC-ASGD's correction
+  g~_t = g_t + lambda g_t * g_t * (y_t - x_t) (``lmo.delay.dc_correct``). The trainer
+  corrects before clipping, so the engine corrects at R(t), before the squared norm.
+"""
+from __future__ import annotations
+
+import torch
+
+from lmo.delay import dc_correct, delayed, phase
+from lmo.error_feedback import error_feedback
+
+
+class DelayRule:
+    """The trainer's ``build_optimizer`` for mode 2bw (``ef``, ``sync_start``,
+    ``sync_cooldown``, ``dc_asgd``), minus the global-norm clip (the engine clips)."""
+
+    def __init__(self, ef: bool = False, sync_start: int = 0, sync_cooldown: int = 0,
+                 total_steps: int = 0, dc_asgd: float = 0.0):
+        self.ef, self.sync_start, self.sync_cooldown = ef, sync_start, sync_cooldown
+        self.total_steps, self.dc_asgd = total_steps, float(dc_asgd)
+        self.opt = None
+
+    def wrap(self, base):
+        """The stage optimizer: the wrapper around ``base`` (DC-ASGD stays with the engine)."""
+        kw = dict(sync_start=self.sync_start, sync_cooldown=self.sync_cooldown,
+                  total_steps=self.total_steps)
+        self.opt = error_feedback(base, **kw) if self.ef else delayed(base, 1, **kw)
+        return self.opt
+
+    def is_sync(self, t: int) -> bool:
+        return phase(t, self.sync_start, self.sync_cooldown, self.total_steps) == "sync"
+
+    def next_applied(self, state) -> dict:
+        """a_{t+1} for an asynchronous step t + 1, from the state after U(t)."""
+        if self.ef:
+            return {k: 2 * state.prev[k] - state.prev2[k] for k in state.prev}
+        return {k: q[0] for k, q in state.pending.items()}
+
+    def offset(self, state, like: dict) -> dict:
+        """y_t - x_t from the state after t updates (the wrapper's virtual iterate of 0)."""
+        zeros = {k: torch.zeros_like(v) for k, v in like.items()}
+        return self.opt.virtual_iterate(zeros, state)
+
+    def correct(self, grads: dict, state) -> dict:
+        """DC-ASGD: g + lambda g * g * (y_t - x_t), elementwise (identity when lambda = 0)."""
+        if not self.dc_asgd:
+            return grads
+        return dc_correct(grads, self.offset(state, grads), self.dc_asgd)
