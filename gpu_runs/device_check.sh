@@ -11,9 +11,9 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 PY="${PYTHON:-python}"
 if [[ "${DEVICE_CHECK_SMOKE:-0}" == "1" ]]; then
-  CONFIG=tiny; STEPS=3; BS=4; SEQ=16; DEV=cpu; EVAL=3; DATA="$ROOT/gpu_runs"  # small text dir: fast
+  CONFIG=tiny; STEPS=3; BS=4; SEQ=16; DEV=cpu; EVAL=3; DIAG=2; DATA="$ROOT/gpu_runs"  # small text dir: fast
 else
-  CONFIG=135m; STEPS="${DEVICE_CHECK_STEPS:-150}"; BS=16; SEQ=512; DEV=cuda; EVAL=50; DATA=stdlib
+  CONFIG=135m; STEPS="${DEVICE_CHECK_STEPS:-150}"; BS=16; SEQ=512; DEV=cuda; EVAL=50; DIAG=50; DATA=stdlib
 fi
 cd "$ROOT"
 "$PY" - "$DEV" > "$OUT/ns_throughput.txt" <<'PYEOF'
@@ -36,7 +36,7 @@ for OPT in muon adamw; do
     EXTRA=(--delay "$MODE"); [[ "$MODE" == ef ]] && EXTRA=(--delay 2bw --ef)
     "$PY" -m gpu_runs.train --config "$CONFIG" --optimizer "$OPT" "${EXTRA[@]}" --steps "$STEPS" \
       --batch-size "$BS" --seq-len "$SEQ" --eval-every "$EVAL" --eval-batches 4 --device "$DEV" --data "$DATA" \
-      --diag-every "$STEPS" --out "$OUT/$OPT-$MODE" > "$OUT/$OPT-$MODE.txt" 2>&1
+      --diag-every "$DIAG" --out "$OUT/$OPT-$MODE" > "$OUT/$OPT-$MODE.txt" 2>&1
     tail -1 "$OUT/$OPT-$MODE.txt"
   done
 done
@@ -55,3 +55,7 @@ for o in ("muon", "adamw"):
 print(open(out / "ns_throughput.txt").read().strip())
 PYEOF
 cat "$OUT/summary.txt"
+# the theory's bounds at the measured constants, and whether EF helps where r/eta < 1
+"$PY" -m gpu_runs.predict "$OUT"/muon-*/ "$OUT"/adamw-*/ --json "$OUT/predict.json" --png "$OUT/predict.png" \
+  > "$OUT/predict.txt" 2>&1 || echo "predict failed: see $OUT/predict.txt"
+tail -n 8 "$OUT/predict.txt"

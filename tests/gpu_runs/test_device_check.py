@@ -1,4 +1,4 @@
-"""device_check.sh runs end to end in its CPU smoke mode (tiny config, 3 steps) and writes a summary."""
+"""device_check.sh runs end to end in its CPU smoke mode (tiny config, 3 steps): summary and predictions."""
 import os
 import subprocess
 import sys
@@ -16,3 +16,5 @@ def test_device_check_smoke(tmp_path):
     for run in ("muon-sync", "muon-2bw", "muon-ef", "adamw-sync", "adamw-2bw", "adamw-ef"):
         assert run in summary and (tmp_path / run / "log.jsonl").exists()
     assert "2bw gap" in summary and "newton_schulz bf16" in summary
+    pred = (tmp_path / "predict.txt").read_text()
+    assert "ordering 3: EF helps where r_avg / eta < 1" in pred and "predict failed" not in p.stdout
