@@ -138,3 +138,37 @@ def test_three_stages(schedule, tied, tmp_path):
         got.update(torch.load(tmp_path / f"ckpt_stage{s}.pt")["params"])
     for k in x:
         torch.testing.assert_close(got[k], x[k], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("P_, tied, ckpt_every", [(2, False, False), (2, True, True), (3, True, False)])
+def test_pipedream_resume_continues_the_same_trajectory(P_, tied, ckpt_every, tmp_path):
+    """pipedream, k steps then --resume to T: each stage's checkpoint holds the versions
+    u_{k - tau_s} .. u_k its first forwards after the resume still run on (tau_s = P-1-s);
+    the resumed losses and final weights equal the uninterrupted reference. From a final
+    checkpoint (run of k steps) and from a mid-run one (--ckpt-every k in a run of T)."""
+    k, B_ = 3, (6 if P_ == 3 else B)
+    base = ["--schedule", "pipedream", "--model", "toy", "--optimizer", "sgd", "--lr", str(LR),
+            "--momentum", "0.9", "--weight-decay", str(WD), "--clip", str(CLIP),
+            "--batch-size", str(B_), "--seq-len", str(L), "--seed", str(SEED), "--quiet",
+            "--timeout", "60", "--eval-every", "0"] + (["--toy-tied"] if tied else [])
+    a, b = tmp_path / "a", tmp_path / "b"
+    first = ["--steps", str(T), "--ckpt-every", str(k)] if ckpt_every else ["--steps", str(k)]
+    res = run_forked(base + first + ["--out", str(a)], P_, timeout=120)
+    assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
+    if ckpt_every:
+        for s in range(P_):
+            (a / f"ckpt_step{k}_stage{s}.pt").replace(a / f"ckpt_stage{s}.pt")
+    for s in range(P_):
+        assert sorted(torch.load(a / f"ckpt_stage{s}.pt")["versions"]) == list(range(max(0, k - (P_ - 1 - s)), k + 1))
+    res = run_forked(base + ["--steps", str(T), "--out", str(b), "--resume", str(a)], P_, timeout=120)
+    assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
+    log = [json.loads(line) for line in open(b / "log.jsonl")]
+    losses, x, _, _ = reference("pipedream", tied, P=P_, B=B_)
+    assert [r["step"] for r in log] == list(range(k + 1, T + 1))
+    assert [r["train_loss"] for r in log] == pytest.approx(losses[k:], rel=1e-5, abs=1e-6)
+    got = {}
+    for s in range(P_):
+        got.update(torch.load(b / f"ckpt_stage{s}.pt")["params"])
+    assert set(got) == set(x)
+    for name in x:
+        torch.testing.assert_close(got[name], x[name], rtol=1e-5, atol=1e-5)
