@@ -79,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="torchrun --nproc-per-node P -m gpu_runs.pipeline",
         description="Pipeline-parallel LM training, one process per stage (P = WORLD_SIZE). "
-                    "gpipe/1f1b reproduce the trainer's sync mode, 2bw its 2bw mode, pipedream "
+                    "gpipe/1f1b reproduce the trainer's sync mode, 2bw its 2bw mode (with --ef, "
+                    "--sync-start, --sync-cooldown, --dc-asgd), pipedream "
                     "its pipedream --stages P mode, step for step (module docstring: index alignment).")
     p.add_argument("--schedule", choices=SCHEDULES, required=True)
     p.add_argument("--microbatches", "-M", type=int, default=None,

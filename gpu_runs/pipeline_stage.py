@@ -102,6 +102,11 @@ class StageEngine:
     ``loss_scale``: the factor on each microbatch loss (1/M averages a step's
     microbatches). ``batch(mb) -> (x, y)`` gives microbatch ``mb``'s data.
     ``max_norm``: global-norm clipping threshold (None: no clipping, no all-reduce).
+    ``rule`` (2bw): a :class:`gpu_runs.pipeline_delay.DelayRule` whose wrapper ``opt`` is;
+    a synchronous step's U(t) creates x_{t+1} = x_t + a_t, an asynchronous one's creates
+    x_{t+2} = x_{t+1} + a_{t+1} (``apply=False``: none). pipedream (``"current"``): the
+    forward of microbatch k runs on u_{max(0, k - tau_s)}, and the last tau_s versions
+    are kept (a checkpoint's stash).
     """
 
     def __init__(self, module: StageModule, stage: int, num_stages: int, opt, *,
