@@ -78,6 +78,10 @@ class TrainConfig:
             raise ValueError(f"TrainConfig.mode must be one of {MODES}, got {self.mode!r}")
         if self.ef and self.mode != "2bw":
             raise ValueError("TrainConfig.ef: error feedback corrects the one-step delay; use mode='2bw'")
+        for k in ("sync_start", "sync_cooldown", "dc_asgd"):
+            if getattr(self, k) and self.mode != "2bw":
+                raise ValueError(f"TrainConfig.{k} mitigates the one-step delay; it needs mode='2bw', "
+                                 f"got mode={self.mode!r}")
         if self.mode == "pipedream" and self.stages < 1:
             raise ValueError(f"TrainConfig.stages must be >= 1, got {self.stages}")
         for k in ("steps", "batch_size", "seq_len", "eval_batches"):

@@ -84,3 +84,7 @@ def test_bad_config_refused():
         train(TrainConfig(mode="async"), progress=False)
     with pytest.raises(ValueError, match="ef"):
         train(TrainConfig(mode="sync", ef=True), progress=False)
+    for k, v in (("sync_start", 2), ("sync_cooldown", 2), ("dc_asgd", 0.1)):
+        for mode in ("sync", "pipedream"):   # they would be silently ignored there
+            with pytest.raises(ValueError, match=f"{k}.*2bw"):
+                train(TrainConfig(mode=mode, **{k: v}), progress=False)
