@@ -36,7 +36,7 @@ stage's block (``pipeline_delay``), so the first asynchronous step K applies not
 (steps K and K+1 both run on x_K) and the cooldown switch T-K_c applies the pending
 update with its own, x_{t+1} = y_t + d_t. ``--dc-asgd LAMBDA`` corrects each stage's
 gradient elementwise, g + lambda g*g*(y_t - x_t), before the clipping norm (as the
-trainer). They are refused for gpipe / 1f1b / pipedream (the trainer ignores them there).
+trainer). They are refused for gpipe / 1f1b / pipedream, as the trainer refuses them outside 2bw.
 
 Checkpoints are per stage (``ckpt_stage{s}.pt``: ``gpu_runs.pipeline_ckpt``, which also
 converts them to and from the trainer's single ``ckpt.pt`` for sync / 2bw runs);
