@@ -10,7 +10,9 @@ r_w = the EMA of measured r. The bound (``theory.registry``: ``derived_sync_lemm
 to the measured ``momentum_error``. A bound below the measurement is a violation: reported,
 never hidden. Across runs (``gpu_runs.orderings``; a grid from ``gpu_runs.sweep``) it tests the
 predicted orderings: the delay penalty grows with lr, higher momentum shrinks the gap, EF helps
-where r_avg / eta < 1. ``--png`` draws measured vs bound and the gaps along lr and momentum;
+where r_avg / eta < 1. Cells run with several seeds (``gpu_runs.sweep OUT_S --seed S``, all
+passed together) give the seed noise of the gaps (``gpu_runs.seed_noise``), and each ordering is
+then also counted on only the pairs that stand out of that noise. ``--png`` draws measured vs bound and the gaps along lr and momentum;
 ``--json`` writes everything; ``--markdown`` the tables.
 """
 from __future__ import annotations
@@ -152,6 +154,7 @@ def plot(results: list[dict], lr_ord: list[dict], beta_ord: list[dict], path: st
 
 def main(argv=None) -> int:
     from gpu_runs import orderings as od
+    from gpu_runs import seed_noise as sn
 
     p = argparse.ArgumentParser(prog="python -m gpu_runs.predict", description=__doc__.split("\n\n")[0],
                                 epilog="Grids of runs: python -m gpu_runs.sweep OUT; then predict OUT/*_*.")
@@ -169,16 +172,17 @@ def main(argv=None) -> int:
     results = [summarize(Path(r), a.eta) for r in a.runs]
     cs = od.cells(results)
     lr_ord, beta_ord, ef_ord = od.sweep_orderings(cs, "lr"), od.sweep_orderings(cs, "beta"), od.ef_orderings(cs)
-    text = per_run_table(results, a.all_rows) + "\n\n" + od.format_report(cs, lr_ord, beta_ord, ef_ord)
-    print(text)
+    reps = sn.replicates(cs)
+    sn.annotate(reps, lr_ord, beta_ord, ef_ord)
+    report = od.format_report(cs, lr_ord, beta_ord, ef_ord) + "\n\n" + sn.format_noise(reps, lr_ord, beta_ord, ef_ord)
+    print(per_run_table(results, a.all_rows) + "\n\n" + report)
     if a.markdown:
-        Path(a.markdown).write_text("```\n" + per_run_table(results, a.all_rows) + "\n```\n\n"
-                                    + od.format_report(cs, lr_ord, beta_ord, ef_ord) + "\n")
+        Path(a.markdown).write_text("```\n" + per_run_table(results, a.all_rows) + "\n```\n\n" + report + "\n")
     if a.json:
         strip = lambda c: {k: v for k, v in c.items() if k not in ("runs", "rest")}
         Path(a.json).write_text(json.dumps(dict(
             runs=[{k: v for k, v in r.items() if k != "rest"} for r in results], cells=[strip(c) for c in cs],
-            lr_orderings=lr_ord, momentum_orderings=beta_ord, ef_orderings=ef_ord), indent=1))
+            lr_orderings=lr_ord, momentum_orderings=beta_ord, ef_orderings=ef_ord, replicates=reps), indent=1))
     if a.png:
         plot(results, lr_ord, beta_ord, a.png)
         print(f"wrote {a.png}")

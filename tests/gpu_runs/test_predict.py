@@ -48,6 +48,8 @@ def test_cli_tables_json_png(runs, tmp_path, capsys):
     assert o["xs"] == [0.02, 0.04] and o["predicted_holds"]   # 2 L eta with one L grows with eta
     assert o["holds"] == (o["gaps"][1] > o["gaps"][0])
     assert "ordering 3" in (tmp_path / "p.md").read_text()
+    assert "no cell was run with two or more seeds" in out and blob["replicates"] == []
+    assert o["noise_sd"] is None and o["resolved_pairs"] is None   # no noise estimate is made up
 
 
 def test_cli_refuses_a_non_run_directory(tmp_path):
