@@ -25,7 +25,7 @@ from __future__ import annotations
 import statistics
 from itertools import combinations
 
-IDENTITY_FIELDS = ("optimizer", "lr", "momentum", "mode", "ef", "out", "resume", "ckpt_every",
+IDENTITY_FIELDS = ("optimizer", "lr", "momentum", "mode", "schedule", "ef", "out", "resume", "ckpt_every",
                    "diag_every", "diag_micro", "log_every", "device", "compile")
 
 

@@ -38,6 +38,9 @@ update with its own, x_{t+1} = y_t + d_t. ``--dc-asgd LAMBDA`` corrects each sta
 gradient elementwise, g + lambda g*g*(y_t - x_t), before the clipping norm (as the
 trainer). They are refused for gpipe / 1f1b / pipedream, as the trainer refuses them outside 2bw.
 
+``--diag-every N`` logs the trainer's theory diagnostics at its cadence, measured after the
+run from per-stage snapshots (``gpu_runs.pipeline_diag``; gpipe / 1f1b / 2bw).
+
 Checkpoints are per stage (``ckpt_stage{s}.pt``: ``gpu_runs.pipeline_ckpt``, which also
 converts them to and from the trainer's single ``ckpt.pt`` for sync / 2bw runs);
 ``--resume`` works for every schedule (pipedream's hold the tau_s = P-1-s stashed
@@ -67,6 +70,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
+from gpu_runs import pipeline_diag
 from gpu_runs.pipeline_ckpt import load_resume, resume_step, save_stage
 from gpu_runs.pipeline_delay import DelayRule
 from gpu_runs.pipeline_schedules import (SCHEDULES, check_schedule_args, check_sync_args,
@@ -130,6 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--synthetic-ms", default=None, metavar="F,B",
                    help="benchmark: sleep F ms per forward and B ms per backward of a microbatch "
                         "on top of the model's compute (use with a tiny --model toy)")
+    p.add_argument("--diag-every", type=int, default=0,
+                   help="the trainer's theory diagnostics at its cadence, measured after the run "
+                        "from per-stage snapshots (gpu_runs.pipeline_diag; sync / 2bw, llama; 0: off)")
+    p.add_argument("--diag-micro", type=int, default=4, help="independent microbatches for sigma / momentum error")
     p.add_argument("--quiet", action="store_true", help="no per-step progress lines")
     return p
 
@@ -159,6 +167,7 @@ def validate_args(args, num_stages: int, num_layers: int | None) -> None:
                          f"{args.eval_every}, {args.eval_batches}")
     if args.timeout <= 0:
         raise ValueError(f"--timeout must be > 0, got {args.timeout}")
+    pipeline_diag.check_args(args)
     if args.fault is not None:
         parts = args.fault.split(":")
         if len(parts) != 3 or parts[2] not in ("raise", "exit", "hang"):
@@ -289,6 +298,10 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
         out.mkdir(parents=True, exist_ok=True)
         if last:
             log_f = open(out / "log.jsonl", "a" if start else "w")
+            if args.model == "llama":
+                from gpu_runs.pipeline_llama import run_config
+                (out / "config.json").write_text(json.dumps(run_config(args, P), indent=1))
+    snaps = pipeline_diag.Snapshots(out, rank, engine, args, start)
     tag = f"[pipeline rank {rank}/{P}]"
     t_prev = time.perf_counter()
     tokens_per_step = args.batch_size * args.seq_len
@@ -304,6 +317,7 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
         if (a.kind == "U" and out is not None and args.ckpt_every and a.step >= start
                 and (a.step + 1) % args.ckpt_every == 0):
             save_stage(out, rank, engine, a.step + 1, args)
+        snaps.after(a)
         if last and a.kind in "UE" and a.step >= start:
             done_u.add(a.step) if a.kind == "U" else done_e.add(a.step)
             if a.step in done_u and (a.step in done_e or a.step not in eval_steps):
@@ -330,7 +344,7 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
         save_stage(out, rank, engine, args.steps, args, final=True)
     if log_f is not None:
         log_f.close()
-    return dict(rank=rank, wall=wall)
+    return dict(rank=rank, wall=wall, device=str(device))
 
 
 def actions_of(args, stage: int, P: int, start: int):
@@ -400,6 +414,8 @@ def main(argv=None) -> int:
     if not args.quiet and rank == P - 1:
         print(f"{tag} done: {args.steps} steps in {summary['wall']:.2f} s", flush=True)
     dist.destroy_process_group()
+    if args.diag_every and rank == P - 1:   # every stage's snapshots are on disk (barrier above)
+        pipeline_diag.measure(args.out, args, P, device=summary["device"], progress=not args.quiet)
     return 0
 
 

@@ -121,9 +121,9 @@ def _trainer_template(tc, params: dict) -> dict:
     return state_dict(opt.init(params))
 
 
-def to_trainer(run_dir, out=None, step: int | None = None) -> Path:
-    """Merge the stage checkpoints of RUN_DIR (after ``step`` steps; default the final
-    ones) into the trainer's ``ckpt.pt``; returns its path (default RUN_DIR/ckpt.pt)."""
+def merge_stages(run_dir, step: int | None = None):
+    """(TrainConfig, x_k, trainer optimizer state_dict, k) from the stage checkpoints of
+    RUN_DIR after ``step`` steps (default the final ones); ValueError when they do not fit."""
     run_dir = Path(run_dir)
     ck0 = load(stage_file(run_dir, 0, step))
     if ck0["schedule"] == "pipedream":
@@ -150,6 +150,14 @@ def to_trainer(run_dir, out=None, step: int | None = None) -> Path:
     if set(want) != set(opt):
         extra, missing = sorted(set(opt) - set(want)), sorted(set(want) - set(opt))
         raise ValueError(f"to-trainer: optimizer keys differ (extra {extra[:3]}, missing {missing[:3]})")
+    return tc, params, opt, k
+
+
+def to_trainer(run_dir, out=None, step: int | None = None) -> Path:
+    """Merge the stage checkpoints of RUN_DIR (after ``step`` steps; default the final
+    ones) into the trainer's ``ckpt.pt``; returns its path (default RUN_DIR/ckpt.pt)."""
+    run_dir = Path(run_dir)
+    _, params, opt, k = merge_stages(run_dir, step)
     log = []
     if (run_dir / "log.jsonl").exists():
         for line in open(run_dir / "log.jsonl"):

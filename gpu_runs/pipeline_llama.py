@@ -31,6 +31,17 @@ def train_config(args, num_stages: int | None = None):
         device=args.device)
 
 
+def run_config(args, num_stages: int) -> dict:
+    """``config.json`` of a pipeline run: the equivalent trainer's TrainConfig fields (so
+    ``gpu_runs.predict`` reads it like a trainer run) plus the schedule, P and M."""
+    import dataclasses
+
+    tc = train_config(args, num_stages)
+    tc.sync_start, tc.sync_cooldown, tc.dc_asgd = args.sync_start, args.sync_cooldown, args.dc_asgd
+    tc.diag_every, tc.diag_micro, tc.out = args.diag_every, args.diag_micro, args.out
+    return dict(dataclasses.asdict(tc), schedule=args.schedule, microbatches=args.microbatches)
+
+
 def model_config(tc, corpus):
     """The trainer's model config: vocabulary from the data, max_seq_len >= seq_len."""
     from gpu_runs.model import get_config
