@@ -129,11 +129,12 @@ def ef_orderings(cs: list[dict]) -> list[dict]:
 def format_report(cs: list[dict], lr_ord: list[dict], beta_ord: list[dict], ef_ord: list[dict]) -> str:
     """The three tables as text (markdown-friendly pipes)."""
     L = ["cells (gap = final val loss - sync's; pi = the bound's predicted price)",
-         "| optimizer | lr | beta | gap 2bw | gap ef | pi_2bw = 2 L eta | pi_2bw / B_sync | r/eta (ef) |",
-         "|---|---|---|---|---|---|---|---|"]
+         "| optimizer | lr | beta | seed | gap 2bw | gap ef | pi_2bw = 2 L eta | pi_2bw / B_sync | r/eta (ef) |",
+         "|---|---|---|---|---|---|---|---|---|"]
     f = lambda v, s="{:+.4f}": "-" if v is None else s.format(v)
     for c in cs:
-        L.append(f"| {c['optimizer']} | {c['lr']:.3g} | {c['beta']:g} | {f(c.get('gap_2bw'))} | {f(c.get('gap_ef'))} "
+        seed = dict(c["rest"]).get("seed", "-")
+        L.append(f"| {c['optimizer']} | {c['lr']:.3g} | {c['beta']:g} | {seed} | {f(c.get('gap_2bw'))} | {f(c.get('gap_ef'))} "
                  f"| {f(c.get('pi_2bw'), '{:.3g}')} | {f(c.get('pi_2bw_rel'), '{:.3f}')} "
                  f"| {f(c.get('r_over_eta_ef'), '{:.2f}')} |")
     for title, rows in (("ordering 1: the delay penalty grows with lr", lr_ord),

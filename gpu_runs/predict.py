@@ -140,7 +140,9 @@ def plot(results: list[dict], lr_ord: list[dict], beta_ord: list[dict], path: st
     for ax, rows, xl in ((axes[1], lr_ord, "peak lr"), (axes[2], beta_ord, "momentum beta")):
         for o in rows:
             (k, v), = o["fixed"].items()
-            ax.plot(o["xs"], o["gaps"], "o-", label=f"{o['optimizer']} ({k}={v:.3g})")
+            sd = o.get("noise_sd")   # pooled seed sd (gpu_runs.seed_noise), when cells were replicated
+            ax.errorbar(o["xs"], o["gaps"], yerr=sd, fmt="o-", capsize=3,
+                        label=f"{o['optimizer']} ({k}={v:.3g})" + (f", ±{sd:.3f} seed sd" if sd else ""))
         ax.axhline(0.0, color="k", lw=0.5)
         ax.set(xlabel=xl, ylabel="final val gap 2bw - sync", title=f"delay penalty vs {xl}")
         if xl == "peak lr":
