@@ -1,4 +1,4 @@
-"""The theory's quantities (DESIGN §3-5), measured during training in the optimizer's geometry.
+"""The theory's quantities (docs/design.md §3-5), measured during training in the optimizer's geometry.
 
 Geometry per parameter block b: matrix optimizers (muon, normuon, adamuon) use the spectral
 norm (nuclear dual) on the hidden matrices (``lmo.partition.muon_labels == "matrix"``) and the
@@ -11,7 +11,7 @@ Measured at step t (``Diagnostics.measure``), with x_t before and x_{t+1} after 
 
 - ``update_norm``  ||x_{t+1} - x_t|| (the applied displacement; for sync it is ||d_t||)
 - ``d_norm``       ||d_t|| = ||y_{t+1} - y_t||, the optimizer's own step (y_{t+1} = y_t + d_t in every
-                   mode, DESIGN §4); the theory's eta bounds it. ``r_over_d`` = r / ||d_t||: under 2bw
+                   mode, docs/design.md §4); the theory's eta bounds it. ``r_over_d`` = r / ||d_t||: under 2bw
                    it is 1 (r = ||d_t||); under EF it is ||d_t - d_{t-1}||-like and < 1 when
                    consecutive steps align, the condition for EF's bound to beat the delayed one.
 - ``r``            r = ||x_{t+1} - y_{t+1}|| with y = ``opt.virtual_iterate``; ``r_over_eta`` = r / eta_t
@@ -124,7 +124,7 @@ class Diagnostics:
         _, g_new = loss_and_grads(model, x_new, fx, fy, self.amp)
         dx = out["update_norm"]
         out["L_local"] = product_dual(self.geo, diff(g_new, g_prev)) / dx if dx > 0 else float("nan")
-        # the point the momentum's newest gradient was taken at: x_t (DESIGN §5's e_t = m_t - grad f(x_t))
+        # the point the momentum's newest gradient was taken at: x_t (docs/design.md §5's e_t = m_t - grad f(x_t))
         gs = [loss_and_grads(model, x_prev, *self.batcher.batch(t, micro=i), self.amp)[1] for i in range(self.micro)]
         gbar = {k: sum(g[k].float() for g in gs) / self.micro for k in gs[0]}
         var = sum(sum(float((g[k].float() - gbar[k]).pow(2).sum()) for k in gbar) for g in gs) / (self.micro - 1)

@@ -1,6 +1,6 @@
 """Train the Llama decoder with a real gradient delay: ``python -m gpu_runs.train --config tiny --delay 2bw``.
 
-Modes (DESIGN §4), all from the same pure optimizer ``opt = clip_by_global_norm(1.0) -> registry.build(...)``:
+Modes (docs/design.md §4), all from the same pure optimizer ``opt = clip_by_global_norm(1.0) -> registry.build(...)``:
 
 - ``sync``:      x_{t+1} = x_t + d_t
 - ``2bw``:       x_{t+1} = x_t + d_{t-1}                (``lmo.delay.delayed(opt, 1)``)

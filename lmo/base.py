@@ -1,4 +1,4 @@
-"""The optimizer protocol (DESIGN §7), in the style of optax.
+"""The optimizer protocol (docs/design.md §7), in the style of optax.
 
 An optimizer is a pair of pure functions::
 
@@ -7,14 +7,14 @@ An optimizer is a pair of pure functions::
     params = apply_updates(params, updates)        # x_{t+1} = x_t + updates
 
 ``params``, ``grads`` and ``updates`` are mappings name -> tensor. ``updates`` are
-displacements d_t (DESIGN §3), so a step is ``x_{t+1} = x_t + d_t``; inputs are never
+displacements d_t (docs/design.md §3), so a step is ``x_{t+1} = x_t + d_t``; inputs are never
 mutated. ``state`` is a tree of NamedTuples / dicts / tuples whose leaves are tensors
 (the step counter included), so it can be flattened with :func:`state_dict` and
 restored with :func:`load_state_dict`.
 
 Wrappers (delay, error feedback, partition) return an :class:`Optimizer` too; the ones
 that change which iterate the gradient is taken at also expose ``virtual(params,
-state) -> y_t`` (DESIGN §4).
+state) -> y_t`` (docs/design.md §4).
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ ScalarOrSchedule = Union[float, Schedule]
 class Optimizer:
     """A pure optimizer: ``init(params) -> state``, ``update(grads, state, params) -> (updates, state)``.
 
-    ``virtual(params, state) -> y`` is the virtual iterate y_t of DESIGN §4 for the
+    ``virtual(params, state) -> y`` is the virtual iterate y_t of docs/design.md §4 for the
     wrappers that have one (sync optimizers: y_t = x_t). ``hyper`` records the
     constructor's hyperparameters (for logs and cache keys).
     """
@@ -143,7 +143,7 @@ def check_lr(lr: ScalarOrSchedule, name: str = "lr") -> None:
 
 
 def check_mu(mu: float, name: str = "mu") -> None:
-    """mu (weight of the new gradient, DESIGN §3) must lie in (0, 1]."""
+    """mu (weight of the new gradient, docs/design.md §3) must lie in (0, 1]."""
     if not isinstance(mu, (int, float)) or not (0.0 < mu <= 1.0):
         raise ValueError(f"{name} must lie in (0, 1] (mu = 1 - momentum), got {mu!r}")
 
@@ -212,7 +212,7 @@ def find_field(state: State, field_name: str):
 def betas_with_mu(betas, mu: float | None = None) -> tuple:
     """Validated (beta_1, beta_2, ...) as floats; ``mu`` (if given) overrides beta_1 = 1 - mu.
 
-    This is how every Adam-family constructor exposes DESIGN's mu (one number for a
+    This is how every Adam-family constructor exposes docs/design.md's mu (one number for a
     gap-vs-momentum sweep): each beta must lie in [0, 1), mu in (0, 1].
     """
     betas = tuple(float(b) for b in betas)

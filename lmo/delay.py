@@ -3,7 +3,7 @@
 The gradient g_t is taken at the current x_t, the inner optimizer computes d_t at once
 (its weight decay sees x_t, the iterate the gradient was taken at: a real pipeline must
 compute its update from that same weight version), and step t applies the update
-computed tau steps earlier (DESIGN §4)::
+computed tau steps earlier (docs/design.md §4)::
 
     delayed:  x_{t+1} = x_t + d_{t-tau}            d_{<0} = 0 (the pipeline fills)
     virtual:  y_t = x_t + d_{t-tau} + ... + d_{t-1},   so   y_{t+1} = y_t + d_t

@@ -1,4 +1,4 @@
-"""The LMO-momentum method (DESIGN §3-4), with any geometry of lmo.geometry.
+"""The LMO-momentum method (docs/design.md §3-4), with any geometry of lmo.geometry.
 
     m_t = (1 - mu) m_{t-1} + mu g_t
     u_t = m_t                              (plain)   or   mu g_t + (1 - mu) m_t   (Nesterov)
@@ -10,7 +10,7 @@ shape factors below). Weight decay is decoupled (AdamW / torch.optim.Muon style)
 the ``params`` passed to ``update`` (x_t, the iterate the gradient was taken at).
 
 Momentum start: ``init_momentum="zero"`` is m_{-1} = 0, so m_0 = mu g_0 (what torch does);
-``"grad"`` is m_0 = g_0 (what the theory assumes, DESIGN §5).
+``"grad"`` is m_0 = g_0 (what the theory assumes, docs/design.md §5).
 """
 from __future__ import annotations
 

@@ -132,7 +132,7 @@ DISCREPANCIES = (
     "(sync 2.578, async 2.590, async+EF 2.583) give (2.590-2.583)/(2.590-2.578) = 58 %; even "
     "allowing for rounding to 3 decimals the ratio lies in [54.5 %, 61.5 %].",
     "The delayed noise bound sqrt(2 mu rho^2 sigma^2 + 8 L eta^2) is not invariant under f -> c f "
-    "as written (DESIGN.md section 5); the dimensionally consistent reading has L^2 eta^2.",
+    "as written (docs/design.md §5); the dimensionally consistent reading has L^2 eta^2.",
 )
 
 

@@ -1,6 +1,6 @@
-"""Every bound of the package as a `Bound` (DESIGN.md §5; derivations in theory.derivation).
+"""Every bound of the package as a `Bound` (docs/design.md §5; derivations in theory.derivation).
 
-Shorthands (all in DESIGN.md's notation, q = 1 - mu):
+Shorthands (all in docs/design.md's notation, q = 1 - mu):
 
 * noise(t)   = (1-mu)^t rho sigma + sqrt(mu) rho sigma          (momentum noise)
 * drift      = L eta (1-mu)/mu        (momentum lags a moving gradient; steps <= eta)

@@ -1,4 +1,4 @@
-"""Derivations as sequences of named steps (DESIGN.md §4-§5 notation).
+"""Derivations as sequences of named steps (docs/design.md §4-§5 notation).
 
 Each `Step` is ``lhs REL rhs`` with a reason. Two kinds:
 
@@ -125,7 +125,7 @@ def perturbed_theorem() -> Derivation:
     steps = (
         _prem("descent lemma at the virtual iterate",
               sp.Symbol("f(y_{t+1})"), sp.Symbol("f(y_t)") + eta * sp.Symbol("<grad f(y_t), lmo(m_t)>") + L * eta**2 / 2,
-              "A2 with y_{t+1} - y_t = d_t = eta lmo(m_t), ||lmo(m_t)|| <= 1 (DESIGN §4: y follows the sync recursion)"),
+              "A2 with y_{t+1} - y_t = d_t = eta lmo(m_t), ||lmo(m_t)|| <= 1 (docs/design.md §4: y follows the sync recursion)"),
         _prem("LMO inner product", sp.Symbol("<grad f(y_t), lmo(m_t)>"),
               -sp.Symbol("||grad f(y_t)||_*") + 2 * sp.Symbol("||m_t - grad f(y_t)||_*"),
               "<m, lmo(m)> = -||m||_*, Hölder <g - m, lmo(m)> <= ||g - m||_*, and ||m||_* >= ||g||_* - ||g - m||_*"),

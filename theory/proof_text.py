@@ -41,7 +41,7 @@ def render_text(derivations, checks=None) -> str:
 def render_markdown(derivations, checks=None, title="Delayed LMO momentum: machine-checked proof") -> str:
     """GitHub markdown with $...$ math, one numbered list per derivation."""
     out = [f"# {title}", "",
-           "Notation of DESIGN.md. *premise* steps cite an assumption or a textbook"
+           "Notation of docs/design.md. *premise* steps cite an assumption or a textbook"
            " inequality; *algebra* steps are checked by `theory.check` (symbolic, or numeric with"
            " the worst margin).", ""]
     for d in derivations:

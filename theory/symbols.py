@@ -1,6 +1,6 @@
 """Sympy symbols of the theory, with assumptions and physical dimensions.
 
-Notation follows DESIGN.md §3. Every symbol carries a dimension tag
+Notation follows docs/design.md §3. Every symbol carries a dimension tag
 ``(a, b)`` meaning units ``[F]^a [X]^b`` (F: units of f, X: units of x), so
 any expression can be checked for dimensional consistency (see
 :func:`dimension_of`):

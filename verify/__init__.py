@@ -1,4 +1,4 @@
-"""verify: empirical, property-based and adversarial checks of the theory's bounds (DESIGN §6.2-6.4).
+"""verify: empirical, property-based and adversarial checks of the theory's bounds (docs/design.md §6.2-6.4).
 
 Synthetic problems with certified L (verify.problems), noise models with exact sigma
 (verify.noise), batched Monte Carlo of sync / delayed / EF / PipeDream-style runs

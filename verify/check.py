@@ -1,4 +1,4 @@
-"""Empirical check of a theory bound against a Monte Carlo run (DESIGN §6.3).
+"""Empirical check of a theory bound against a Monte Carlo run (docs/design.md §6.3).
 
 A bound claims  E Q <= B(constants). From R independent seeds we form, per recorded
 step, the mean of Q and a one-sided Student-t confidence interval at family-wise level

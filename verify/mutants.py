@@ -1,4 +1,4 @@
-"""Bounds wrong on purpose, to test the verifier (DESIGN §6: a planted wrong bound must
+"""Bounds wrong on purpose, to test the verifier (docs/design.md §6: a planted wrong bound must
 be caught). Built as new theory.bound.Bound objects from modified copies of the registered
 expressions; theory itself is never edited.
 

@@ -1,4 +1,4 @@
-"""Zero-mean gradient-noise models with exact A3 level: E ||xi||_2^2 = sigma^2 (DESIGN §5).
+"""Zero-mean gradient-noise models with exact A3 level: E ||xi||_2^2 = sigma^2 (docs/design.md §5).
 
 A draw ``noise.sample(shape, generator, direction=None)`` returns xi of ``shape``
 (leading dims: seeds; the Euclidean norm is over the last two dims, d = m n entries).

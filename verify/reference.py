@@ -1,4 +1,4 @@
-"""An independent re-statement of DESIGN §4's recursions, for cross-checking lmo.
+"""An independent re-statement of docs/design.md §4's recursions, for cross-checking lmo.
 
 Momentum LMO with m_0 = g_0 (the theory's initialisation):
 

@@ -2,7 +2,7 @@
 
 A figure module defines ``NAME``, ``TITLE``, ``runs(profile) -> list[settings]`` (the
 training runs it needs; the pipeline trains them, deduplicated across figures, through the
-cache) and ``build(ctx) -> FigureOutput``. Variants of a run (DESIGN section 4):
+cache) and ``build(ctx) -> FigureOutput``. Variants of a run (docs/design.md §4):
 
     sync       x_{t+1} = x_t + d_t
     2bw        x_{t+1} = x_t + d_{t-1}                (PipeDream-2BW, one-step delay)

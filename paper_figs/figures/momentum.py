@@ -1,7 +1,7 @@
 """Figure 4: final sync-async gap as a function of the momentum, per optimizer.
 
 ``momentum`` is the trainer's knob for the primary momentum beta (AdamW's beta1, Muon's
-momentum, Lion's beta1 ...; mu = 1 - beta in DESIGN's notation). Claim: higher momentum
+momentum, Lion's beta1 ...; mu = 1 - beta in docs/design.md's notation). Claim: higher momentum
 shrinks the gap.
 """
 from __future__ import annotations

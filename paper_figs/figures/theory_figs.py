@@ -125,7 +125,7 @@ def build(ctx: Context) -> FigureOutput:
                 Verdict(HOLDS, f"both readings hold in {sum(r['checks'] for r in paper)} checks"))
             out.notes.append("paper_delayed_noise_literal = the bound as the summary transmits it (8 L eta^2, "
                              "not scale-invariant); paper_delayed_noise_consistent = the 8 L^2 eta^2 reading "
-                             "(DESIGN section 5). A violation means measured E||m_t - grad f||_* exceeded it "
+                             "(docs/design.md §5). A violation means measured E||m_t - grad f||_* exceeded it "
                              "beyond a family-wise 99 % confidence bound.")
     except Unavailable as e:
         out.missing.append(f"verify report and figures (momentum error, gradient norm vs bounds): {e}")

@@ -52,7 +52,7 @@ def pipeline_log(schedule, corpus, tmp, extra=(), optimizer="adamw"):
 
 
 def pipedream_reference(corpus):
-    """pipedream --stages 2 per DESIGN §4, from the trainer's own building blocks: at step t
+    """pipedream --stages 2 per docs/design.md §4, from the trainer's own building blocks: at step t
     the gradient is taken at the mixed point (block s from x_{max(0, t - tau_s)},
     lmo.pipedream.ParamHistory pushed with x_t after the gradient), and the trainer's
     clip -> optimizer update is applied to x_t at once."""

@@ -1,4 +1,4 @@
-"""Delay semantics against hand-rolled loops (DESIGN §4)."""
+"""Delay semantics against hand-rolled loops (docs/design.md §4)."""
 import io
 
 import pytest

@@ -58,7 +58,7 @@ def test_rho_attained(geo, shape, batch):
 
 
 def test_rho_values_match_design():
-    # DESIGN A4: nuclear vs Frobenius rho = sqrt(min(m, n)); l_1 vs l_2 rho = sqrt(d)
+    # docs/design.md §5 A4: nuclear vs Frobenius rho = sqrt(min(m, n)); l_1 vs l_2 rho = sqrt(d)
     assert Spectral().rho((6, 4)) == math.sqrt(4)
     assert Sign().rho((6, 4)) == math.sqrt(24)
     assert Sign(event_ndim=1).rho((6, 4)) == math.sqrt(4)
