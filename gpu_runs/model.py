@@ -13,7 +13,9 @@ used by the pipeline (stage 0 holds ``embed``, the last stage holds ``norm`` and
 
 Named configs (``CONFIGS``): ``tiny`` (2 layers, d=128, byte vocab, CPU seconds),
 ``small`` (4 layers, d=192, the second CPU size), ``135m`` (SmolLM-135M shape) and
-``360m`` (SmolLM-360M shape). ``param_count(cfg)`` is the count from config arithmetic.
+``360m`` (SmolLM-360M shape); mixture-of-experts ``tiny_moe`` (CPU) and ``moe_2b`` (GPU),
+whose FFN is gpu_runs.moe.MoE. ``param_count(cfg[, active=True])`` is the count from
+config arithmetic (total, or what one token uses).
 """
 from __future__ import annotations
 
@@ -23,6 +25,9 @@ from dataclasses import dataclass, replace
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from gpu_runs.moe import MoE
+from gpu_runs.moe import aux_loss as moe_aux_loss
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,11 @@ class ModelConfig:
     rope_theta: float = 10000.0
     norm_eps: float = 1e-5
     init_std: float = 0.02
+    n_experts: int = 0          # 0: dense SwiGLU MLP; > 0: gpu_runs.moe.MoE in every layer
+    top_k: int = 2
+    n_shared_experts: int = 0
+    d_expert: int = 0           # hidden width of one expert (0: d_mlp)
+    aux_loss_coef: float = 0.01
 
     def __post_init__(self):
         for k in ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_mlp", "vocab_size", "max_seq_len"):
@@ -50,12 +60,24 @@ class ModelConfig:
             raise ValueError(f"ModelConfig.d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
         if self.n_heads % self.n_kv_heads:
             raise ValueError(f"ModelConfig.n_heads={self.n_heads} must be divisible by n_kv_heads={self.n_kv_heads}")
+        if self.n_experts:
+            for k in ("n_experts", "top_k"):
+                if not isinstance(getattr(self, k), int) or getattr(self, k) < 1:
+                    raise ValueError(f"ModelConfig.{k} must be a positive int, got {getattr(self, k)!r}")
+            if self.top_k > self.n_experts:
+                raise ValueError(f"ModelConfig.top_k={self.top_k} exceeds n_experts={self.n_experts}")
+            if self.n_shared_experts < 0 or self.d_expert < 0 or self.aux_loss_coef < 0:
+                raise ValueError("ModelConfig: n_shared_experts, d_expert and aux_loss_coef must be >= 0")
         if (self.d_model // self.n_heads) % 2:
             raise ValueError("ModelConfig: head dim d_model/n_heads must be even (RoPE rotates pairs)")
 
     @property
     def head_dim(self) -> int:
         return self.d_model // self.n_heads
+
+    @property
+    def expert_width(self) -> int:
+        return self.d_expert or self.d_mlp
 
 
 CONFIGS: dict[str, ModelConfig] = {
@@ -65,6 +87,13 @@ CONFIGS: dict[str, ModelConfig] = {
                         max_seq_len=2048),
     "360m": ModelConfig(n_layers=32, d_model=960, n_heads=15, n_kv_heads=5, d_mlp=2560, vocab_size=49152,
                         max_seq_len=2048),
+    # mixture of experts (gpu_runs.moe): 8 routed experts, top-2, one shared expert
+    "tiny_moe": ModelConfig(n_layers=2, d_model=128, n_heads=4, n_kv_heads=2, d_mlp=384, vocab_size=256,
+                            max_seq_len=64, n_experts=8, top_k=2, n_shared_experts=1, d_expert=128),
+    # about 2B parameters in total, ~0.4B active: the GPU-scale MoE of the paper's 2B study
+    "moe_2b": ModelConfig(n_layers=24, d_model=1024, n_heads=16, n_kv_heads=4, d_mlp=2816,
+                          vocab_size=49152, max_seq_len=2048, n_experts=64, top_k=8,
+                          n_shared_experts=1, d_expert=384),
 }
 
 
@@ -75,14 +104,22 @@ def get_config(name: str, **overrides) -> ModelConfig:
     return replace(CONFIGS[name], **overrides) if overrides else CONFIGS[name]
 
 
-def param_count(cfg: ModelConfig) -> int:
-    """Number of parameters from the shapes.
+def param_count(cfg: ModelConfig, active: bool = False) -> int:
+    """Number of parameters from the shapes (``active``: those one token uses).
 
-    per layer: 2 d (norms) + d^2 (q) + 2 d (h_kv hd) (k, v) + d^2 (o) + 3 d d_mlp;
+    per layer: 2 d (norms) + d^2 (q) + 2 d (h_kv hd) (k, v) + d^2 (o) + FFN, where the FFN is
+    3 d d_mlp (dense) or, for MoE with expert width d_e, E d (router) + (E or k) 3 d d_e
+    (routed experts, all or the top k) + n_shared 3 d d_e;
     total: V d (embed) + L * per-layer + d (final norm) + (0 if tied else V d).
     """
     d, kv = cfg.d_model, cfg.n_kv_heads * cfg.head_dim
-    per_layer = 2 * d + d * d + 2 * d * kv + d * d + 3 * d * cfg.d_mlp
+    if cfg.n_experts:
+        de = cfg.expert_width
+        routed = cfg.top_k if active else cfg.n_experts
+        ffn = cfg.n_experts * d + (routed + cfg.n_shared_experts) * 3 * d * de
+    else:
+        ffn = 3 * d * cfg.d_mlp
+    per_layer = 2 * d + d * d + 2 * d * kv + d * d + ffn
     return cfg.vocab_size * d + cfg.n_layers * per_layer + d + (0 if cfg.tied else cfg.vocab_size * d)
 
 
@@ -161,7 +198,8 @@ class Block(nn.Module):
         self.attn_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
         self.attn = Attention(cfg)
         self.mlp_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
-        self.mlp = MLP(cfg)
+        self.mlp = (MoE(cfg.d_model, cfg.expert_width, cfg.n_experts, cfg.top_k, cfg.n_shared_experts)
+                    if cfg.n_experts else MLP(cfg))
 
     def forward(self, h, cos, sin):
         h = h + self.attn(self.attn_norm(h), cos, sin)
@@ -194,7 +232,8 @@ class Llama(nn.Module):
                 with torch.no_grad():
                     p.fill_(1.0)
                 continue
-            s = std / math.sqrt(2 * self.cfg.n_layers) if name.endswith(("o_proj.weight", "down_proj.weight")) else std
+            out_proj = name.endswith(("o_proj.weight", "down_proj.weight", "w_down", "shared_down.weight"))
+            s = std / math.sqrt(2 * self.cfg.n_layers) if out_proj else std
             with torch.no_grad():
                 p.copy_(torch.randn(p.shape, generator=g) * s)
 
@@ -207,9 +246,12 @@ class Llama(nn.Module):
             h = layer(h, self.rope_cos, self.rope_sin)
         return self.lm_head(self.norm(h))
 
-    def loss(self, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    def loss(self, idx: torch.Tensor, targets: torch.Tensor, aux: bool = True) -> torch.Tensor:
+        """Mean cross-entropy, plus ``aux_loss_coef * sum of L_aux`` over MoE layers when ``aux``."""
         logits = self.forward(idx)
-        return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        ce = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        extra = moe_aux_loss(self) if aux and self.cfg.n_experts else None
+        return ce if extra is None else ce + self.cfg.aux_loss_coef * extra
 
 
 def layer_split(n_layers: int, num_stages: int) -> list[range]:
