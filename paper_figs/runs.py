@@ -1,11 +1,17 @@
-"""Training runs: settings -> cache key -> (cached or fresh) result.
+"""Training runs: settings -> cache key -> a result trained live, cached, or kept.
 
 A run is the keyword arguments of ``gpu_runs.train.TrainConfig``. Its cache key is
-``config_hash(asdict(TrainConfig(**settings)))`` minus the fields that only say where to
-write (``out``), so trainer defaults are part of the key: a changed default reruns what
-it touches. Runs execute in this process (``jobs=1``, the trainer prints its own
-progress) or in ``jobs`` spawned processes with ``threads`` torch threads each; every
-finished run is written to the cache at once, so a crash loses only the runs in flight.
+``config_hash(asdict(TrainConfig(**settings)))`` minus the fields that only say where and
+how often to write (``NOT_IN_KEY``), so trainer defaults are part of the key: a changed
+default reruns what it touches. Where a result comes from (``Outcome.source``):
+
+- ``live``:  trained by this invocation;
+- ``cache``: trained earlier on this machine, read from ``OUT/cache/<key>.json``;
+- ``kept``:  a record kept in the repository (:mod:`paper_figs.kept`), with its provenance.
+
+Runs to train execute in this process (``jobs=1``) or in ``jobs`` spawned processes with
+``threads`` torch threads each; every finished run is written to the cache at once, so a
+killed invocation loses only the runs in flight and the next one resumes.
 """
 from __future__ import annotations
 
@@ -19,8 +25,13 @@ from typing import Any, Callable, Iterable, Mapping
 
 from .cache import Cache, config_hash, to_jsonable
 from .deps import Deps, Unavailable
+from .kept import KeptError, KeptStore
+from .provenance import provenance
 
-NOT_IN_KEY = ("out", "resume")  # where to write / whether to pick up a checkpoint: same result
+# where to write / whether to pick up a checkpoint / how often to checkpoint: same result
+NOT_IN_KEY = ("out", "resume", "ckpt_every")
+KEEP_HINT = ("no kept record; produce it with `make figs PROFILE=full` (or `python -m paper_figs "
+             "--profile full`), then `python -m paper_figs.keep`")
 
 
 @dataclass
@@ -33,6 +44,8 @@ class Outcome:
     record: dict | None = None
     error: str | None = None
     trained: bool = False
+    source: str = ""  # "live", "cache" or "kept" once there is a record
+    kept: dict | None = None  # the kept record of a run that was also trained live or cached
 
     @property
     def ok(self) -> bool:
@@ -89,14 +102,15 @@ def describe(settings: Mapping[str, Any]) -> str:
 
 
 def _train_one(deps: Deps, cache: Cache, key: str, settings: dict, full: dict,
-               progress: bool) -> float:
+               progress: bool, command: str) -> float:
     t0 = time.time()
     cfg = deps.TrainConfig(**settings)
     result = deps.train(cfg, progress=progress)
     wall = time.time() - t0
     cache.put(key, {"kind": "train", "config": full, "settings": settings,
                     "result": result_record(result), "wall_s": wall,
-                    "finished_at": time.strftime("%Y-%m-%d %H:%M:%S")})
+                    "finished_at": time.strftime("%Y-%m-%d %H:%M:%S"),
+                    "provenance": provenance(command)})
     return wall
 
 
@@ -118,7 +132,7 @@ class _Prefixed:
         self.stream.flush()
 
 
-def _worker(cache_root: str, key: str, settings: dict, full: dict, threads: int,
+def _worker(cache_root: str, key: str, settings: dict, full: dict, threads: int, command: str,
             deps_factory: Callable[[], Deps] | None = None):
     """Process-pool entry: train one run, cache it, return (key, err, wall).
 
@@ -130,27 +144,30 @@ def _worker(cache_root: str, key: str, settings: dict, full: dict, threads: int,
     try:
         deps = deps_factory() if deps_factory else Deps()
         sys.stdout = _Prefixed(sys.__stdout__, f"  [{describe(settings)}] ")
-        wall = _train_one(deps, Cache(cache_root), key, settings, full, progress=True)
+        wall = _train_one(deps, Cache(cache_root), key, settings, full, True, command)
         return key, None, wall
     except Exception as e:  # reported, not cached: it reruns next time
         return key, f"{type(e).__name__}: {e}", 0.0
 
 
 class Runner:
-    """Resolve, deduplicate and execute runs through a :class:`Cache`.
+    """Resolve, deduplicate and execute runs through a :class:`Cache` and the kept records.
 
-    ``force`` retrains runs even when cached. ``log`` receives progress lines.
+    ``force`` retrains runs even when cached. ``log`` receives progress lines. ``kept``:
+    the kept records (None: none). ``command`` goes into each trained run's provenance.
     ``trained`` counts runs trained by this runner (tests use it to check the cache).
     """
 
     def __init__(self, deps: Deps, cache: Cache, *, jobs: int = 1, threads: int = 0,
                  force: bool = False, progress: bool = True,
                  log: Callable[[str], None] | None = None,
-                 worker_deps: Callable[[], Deps] | None = None):
+                 worker_deps: Callable[[], Deps] | None = None,
+                 kept: KeptStore | None = None, command: str = "python -m paper_figs"):
         if jobs < 1:
             raise ValueError(f"jobs: must be >= 1, got {jobs}")
         self.deps, self.cache, self.jobs, self.threads = deps, cache, jobs, threads
         self.force, self.progress, self.worker_deps = force, progress, worker_deps
+        self.kept, self.command = kept, command
         self.log = log or (lambda s: print(s, file=sys.stderr, flush=True))
         self.outcomes: dict[str, Outcome] = {}
         self.trained = 0
@@ -158,8 +175,22 @@ class Runner:
     def key_of(self, settings: Mapping[str, Any]) -> str:
         return config_hash(full_config(self.deps.TrainConfig, settings))
 
-    def run_all(self, settings_list: Iterable[Mapping[str, Any]]) -> list[Outcome]:
-        """Outcomes of ``settings_list`` in order (one per entry; duplicates share one run)."""
+    def _kept(self, key: str) -> tuple[dict | None, str | None]:
+        """(kept record or None, why it cannot be used or None)."""
+        if self.kept is None:
+            return None, "no kept records in use"
+        try:
+            rec = self.kept.get(key)
+        except KeptError as e:
+            return None, str(e)
+        return rec, None if rec else KEEP_HINT
+
+    def run_all(self, settings_list: Iterable[Mapping[str, Any]], train: bool = True) -> list[Outcome]:
+        """Outcomes of ``settings_list`` in order (one per entry; duplicates share one run).
+
+        ``train=True``: a run not in the cache is trained (with ``force``: every run).
+        ``train=False``: never trains; a run not in the cache comes from its kept record,
+        else it is missing with the command that produces it (``force`` skips the cache)."""
         settings_list = [dict(s) for s in settings_list]
         resolved: list[Outcome] = []
         todo: dict[str, tuple[dict, dict]] = {}
@@ -174,10 +205,15 @@ class Runner:
                 resolved.append(self.outcomes[key])
                 continue
             rec = None if self.force else self.cache.get(key)
-            out = Outcome(key, s, record=rec)
+            out = Outcome(key, s, record=rec, source="cache" if rec else "")
+            kept, why = self._kept(key)
+            if rec is None and not train:
+                out.record, out.source, out.error = kept, ("kept" if kept else ""), why
+            else:
+                out.kept = kept
             self.outcomes[key] = out
             resolved.append(out)
-            if rec is None:
+            if rec is None and train:
                 todo[key] = (s, full)
         if todo:
             try:
@@ -186,10 +222,13 @@ class Runner:
                 for key in todo:
                     self.outcomes[key].error = str(e)
                 todo = {}
-        n_cached = len({o.key for o in resolved if o.ok})
-        if todo:
-            self.log(f"[runs] {len(todo)} to train, {n_cached} from cache "
-                     f"({self.jobs} process(es))")
+        if train and settings_list:
+            n_all = len({o.key for o in resolved})
+            n_cached = sum(1 for o in {o.key: o for o in resolved}.values() if o.source == "cache")
+            if todo:
+                state = "resuming" if n_cached else "starting"
+                self.log(f"[runs] {n_cached} of {n_all} runs cached, {state}: {len(todo)} to train "
+                         f"({self.jobs} process(es))")
         if self.jobs == 1 or len(todo) == 1 or not (self.deps.real or self.worker_deps):
             self._serial(todo)
         else:
@@ -199,7 +238,7 @@ class Runner:
     def _finish(self, key: str, err: str | None, wall: float, i: int, n: int, t0: float) -> None:
         out = self.outcomes[key]
         if err is None:
-            out.record, out.trained = self.cache.get(key), True
+            out.record, out.trained, out.source = self.cache.get(key), True, "live"
             self.trained += 1
             if out.record is None:
                 err = "trainer finished but its cache record could not be read back"
@@ -215,7 +254,7 @@ class Runner:
         for i, (key, (s, full)) in enumerate(todo.items(), 1):
             self.log(f"[{i}/{n}] training {describe(s)} (key {key})")
             try:
-                wall, err = _train_one(self.deps, self.cache, key, s, full, self.progress), None
+                wall, err = _train_one(self.deps, self.cache, key, s, full, self.progress, self.command), None
             except Unavailable as e:
                 wall, err = 0.0, str(e)
             except Exception as e:
@@ -231,7 +270,7 @@ class Runner:
             for key, (s, full) in todo.items():
                 self.log(f"[queued] {describe(s)} (key {key})")
                 futs[ex.submit(_worker, str(self.cache.root), key, s, full, self.threads,
-                                     self.worker_deps)] = key
+                               self.command, self.worker_deps)] = key
             for i, fut in enumerate(as_completed(futs), 1):
                 try:
                     key, err, wall = fut.result()

@@ -90,10 +90,11 @@ def test_parallel_workers_fill_the_same_cache(tmp_path):
 
     from paper_figs.cache import Cache
     from paper_figs.figures import fig3
+    from paper_figs.figures.common import figure_runs
     from paper_figs.runs import Runner
 
     p = get_profile("micro", seeds_main=(0,))
-    settings = fig3.runs(p)
+    settings = figure_runs(fig3, p)
     runner = Runner(fake_deps(), Cache(tmp_path), jobs=2, threads=1, log=_quiet, worker_deps=factory)
     outs = runner.run_all(settings)
     assert all(o.ok and o.trained for o in outs) and runner.trained == len(settings) == 6
