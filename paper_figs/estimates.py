@@ -26,13 +26,19 @@ Sources (a shared machine: absolute numbers drift with other load, ratios less s
   (median of 2 interleaved rounds: Muon 0.91, NorMuon 1.28, AdaMuon 1.15, SOAP 1.23,
   NAdam 1.08, Adan 1.09, MARS 1.04, Lion 1.01); the small-model run was too noisy under
   the load to resolve ratios, so small takes tiny's ratio where no other number exists.
-- ``RUN_OVERHEAD_S``: per run, building the model and data and evaluating (measured with
-  the micro profile, where it is nearly all of the time; see ``MICRO_NOTE``).
+- ``RUN_OVERHEAD_S``: per run, building the model and data and evaluating. Measured with
+  the micro profile, where it is nearly all of the training time: ``python -m paper_figs
+  --profile micro`` trained its 65 runs (4 steps each) in 18 s, 0.28 s a run (2026-12-03,
+  load average 4-6 on the 2 cores). The same invocation took 272 s in all: verify.report 46 s
+  and the pipeline benchmark 195 s under that load (19 s and 54-79 s on an idle machine),
+  so the micro profile's time is its external calls; the old estimate (~1 s) left them
+  out of its total.
 - ``WORKER_START_S``: a spawned worker process importing torch and the trainer.
 - ``PAIR_FACTOR``: a pair of tiny 1500-step runs side by side (1 thread each) took 150-176 s
   against ~100 s for one 2-thread run: 1.75x, so ``jobs=2`` costs 1.75 / 2 of the serial time.
 - ``EXTERNAL_S``: ``pipeline_bench.run_bench(quick=True)`` 54-79 s; ``verify.report(quick=True)``
-  with its figures 19 s, the delay-price curves < 1 s. The non-quick calls are unmeasured.
+  with its figures 19 s, the delay-price curves < 1 s (idle machine; 195 s and 46 s under a
+  load average of 6). The non-quick calls are unmeasured.
 Unknown entries print as "unknown", never as a guess.
 """
 from __future__ import annotations
@@ -53,7 +59,7 @@ STEP_FACTOR: dict[str, dict[str, tuple[float, float]]] = {
     "mars": {"tiny": (1.04, 1.04), "small": (1.04, 1.04)},
     "lion": {"tiny": (1.01, 1.01), "small": (1.01, 1.01)},
 }
-RUN_OVERHEAD_S = 1.0
+RUN_OVERHEAD_S = 0.3
 WORKER_START_S = 4.0
 PAIR_FACTOR = 1.75
 EXTERNAL_S: dict[tuple[str, bool], float | None] = {

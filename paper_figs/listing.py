@@ -69,4 +69,8 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
                  f"{n_kept - n_absent} present, {n_absent} missing"
                  + (f" ({KEEP_HINT})" if n_absent else ""))
     lines.append(f"  total estimate (nothing cached yet): {fmt_seconds(total)}")
+    other = total_seconds(all_live, profile.jobs, not fast)
+    if other is not None and total is not None and abs(other - train) > 1:
+        lines.append(f"  (on a CPU whose bf16 matmul is {'slow (AVX2 only)' if fast else 'fast (avx512_bf16)'}: "
+                     f"{fmt_seconds(other + known_ext)})")
     return "\n".join(lines)

@@ -127,7 +127,7 @@ FULL = _register(Profile(
 ))
 QUICK = _register(replace(
     FULL, name="quick",
-    description="every figure in about 15 min on 2 CPU cores: Figure 3's seed-0 runs (AdamW, Muon; "
+    description="every figure in 10-20 min on 2 CPU cores (see --list): Figure 3's seed-0 runs (AdamW, Muon; "
                 "sync / 2BW / 2BW+EF; tiny model, 1500 steps) trained live, every other run of the "
                 "full profile's grids read from its kept records (paper_figs/kept/), quick theory "
                 "and pipeline benchmarks",

@@ -50,7 +50,7 @@ def stop_after(n: int):
 
 def replay_head(record: dict, steps: int | None = None, train=None, TrainConfig=None) -> list[dict]:
     """Retrain ``record``'s configuration for the steps of its ``head`` (at most ``steps``)
-    and return the rows the trainer logged up to there."""
+    and return the rows the trainer logged (it is stopped after those steps)."""
     if train is None or TrainConfig is None:
         from gpu_runs.train import TrainConfig as TC
         from gpu_runs.train import train as tr
@@ -70,8 +70,7 @@ def replay_head(record: dict, steps: int | None = None, train=None, TrainConfig=
                 train(cfg, progress=False)
         except _PrefixDone:
             pass
-        rows = [json.loads(ln) for ln in Path(d, "log.jsonl").read_text().splitlines() if ln.strip()]
-    return [r for r in rows if r["step"] <= n]
+        return [json.loads(ln) for ln in Path(d, "log.jsonl").read_text().splitlines() if ln.strip()]
 
 
 def compare_head(record: dict, rows: list[dict], steps: int | None = None) -> list[str]:

@@ -98,8 +98,7 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, ove
     out_dir = Path(out_dir)
     L = [f"# Reproduction report: profile `{profile.name}`", "",
          f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `python -m paper_figs "
-         f"--profile {profile.name}`; {trained} run(s) trained this invocation, the rest from "
-         f"`cache/`; {elapsed_s:.0f} s.", "",
+         f"--profile {profile.name}`; {trained} run(s) trained this invocation; {elapsed_s:.0f} s.", "",
          f"Profile: {profile.description}.", "",
          "Paper: \"One-Step Gradient Delay is Not a Barrier for Large-Scale Asynchronous Pipeline "
          "Parallel LLM Pretraining\", numbers as given by its Chinese summary "
