@@ -91,10 +91,17 @@ def compare_head(record: dict, rows: list[dict], steps: int | None = None) -> li
     return bad
 
 
+PREFERRED = ("adamw", "muon")  # the headline pair: an elementwise and a Newton-Schulz optimizer
+
+
 def sample(records: list[dict], n: int = 2) -> list[dict]:
-    """A deterministic sample of ``n`` records to replay: the cheapest model config first,
-    distinct optimizers, then by key."""
-    order = sorted(records, key=lambda r: (r["config"].get("config") != "tiny", r["key"]))
+    """A deterministic sample of ``n`` records to replay, distinct optimizers: AdamW and
+    Muon first, the cheapest model config first, then by key."""
+    def rank(r):
+        opt = r["config"].get("optimizer")
+        return (opt not in PREFERRED, PREFERRED.index(opt) if opt in PREFERRED else 0,
+                r["config"].get("config") != "tiny", r["key"])
+    order = sorted(records, key=rank)
     picked, seen = [], set()
     for r in order:
         opt = r["config"].get("optimizer")

@@ -69,7 +69,7 @@ def runs_section(outcomes, prov_index: dict) -> list[str]:
         ref = ""
         if prov:
             ref = f" [{prov_index.setdefault(describe_provenance(prov), len(prov_index) + 1)}]"
-        final = f"{o.final:.4f}" if o.ok and math.isfinite(o.final) else (o.error or "n/a")
+        final = f"{o.final:.4f}" if o.ok and math.isfinite(o.final) else "n/a"
         kept = "-"
         if o.kept and src != "kept":
             kf = o.kept["result"].get("final_val_loss")

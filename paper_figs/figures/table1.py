@@ -28,16 +28,15 @@ def grid(p) -> dict:
             for size in p.sizes for o in p.table1_optimizers for k in KINDS}
 
 
-def _paper_gap(o: str, i: int) -> str:
-    if i >= len(PAPER_SIZES):
-        return pn.NOT_GIVEN
-    num = pn.GAPS.get(o, {}).get(PAPER_SIZES[i])
-    return "not given" if num is None or num.value is None else f"{num.value:.3f} ({PAPER_SIZES[i]})"
-
-
 def _paper_value(o: str, i: int) -> float | None:
+    """The paper's gap of ``o`` at its i-th size (135M, 360M); None where not given."""
     num = pn.GAPS.get(o, {}).get(PAPER_SIZES[i]) if i < len(PAPER_SIZES) else None
     return None if num is None else num.value
+
+
+def _paper_gap(o: str, i: int) -> str:
+    v = _paper_value(o, i)
+    return "not given" if v is None else f"{v:.3f} ({PAPER_SIZES[i]})"
 
 
 def build(ctx: Context) -> FigureOutput:

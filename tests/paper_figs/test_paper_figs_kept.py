@@ -156,3 +156,13 @@ def test_replay_matches_kept_logs_micro_and_real_records(tmp_path):
     records = [real.get(k) for k in real.keys()]
     for rec in sample(records, 2):
         _replay_ok(rec, 20)
+
+
+def test_replay_sample_is_deterministic_and_prefers_the_headline_pair():
+    def rec(key, opt, cfg):
+        return {"key": key, "config": {"optimizer": opt, "config": cfg}}
+    recs = [rec("a1", "lion", "tiny"), rec("b2", "muon", "small"), rec("c3", "muon", "tiny"),
+            rec("d4", "adamw", "small"), rec("e5", "adamw", "tiny"), rec("f6", "soap", "tiny")]
+    assert [r["key"] for r in sample(recs, 2)] == ["e5", "c3"]
+    assert [r["key"] for r in sample(recs[::-1], 3)] == ["e5", "c3", "a1"]
+    assert sample([], 2) == []
