@@ -18,7 +18,7 @@ from .figures import CATALOG
 from .figures.common import Context, FigureOutput, figure_runs
 from .kept import KeptStore
 from .profiles import Profile
-from .report import write_report
+from .report import source_counts, write_report
 from .runs import Runner
 
 
@@ -73,8 +73,7 @@ def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequenc
     runner.run_all(live)
     looked_up = runner.run_all(from_kept, train=False)
     if looked_up:
-        by_key = {o.key: o for o in looked_up}.values()
-        count = {src: sum(1 for o in by_key if (o.source or "missing") == src) for src in ("live", "cache", "kept", "missing")}
+        count = source_counts(looked_up)
         log(f"[paper_figs] not trained here: {count['kept']} from kept records, {count['cache']} from "
             f"the cache, {count['live']} trained live for another figure, {count['missing']} missing")
     outputs = []

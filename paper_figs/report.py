@@ -51,6 +51,18 @@ def sources_line(outcomes) -> str:
     return ", ".join(f"{n} {SOURCE_WORDS[k]}" for k, n in c.items() if n) or "no training runs"
 
 
+def agreement_line(outcomes) -> str:
+    """How far the runs trained here lie from the kept records of the same configuration."""
+    diffs = [abs(o.final - o.kept["result"]["final_val_loss"]) for o in {id(o): o for o in outcomes}.values()
+             if o.ok and o.source in ("live", "cache") and o.kept
+             and o.kept["result"].get("final_val_loss") is not None and math.isfinite(o.final)]
+    if not diffs:
+        return ""
+    return (f"{len(diffs)} run(s) trained here also have a kept record: largest |final val loss "
+            f"here - kept| = {max(diffs):.4f} (0 on the machine that kept them; a large value means "
+            "the trainer changed since: retrain the kept records).")
+
+
 def runs_section(outcomes, prov_index: dict) -> list[str]:
     """Every run of a figure: its final validation loss, where it comes from and, for a run
     trained here that also has a kept record, how far the two finals differ."""
@@ -109,7 +121,8 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, ove
          f"max({RESOLUTION}, 2 x seed std); '±' is the sample std over seeds.", "",
          "Where the numbers come from: " + sources_line([r for o in outputs for r in o.runs]) + ". "
          "Each figure's 'runs from' column and its list of runs say which; a kept record is a "
-         "run trained earlier and stored in the repository with its provenance (footnotes at the end).", ""]
+         "run trained earlier and stored in the repository with its provenance (footnotes at the end).",
+         "", agreement_line([r for o in outputs for r in o.runs]), ""]
     if overridden:
         L += ["**Test run: dependencies replaced by test doubles (fakes or wrappers): "
               + ", ".join(f"`{n}`" for n in overridden)

@@ -48,7 +48,8 @@ def build(ctx: Context) -> FigureOutput:
         ax.set_xticklabels([str(h) for h in p.horizons])
         ax.set_xlabel("training horizon (steps, one cosine schedule each)")
         ax.set_ylabel("final " + LOSS_LABEL)
-        ax.set_title(f"{plotting.label(o)} ({p.main_size} model)")
+        ax.set_title(f"{plotting.label(o)} ({p.main_size} model{plotting.seeds_note(len(p.seeds))})\n"
+                     "paper: the curves stay parallel", fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
         gaps = [mean(paired(res[o, h]["sync"], res[o, h]["2bw"])) for h in p.horizons]

@@ -45,7 +45,8 @@ def build(ctx: Context) -> FigureOutput:
             shown += cs
         plotting.focus_ylim(ax, shown)
         ax.set_title(f"{plotting.label(o)} ({p.pipedream_size} model, PipeDream P={p.pipedream_stages}"
-                     f"{plotting.seeds_note(len(p.seeds))})", fontsize=10)
+                     f"{plotting.seeds_note(len(p.seeds))})\npaper: constant delay (2BW) beats "
+                     "variable delay (PipeDream)", fontsize=10)
         ax.set_xlabel(plotting.STEP_LABEL)
         ax.set_ylabel(LOSS_LABEL)
         ax.grid(alpha=0.3)

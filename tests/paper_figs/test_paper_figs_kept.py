@@ -84,6 +84,7 @@ def test_quick_reads_kept_records_marks_them_and_reports_missing_ones(tmp_path):
     assert "kept records (`paper_figs/kept/`)" in report and "trained live by this invocation" in report
     assert "live+kept" in report  # Figure 3's rows mix a live and a kept seed
     assert "trained by `python -m paper_figs --profile micro` at commit" in report  # provenance footnote
+    assert "6 run(s) trained here also have a kept record: largest |final val loss here - kept| = 0.0000" in report
 
     # 3. no kept records: the kept runs are reported missing with the command, never faked
     trainer = FakeTrainer()
