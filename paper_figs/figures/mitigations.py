@@ -33,7 +33,7 @@ def _paper_ef(o: str) -> str:
     if num is not None:
         return f"{num.value:.0%}"
     for group, (lo, hi, _) in pn.EF_RECOVERY_RANGES.items():
-        if o in group:
+        if "(" in group and o in group[group.index("(") + 1:group.rindex(")")].split(", "):
             return f"{lo:.0%}-{hi:.0%} ({group.split(' ')[0]} group)"
     return "not given (said to hurt slightly)" if o in ("adan", "nadam") else "not given"
 
@@ -65,7 +65,7 @@ def build(ctx: Context) -> FigureOutput:
     ax.set_xlabel("optimizer")
     ax.set_ylabel("final loss minus synchronous (nats/byte)")
     ax.set_title(f"Gap under mitigations ({p.mitigation_size} model, {p.steps} steps)\n"
-                 "paper: EF recovers 50-90 % of the gap and beats synchronous start", fontsize=10)
+                 "paper: EF recovers 50-90 %, beats sync start", fontsize=10)
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3, axis="y")
     out.files = plotting.save(fig, ctx.fig_dir, "fig2_mitigations")

@@ -204,3 +204,21 @@ def test_every_profiles_runs_are_valid_trainer_configs():
                     cfg.validate()
                     if cfg.mode == "pipedream":
                         assert 3 <= cfg.stages <= get_config(cfg.config).n_layers or p.name == "micro"
+
+
+def test_paper_ef_recovery_beside_ours_follows_the_summary():
+    from paper_figs.figures.mitigations import _paper_ef
+    assert _paper_ef("adamw") == "90%" and _paper_ef("muon") == "71%"
+    assert _paper_ef("mars").startswith("85%-90%") and _paper_ef("soap").startswith("50%-70%")
+    assert "hurt" in _paper_ef("adan") and "hurt" in _paper_ef("nadam") and _paper_ef("lion") == "not given"
+
+
+@given(st.lists(st.lists(st.floats(-5, 5), min_size=0, max_size=5), min_size=1, max_size=6))
+def test_seed_errorbars_are_the_sample_std(per_seed):
+    from paper_figs.plotting import seed_errorbars
+    got = seed_errorbars(per_seed)
+    want = [float(np.std(xs, ddof=1)) if len(xs) >= 2 else 0.0 for xs in per_seed]
+    if got == {}:
+        assert all(w <= 1e-9 for w in want)
+    else:
+        assert np.allclose(got["yerr"], want, atol=1e-9)
