@@ -19,8 +19,13 @@ profile's cache). The report is OUT/REPORT.md and says, for every run, which; fi
 in OUT/figures/*.png|pdf."""
 
 
-class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Defaults shown, epilog kept as written."""
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults shown (except None / False, which the help text words itself), epilog as written."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -29,11 +34,11 @@ def parser() -> argparse.ArgumentParser:
         description="Reproduce the paper's figures and tables (one-step gradient delay in "
                     "pipeline-parallel training) at this machine's scale, and write REPORT.md "
                     "comparing each with the paper's claim.",
-        epilog=EPILOG, formatter_class=_Formatter)
+        epilog=EPILOG, formatter_class=HelpFormatter)
     ap.add_argument("--profile", default="quick", choices=sorted(PROFILES),
                     help="scale of the experiments and which runs train live")
     ap.add_argument("--only", nargs="+", metavar="NAME", choices=list(CATALOG), default=None,
-                    help="only these figures/tables (default: all): " + ", ".join(CATALOG))
+                    help="only these figures/tables (default: all of them): " + ", ".join(CATALOG))
     ap.add_argument("--out", default="figs_out", help="output directory")
     ap.add_argument("--force", action="store_true",
                     help="regenerate everything: retrain every run, those otherwise read from the "

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from .cache import Cache, config_hash
+from .cli import HelpFormatter
 from .kept import KEPT_DIR, KeptError, KeptStore, compact
 from .profiles import PROFILES, get_profile
 
@@ -79,8 +80,7 @@ def check(store: KeptStore, n: int, steps: int, log=print) -> int:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m paper_figs.keep", description=__doc__.split("\n\n")[0],
                                  epilog=__doc__.split("\n\n", 1)[1],
-                                 formatter_class=type("F", (argparse.ArgumentDefaultsHelpFormatter,
-                                                            argparse.RawDescriptionHelpFormatter), {}))
+                                 formatter_class=HelpFormatter)
     ap.add_argument("--out", default="figs_out", help="the output directory whose cache/ to promote")
     ap.add_argument("--profile", default="full", choices=sorted(PROFILES),
                     help="keep the runs this profile needs (with --all: every training record)")
