@@ -12,8 +12,9 @@ EPILOG = """profiles:
 
 Where results come from: a run the profile trains live is cached in
 OUT/cache/<hash of the full run configuration>.json (re-plotting never retrains, a changed
-setting reruns only the runs it touches, and a killed invocation resumes where it stopped:
-"N of M runs cached, resuming"); the quick profile reads every other run from the kept
+setting reruns only the runs it touches, and a killed invocation resumes where it stopped,
+a run in flight from its last evaluation's checkpoint in OUT/runs/: "N of M runs cached,
+resuming"); the quick profile reads every other run from the kept
 records in paper_figs/kept/ (made by `python -m paper_figs.keep` from a finished full
 profile's cache). The report is OUT/REPORT.md and says, for every run, which; figures are
 in OUT/figures/*.png|pdf."""

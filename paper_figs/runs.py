@@ -10,17 +10,21 @@ default reruns what it touches. Where a result comes from (``Outcome.source``):
 - ``kept``:  a record kept in the repository (:mod:`paper_figs.kept`), with its provenance.
 
 Runs to train execute in this process (``jobs=1``) or in ``jobs`` spawned processes with
-``threads`` torch threads each; every finished run is written to the cache at once, so a
-killed invocation loses only the runs in flight and the next one resumes.
+``threads`` torch threads each; every finished run is written to the cache at once, and a
+run in flight checkpoints at every evaluation into ``OUT/runs/<key>/``, so a killed
+invocation loses at most one evaluation interval per process and the next one resumes
+("N of M runs cached, resuming ..., K of them from a checkpoint a killed attempt left").
 """
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import sys
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from .cache import Cache, config_hash, to_jsonable
@@ -101,16 +105,35 @@ def describe(settings: Mapping[str, Any]) -> str:
             f"steps={settings.get('steps')} seed{settings.get('seed', 0)}")
 
 
+def run_dir(cache: Cache, key: str) -> Path:
+    """Where a run in flight keeps its checkpoint: ``OUT/runs/<key>/`` (removed once cached)."""
+    return cache.root.parent / "runs" / key
+
+
+def can_resume(cache: Cache, key: str) -> bool:
+    """Has an earlier, killed attempt of this run left a checkpoint to resume from?"""
+    return (run_dir(cache, key) / "ckpt.pt").exists()
+
+
 def _train_one(deps: Deps, cache: Cache, key: str, settings: dict, full: dict,
-               progress: bool, command: str) -> float:
+               progress: bool, command: str, fresh: bool = False) -> float:
+    """Train one run, checkpointing at every evaluation into :func:`run_dir` and resuming
+    from a checkpoint a killed attempt left there (unless ``fresh``); cache the result and
+    remove the run directory. ``out``, ``resume`` and ``ckpt_every`` are not in the key."""
     t0 = time.time()
-    cfg = deps.TrainConfig(**settings)
+    d = run_dir(cache, key)
+    if fresh and d.exists():
+        shutil.rmtree(d)
+    where = {"out": str(d), "resume": can_resume(cache, key),
+             "ckpt_every": max(1, int(full.get("eval_every") or 0) or int(full.get("steps", 1)))}
+    cfg = deps.TrainConfig(**{**settings, **where})
     result = deps.train(cfg, progress=progress)
     wall = time.time() - t0
     cache.put(key, {"kind": "train", "config": full, "settings": settings,
                     "result": result_record(result), "wall_s": wall,
                     "finished_at": time.strftime("%Y-%m-%d %H:%M:%S"),
-                    "provenance": provenance(command)})
+                    "provenance": provenance(command), "resumed": where["resume"]})
+    shutil.rmtree(d, ignore_errors=True)
     return wall
 
 
@@ -133,7 +156,7 @@ class _Prefixed:
 
 
 def _worker(cache_root: str, key: str, settings: dict, full: dict, threads: int, command: str,
-            deps_factory: Callable[[], Deps] | None = None):
+            fresh: bool, deps_factory: Callable[[], Deps] | None = None):
     """Process-pool entry: train one run, cache it, return (key, err, wall).
 
     ``deps_factory`` (a picklable module-level function; tests only) builds the worker's
@@ -144,7 +167,7 @@ def _worker(cache_root: str, key: str, settings: dict, full: dict, threads: int,
     try:
         deps = deps_factory() if deps_factory else Deps()
         sys.stdout = _Prefixed(sys.__stdout__, f"  [{describe(settings)}] ")
-        wall = _train_one(deps, Cache(cache_root), key, settings, full, True, command)
+        wall = _train_one(deps, Cache(cache_root), key, settings, full, True, command, fresh)
         return key, None, wall
     except Exception as e:  # reported, not cached: it reruns next time
         return key, f"{type(e).__name__}: {e}", 0.0
@@ -226,9 +249,11 @@ class Runner:
             n_all = len({o.key for o in resolved})
             n_cached = sum(1 for o in {o.key: o for o in resolved}.values() if o.source == "cache")
             if todo:
-                state = "resuming" if n_cached else "starting"
+                n_mid = 0 if self.force else sum(can_resume(self.cache, k) for k in todo)
+                state = "resuming" if n_cached or n_mid else "starting"
                 self.log(f"[runs] {n_cached} of {n_all} runs cached, {state}: {len(todo)} to train "
-                         f"({self.jobs} process(es))")
+                         f"({self.jobs} process(es))"
+                         + (f", {n_mid} of them from a checkpoint a killed attempt left" if n_mid else ""))
         if self.jobs == 1 or len(todo) == 1 or not (self.deps.real or self.worker_deps):
             self._serial(todo)
         else:
@@ -249,12 +274,18 @@ class Runner:
         self.log(f"[{i}/{n}] {describe(out.settings)}: {status} "
                  f"(elapsed {elapsed:.0f} s, ~{eta:.0f} s left)")
 
+    def _verb(self, key: str) -> str:
+        if not self.force and can_resume(self.cache, key):
+            return f"resuming (from the checkpoint in {run_dir(self.cache, key)})"
+        return "training"
+
     def _serial(self, todo: dict) -> None:
         t0, n = time.time(), len(todo)
         for i, (key, (s, full)) in enumerate(todo.items(), 1):
-            self.log(f"[{i}/{n}] training {describe(s)} (key {key})")
+            self.log(f"[{i}/{n}] {self._verb(key)} {describe(s)} (key {key})")
             try:
-                wall, err = _train_one(self.deps, self.cache, key, s, full, self.progress, self.command), None
+                wall, err = _train_one(self.deps, self.cache, key, s, full, self.progress, self.command,
+                                       self.force), None
             except Unavailable as e:
                 wall, err = 0.0, str(e)
             except Exception as e:
@@ -268,9 +299,9 @@ class Runner:
         with ProcessPoolExecutor(max_workers=self.jobs, mp_context=mp.get_context("spawn")) as ex:
             futs = {}
             for key, (s, full) in todo.items():
-                self.log(f"[queued] {describe(s)} (key {key})")
+                self.log(f"[queued] {self._verb(key)} {describe(s)} (key {key})")
                 futs[ex.submit(_worker, str(self.cache.root), key, s, full, self.threads,
-                               self.command, self.worker_deps)] = key
+                               self.command, self.force, self.worker_deps)] = key
             for i, fut in enumerate(as_completed(futs), 1):
                 try:
                     key, err, wall = fut.result()
