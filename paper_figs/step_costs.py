@@ -30,9 +30,10 @@ def measure(config: str, optimizers: list[str], steps: int, rounds: int, threads
 
 
 def main(argv=None) -> int:
+    from .cli import HelpFormatter
     from .profiles import TABLE1_OPTIMIZERS
     ap = argparse.ArgumentParser(prog="python -m paper_figs.step_costs", description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                 formatter_class=HelpFormatter)
     ap.add_argument("--config", default="tiny", help="model config")
     ap.add_argument("--steps", type=int, default=8, help="training steps per measurement")
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds (the median is kept)")
