@@ -86,6 +86,8 @@ def main(argv=None) -> int:
                     help="keep the runs this profile needs (with --all: every training record)")
     ap.add_argument("--all", action="store_true", help="keep every training record of the cache")
     ap.add_argument("--kept", default=str(KEPT_DIR), help="directory of the kept records")
+    ap.add_argument("--prune", action="store_true",
+                    help="remove the kept records that match no run of the profile (stale ones)")
     ap.add_argument("--check", type=int, default=0, metavar="N",
                     help="then replay N sampled kept records and compare them with their kept logs")
     ap.add_argument("--check-steps", type=int, default=20, help="steps replayed per checked record")
@@ -108,9 +110,20 @@ def main(argv=None) -> int:
         absent = set(res["absent"])
         print(f"{len(absent)} of the {a.profile} profile's {len(wanted)} runs are not in {cache_dir} yet "
               f"(train them: python -m paper_figs --profile {a.profile} --out {a.out}):")
-        for s in wanted:
-            if s["_key"] in absent:
-                print(f"  {describe(s)}")
+        todo = [describe(s) for s in wanted if s["_key"] in absent]
+        for line in todo[:20]:
+            print(f"  {line}")
+        if len(todo) > 20:
+            print(f"  ... and {len(todo) - 20} more")
+    if wanted is not None:
+        keys = {s["_key"] for s in wanted}
+        stale = [k for k in store.keys() if k not in keys]
+        if stale and a.prune:
+            for k in stale:
+                store.path(k).unlink()
+            print(f"removed {len(stale)} kept record(s) that match no run of the {a.profile} profile")
+        elif stale:
+            print(f"{len(stale)} kept record(s) match no run of the {a.profile} profile (stale? --prune removes them)")
     if a.check:
         print(f"replaying {a.check} kept record(s) for {a.check_steps} steps:")
         if check(store, a.check, a.check_steps):

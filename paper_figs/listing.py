@@ -36,6 +36,7 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
     names = select(only)
     split = split_runs(profile, names, force)
     seen, all_live, n_kept, n_absent, ext = set(), [], 0, 0, []
+    wanted_keys = set()
     for name in names:
         if name not in split:
             lines.append(f"  {name}: not run in this profile")
@@ -51,6 +52,7 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
         new_kept = [s for s in kept_runs if repr(sorted(s.items())) not in seen]
         seen.update(repr(sorted(s.items())) for s in kept_runs)
         all_live += new_live
+        wanted_keys.update(config_hash(full_config(TrainConfig, s)) for s in live + kept_runs)
         states = [_kept_state(store, TrainConfig, s) for s in new_kept]
         absent = sum(st != "kept record present" for st in states)
         n_kept, n_absent = n_kept + len(new_kept), n_absent + absent
@@ -69,6 +71,10 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
     lines.append(f"  kept: {n_kept} run(s) read from paper_figs/kept/ (or the cache), "
                  f"{n_kept - n_absent} present, {n_absent} missing"
                  + (f" ({KEEP_HINT})" if n_absent else ""))
+    stale = [k for k in store.keys() if k not in wanted_keys]
+    if stale and not only:
+        lines.append(f"  {len(stale)} kept record(s) in {store.root} match no run of this profile (kept by "
+                     "another profile, or stale: the trainer's configuration changed since they were kept)")
     lines.append(f"  total estimate (nothing cached yet): {fmt_seconds(total)}{plus}")
     other = total_seconds(all_live, profile.jobs, not fast)
     if other is not None and total is not None and abs(other - train) > 1:

@@ -167,3 +167,24 @@ def test_replay_sample_is_deterministic_and_prefers_the_headline_pair():
     assert [r["key"] for r in sample(recs, 2)] == ["e5", "c3"]
     assert [r["key"] for r in sample(recs[::-1], 3)] == ["e5", "c3", "a1"]
     assert sample([], 2) == []
+
+
+def test_list_counts_present_missing_and_stale_kept_records(tmp_path):
+    from paper_figs.figures import CATALOG
+    from paper_figs.listing import list_profile
+    from paper_figs.pipeline import split_runs
+    from paper_figs.runs import full_config
+    from gpu_runs.train import TrainConfig
+    quick = get_profile("quick")
+    store = KeptStore(tmp_path)
+    kept_runs = [s for v in split_runs(quick, list(CATALOG)).values() for s in v["kept"]]
+    s = kept_runs[0]
+    full = full_config(TrainConfig, s)
+    rec = {"key": config_hash(full), "config": full, "settings": s,
+           "result": {"final_val_loss": 2.0, "log": [{"step": 1500, "val_loss": 2.0}]}}
+    store.put(compact(rec))
+    stale = dict(rec, config={**full, "steps": 7}, key=config_hash({**full, "steps": 7}))
+    store.put(compact(stale))
+    text = list_profile(quick, kept=store)
+    assert "kept: 118 run(s) read from paper_figs/kept/ (or the cache), 1 present, 117 missing" in text
+    assert "1 kept record(s) in" in text and "match no run of this profile" in text
