@@ -41,7 +41,7 @@ def promote(cache_dir: Path, store: KeptStore, keys: list[str] | None) -> dict:
     Returns {"new": [...], "updated": [...], "unchanged": [...], "absent": [...], "dirty": [...]}."""
     cache = Cache(cache_dir)
     if keys is None:
-        keys = sorted(p.stem for p in Path(cache_dir).glob("*.json"))
+        keys = cache.keys()
     res = {k: [] for k in ("new", "updated", "unchanged", "absent", "dirty")}
     for key in keys:
         rec = cache.get(key)

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
-from .cache import config_hash, to_jsonable
+from .cache import KeyedDir, config_hash, to_jsonable, write_atomically
 
 KEPT_DIR = Path(__file__).resolve().parent / "kept"
 FORMAT = 1
@@ -72,16 +71,11 @@ def dumps(rec: dict) -> str:
     return "{\n " + ",\n ".join(lines) + "\n}\n"
 
 
-class KeptStore:
+class KeptStore(KeyedDir):
     """The directory of kept records (``paper_figs/kept/`` unless told otherwise)."""
 
     def __init__(self, root: str | os.PathLike = KEPT_DIR):
-        self.root = Path(root)
-
-    def path(self, key: str) -> Path:
-        if not key or any(c not in "0123456789abcdef" for c in key):
-            raise ValueError(f"key: expected lowercase hex digits, got {key!r}")
-        return self.root / f"{key}.json"
+        super().__init__(root)
 
     def get(self, key: str) -> dict | None:
         """The record of ``key``, None if there is none; :class:`KeptError` if it is broken."""
@@ -100,18 +94,4 @@ class KeptStore:
 
     def put(self, rec: dict) -> Path:
         """Write a compact record atomically; returns its path."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        path = self.path(rec["key"])
-        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=f".{rec['key']}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(dumps(rec))
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        return path
-
-    def keys(self) -> list[str]:
-        return sorted(p.stem for p in self.root.glob("*.json")) if self.root.is_dir() else []
+        return write_atomically(self.path(rec["key"]), dumps(rec))
