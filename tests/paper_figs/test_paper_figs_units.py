@@ -140,6 +140,12 @@ def test_cli_list_and_bad_input(capsys, tmp_path):
     assert "fig5" in full and "\n    kept  " not in full  # full trains everything itself
 
 
+def test_cli_figure_names_are_the_catalogs():
+    from paper_figs.figures import CATALOG
+    from paper_figs.profiles import ALL_FIGURES
+    assert tuple(CATALOG) == ALL_FIGURES  # --only's choices (cli) and the report order agree
+
+
 def test_cli_list_honours_only_and_help_shows_defaults(capsys):
     assert main(["--list", "--only", "fig6", "--profile", "quick"]) == 0
     text = capsys.readouterr().out
