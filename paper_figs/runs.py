@@ -254,6 +254,8 @@ class Runner:
                 self.log(f"[runs] {n_cached} of {n_all} runs cached, {state}: {len(todo)} to train "
                          f"({self.jobs} process(es))"
                          + (f", {n_mid} of them from a checkpoint a killed attempt left" if n_mid else ""))
+            elif n_cached == n_all:
+                self.log(f"[runs] {n_cached} of {n_all} runs cached, nothing to train")
         if self.jobs == 1 or len(todo) == 1 or not (self.deps.real or self.worker_deps):
             self._serial(todo)
         else:

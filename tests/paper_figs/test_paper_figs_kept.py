@@ -114,6 +114,9 @@ def test_a_killed_invocation_resumes_from_the_cache_and_says_so(tmp_path):
     run_profile(p, tmp_path, only=["fig3"], deps=fake_deps(again), log=lines.append)
     assert again.calls == 4
     assert any("2 of 6 runs cached, resuming: 4 to train" in ln for ln in lines), lines
+    lines = []
+    run_profile(p, tmp_path, only=["fig3"], deps=fake_deps(FakeTrainer()), log=lines.append)
+    assert any("6 of 6 runs cached, nothing to train" in ln for ln in lines), lines
 
 
 def _replay_ok(rec, steps):
