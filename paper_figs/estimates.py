@@ -6,7 +6,8 @@ Model of one training run (serial, 2 torch threads)::
 
 and of a profile: the live runs' sum, times PAIR_FACTOR / 2 when ``jobs >= 2`` (two
 1-thread processes side by side), plus WORKER_START_S per process, plus the external
-calls (EXTERNAL_S). Runs read from the cache or from kept records cost nothing.
+calls (EXTERNAL_S), plus STARTUP_S and RENDER_S per figure. Runs read from the cache or
+from kept records cost nothing.
 
 Sources (a shared machine: absolute numbers drift with other load, ratios less so):
 
@@ -34,6 +35,10 @@ Sources (a shared machine: absolute numbers drift with other load, ratios less s
   so the micro profile's time is its external calls; the old estimate (~1 s) left them
   out of its total.
 - ``WORKER_START_S``: a spawned worker process importing torch and the trainer.
+- ``STARTUP_S`` and ``RENDER_S``: the invocation's own start (importing torch, matplotlib,
+  sympy through theory, verify) and drawing one figure. ``python -m paper_figs --profile
+  micro --only fig3``: 19 s wall, of which importing ``paper_figs.pipeline`` 8 s, training
+  its 12 runs 6 s and the rest of ``run_profile`` 1 s (2026-12-03, load average 5).
 - ``PAIR_FACTOR``: a pair of tiny 1500-step runs side by side (1 thread each) took 150-176 s
   against ~100 s for one 2-thread run: 1.75x, so ``jobs=2`` costs 1.75 / 2 of the serial time.
 - ``EXTERNAL_S``: ``pipeline_bench.run_bench(quick=True)`` 54-79 s; ``verify.report(quick=True)``
@@ -61,6 +66,8 @@ STEP_FACTOR: dict[str, dict[str, tuple[float, float]]] = {
 }
 RUN_OVERHEAD_S = 0.3
 WORKER_START_S = 4.0
+STARTUP_S = 8.0
+RENDER_S = 1.0
 PAIR_FACTOR = 1.75
 EXTERNAL_S: dict[tuple[str, bool], float | None] = {
     ("pipeline", True): 79.0, ("theory", True): 20.0, ("pipeline", False): None, ("theory", False): None,

@@ -6,7 +6,8 @@ from typing import Sequence
 
 from .cache import config_hash
 from .deps import Deps
-from .estimates import bf16_fast, external_seconds, fmt_seconds, run_seconds, total_seconds
+from .estimates import (RENDER_S, STARTUP_S, bf16_fast, external_seconds, fmt_seconds, run_seconds,
+                        total_seconds)
 from .figures import CATALOG
 from .kept import KeptError, KeptStore
 from .pipeline import select, split_runs
@@ -64,10 +65,12 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
         lines += [f"    kept  {describe(s)}  [{st}]" for s, st in zip(new_kept, states)]
     train = total_seconds(all_live, profile.jobs, fast)
     known_ext = sum(e for e in ext if e is not None)
-    total = None if train is None else train + known_ext
+    overhead = STARTUP_S + RENDER_S * len(split)
+    total = None if train is None else train + known_ext + overhead
     plus = " + the unmeasured external calls" if None in ext else ""
     lines.append(f"  live: {len(all_live)} run(s) to train, {fmt_seconds(train)}; external calls "
-                 f"{fmt_seconds(known_ext)}" + (" + unmeasured ones" if None in ext else ""))
+                 f"{fmt_seconds(known_ext)}" + (" + unmeasured ones" if None in ext else "")
+                 + f"; start-up and drawing {fmt_seconds(overhead)}")
     lines.append(f"  kept: {n_kept} run(s) read from paper_figs/kept/ (or the cache), "
                  f"{n_kept - n_absent} present, {n_absent} missing"
                  + (f" ({KEEP_HINT})" if n_absent else ""))
@@ -79,5 +82,5 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
     other = total_seconds(all_live, profile.jobs, not fast)
     if other is not None and total is not None and abs(other - train) > 1:
         lines.append(f"  (on a CPU whose bf16 matmul is {'slow (AVX2 only)' if fast else 'fast (avx512_bf16)'}: "
-                     f"{fmt_seconds(other + known_ext)}{plus})")
+                     f"{fmt_seconds(other + known_ext + overhead)}{plus})")
     return "\n".join(lines)
