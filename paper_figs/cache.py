@@ -55,8 +55,24 @@ def to_jsonable(obj: Any) -> Any:
     return str(obj)
 
 
-class Cache:
-    """A directory of ``<key>.json`` records, each ``{"key", "kind", "config", "result", ...}``."""
+def write_atomically(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file and a rename: a reader (or a
+    crash) never sees half a file. Creates the parent directory; returns ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+class KeyedDir:
+    """A directory of ``<key>.json`` files, ``key`` in lowercase hex (a config hash)."""
 
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
@@ -65,6 +81,13 @@ class Cache:
         if not key or any(c not in "0123456789abcdef" for c in key):
             raise ValueError(f"key: expected lowercase hex digits, got {key!r}")
         return self.root / f"{key}.json"
+
+    def keys(self) -> list[str]:
+        return sorted(p.stem for p in self.root.glob("*.json")) if self.root.is_dir() else []
+
+
+class Cache(KeyedDir):
+    """A directory of ``<key>.json`` records, each ``{"key", "kind", "config", "result", ...}``."""
 
     def get(self, key: str) -> dict | None:
         """The stored record, or None if absent or unreadable (a torn file counts as absent)."""
@@ -78,19 +101,9 @@ class Cache:
 
     def put(self, key: str, record: Mapping[str, Any]) -> Path:
         """Write ``record`` (with ``key`` added) atomically; returns the file's path."""
-        self.root.mkdir(parents=True, exist_ok=True)
         rec = dict(to_jsonable(record))
         rec["key"] = key
-        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=f".{key}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as f:
-                json.dump(rec, f)
-            os.replace(tmp, self.path(key))
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        return self.path(key)
+        return write_atomically(self.path(key), json.dumps(rec))
 
     def __contains__(self, key: str) -> bool:
         return self.get(key) is not None

@@ -1,53 +1,52 @@
-"""The other packages this one drives, resolved lazily so a missing one costs one figure.
+"""The other packages this one drives, imported plainly (they live in this repository).
 
-Every dependency is looked up at run time through :class:`Deps`. A lookup that fails
-raises :class:`Unavailable` carrying the reason; the pipeline turns it into
-"not available: <why>" in the report for the figures that needed it and carries on.
-Tests pass their own ``Deps`` (a fake trainer); the real pipeline never does.
+:class:`Deps` hands the figures the real functions (:data:`REAL`), or a test's replacement
+for any of them (``Deps(overrides={...})``; a test may also pass an :class:`Unavailable`
+to simulate a missing dependency, which the pipeline reports as "not available: <why>"
+for the figures that need it while the others carry on). The real pipeline never
+overrides anything.
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import gpu_runs.pipeline_bench
+import gpu_runs.train
+import theory.rates
+import verify.figures
+import verify.report
+
 
 class Unavailable(RuntimeError):
-    """A dependency (module, function, result) is missing; ``str(self)`` says why."""
+    """A dependency (function, result) is missing; ``str(self)`` says why."""
 
 
-def _load(module: str, attr: str) -> Any:
-    try:
-        mod = importlib.import_module(module)
-    except Exception as e:  # ImportError, or an error raised while importing it
-        raise Unavailable(f"`{module}` could not be imported ({type(e).__name__}: {e})") from e
-    try:
-        return getattr(mod, attr)
-    except AttributeError as e:
-        raise Unavailable(f"`{module}` has no `{attr}` (yet)") from e
+REAL: dict[str, Any] = {
+    "train": gpu_runs.train.train,
+    "TrainConfig": gpu_runs.train.TrainConfig,
+    "make_theory_figures": verify.figures.make_theory_figures,
+    "run_report": verify.report.run_report,
+    "delay_price": theory.rates.delay_price,
+    "run_bench": gpu_runs.pipeline_bench.run_bench,
+}
+# optional: the leading-order delay price is drawn beside the exact one when theory has it
+if hasattr(theory.rates, "delay_price_leading"):
+    REAL["delay_price_leading"] = theory.rates.delay_price_leading
+OPTIONAL = {"delay_price_leading": "`theory.rates` has no `delay_price_leading`"}
 
 
 @dataclass
 class Deps:
-    """Accessors for the cross-package names of docs/interfaces.md.
+    """Accessors for the cross-package names (:data:`REAL`).
 
-    ``overrides`` maps an accessor name (``"train"``, ``"TrainConfig"``,
-    ``"make_theory_figures"``, ``"run_report"``, ``"delay_price"``, ``"run_bench"``)
-    to an object used instead of the import; anything else is imported on first use.
-    ``real`` is False when any override is in place (the report then says so).
+    ``overrides`` maps a name (``"train"``, ``"TrainConfig"``, ``"make_theory_figures"``,
+    ``"run_report"``, ``"delay_price"``, ``"delay_price_leading"``, ``"run_bench"``) to an
+    object used instead of the real one. ``real`` is False when any override is in place
+    (the report then says so).
     """
 
     overrides: dict = field(default_factory=dict)
-
-    SOURCES = {
-        "train": ("gpu_runs.train", "train"),
-        "TrainConfig": ("gpu_runs.train", "TrainConfig"),
-        "make_theory_figures": ("verify.figures", "make_theory_figures"),
-        "run_report": ("verify.report", "run_report"),
-        "delay_price": ("theory.rates", "delay_price"),
-        "delay_price_leading": ("theory.rates", "delay_price_leading"),
-        "run_bench": ("gpu_runs.pipeline_bench", "run_bench"),
-    }
 
     @property
     def real(self) -> bool:
@@ -59,13 +58,11 @@ class Deps:
             if isinstance(value, Unavailable):  # lets tests simulate a missing package
                 raise value
             return value
-        if name not in self.SOURCES:
-            raise KeyError(f"name: unknown dependency {name!r}; known: {sorted(self.SOURCES)}")
-        return _load(*self.SOURCES[name])
-
-    def source(self, name: str) -> str:
-        module, attr = self.SOURCES[name]
-        return f"{module}.{attr}"
+        if name in REAL:
+            return REAL[name]
+        if name in OPTIONAL:
+            raise Unavailable(OPTIONAL[name])
+        raise KeyError(f"name: unknown dependency {name!r}; known: {sorted(set(REAL) | set(OPTIONAL))}")
 
     @property
     def train(self) -> Callable:

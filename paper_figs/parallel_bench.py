@@ -25,10 +25,11 @@ def _one(settings: dict, threads: int) -> float:
 
 
 def main(argv=None) -> int:
+    from .cli import HelpFormatter
     ap = argparse.ArgumentParser(prog="python -m paper_figs.parallel_bench", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--steps", type=int, default=100)
-    ap.add_argument("--config", default="tiny")
+                                 formatter_class=HelpFormatter)
+    ap.add_argument("--steps", type=int, default=100, help="training steps per run")
+    ap.add_argument("--config", default="tiny", help="model config")
     ap.add_argument("--threads", type=int, default=2, help="threads of the one-after-the-other runs")
     args = ap.parse_args(argv)
     base = {"config": args.config, "optimizer": "adamw", "steps": args.steps, "batch_size": 32,

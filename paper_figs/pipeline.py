@@ -1,4 +1,10 @@
-"""The main job: train what the selected figures need (through the cache), render, report."""
+"""The main job: train or look up what the selected figures need, render, report.
+
+Each run a figure needs is either trained live (through the cache: a killed invocation
+resumes from it) or, where the profile says so, read from the cache or the kept records
+(:mod:`paper_figs.kept`); ``force`` retrains every run, kept ones included, and reruns
+the external calls.
+"""
 from __future__ import annotations
 
 import sys
@@ -9,9 +15,10 @@ from typing import Callable, Sequence
 from .cache import Cache
 from .deps import Deps
 from .figures import CATALOG
-from .figures.common import Context, FigureOutput
+from .figures.common import Context, FigureOutput, figure_runs
+from .kept import KeptStore
 from .profiles import Profile
-from .report import write_report
+from .report import source_counts, write_report
 from .runs import Runner
 
 
@@ -25,13 +32,27 @@ def select(only: Sequence[str] | None) -> list[str]:
     return [n for n in CATALOG if n in only]
 
 
+def split_runs(profile: Profile, names: Sequence[str], force: bool = False) -> dict[str, dict]:
+    """{figure: {"live": [settings], "kept": [settings]}} for the figures ``names`` the
+    profile shows; with ``force`` every run is live."""
+    out = {}
+    for n in names:
+        if not profile.runs_figure(n):
+            continue
+        runs = figure_runs(CATALOG[n], profile)
+        live = [s for s in runs if force or profile.trains_live(n, s)]
+        out[n] = {"live": live, "kept": [s for s in runs if not (force or profile.trains_live(n, s))]}
+    return out
+
+
 def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequence[str] | None = None,
                 force: bool = False, deps: Deps | None = None, progress: bool = True,
-                log: Callable[[str], None] | None = None) -> dict:
+                log: Callable[[str], None] | None = None, kept: KeptStore | None = None) -> dict:
     """Run ``profile``; returns ``{"report": path, "outputs": [FigureOutput], "runner": Runner}``.
 
     Figures the profile leaves out are reported as "not run in this profile". Each figure's
-    failure is contained: its entry says why, the others still render.
+    failure is contained: its entry says why, the others still render. ``kept``: the kept
+    records (default: ``paper_figs/kept/``).
     """
     t0 = time.time()
     out = Path(out)
@@ -40,17 +61,25 @@ def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequenc
     log = log or (lambda s: print(s, file=sys.stderr, flush=True))
     cache = Cache(out / "cache")
     runner = Runner(deps, cache, jobs=profile.jobs, threads=profile.threads_per_job, force=force,
-                    progress=progress, log=log)
+                    progress=progress, log=log, kept=kept if kept is not None else KeptStore(),
+                    command=f"python -m paper_figs --profile {profile.name}")
     ctx = Context(profile, out, runner, deps, cache)
     names = select(only)
-    active = [n for n in names if profile.runs_figure(n)]
-    wanted = [s for n in active for s in CATALOG[n].runs(profile)]
-    log(f"[paper_figs] profile {profile.name}: figures {active}; {len(wanted)} run slots")
-    runner.run_all(wanted)
+    split = split_runs(profile, names, force)
+    live = [s for v in split.values() for s in v["live"]]
+    from_kept = [s for v in split.values() for s in v["kept"]]
+    log(f"[paper_figs] profile {profile.name}: figures {list(split)}; {len(live)} live run slots, "
+        f"{len(from_kept)} read from the cache or kept records")
+    runner.run_all(live)
+    looked_up = runner.run_all(from_kept, train=False)
+    if looked_up:
+        count = source_counts(looked_up)
+        log(f"[paper_figs] not trained here: {count['kept']} from kept records, {count['cache']} from "
+            f"the cache, {count['live']} trained live for another figure, {count['missing']} missing")
     outputs = []
     for n in names:
         mod = CATALOG[n]
-        if n not in active:
+        if n not in split:
             outputs.append(FigureOutput(n, mod.TITLE, status="not run in this profile"))
             continue
         try:
@@ -59,6 +88,7 @@ def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequenc
             import traceback
             log(traceback.format_exc(limit=4))
             o = FigureOutput(n, mod.TITLE, status=f"not available: rendering failed: {type(e).__name__}: {e}")
+        o.runs = [ctx.get(s) for s in split[n]["live"] + split[n]["kept"]]
         log(f"[paper_figs] {n}: {o.status}")
         outputs.append(o)
     path = write_report(out, profile, outputs, trained=runner.trained, overridden=sorted(deps.overrides),

@@ -88,3 +88,24 @@ def focus_ylim(ax, curves: Sequence[tuple[list, list]], skip_frac: float = 0.2) 
 
 def seeds_note(n: int) -> str:
     return "" if n <= 1 else f"; mean of {n} seeds, band = min-max"
+
+
+def seed_errorbars(per_seed: Sequence[Sequence[float]]) -> dict:
+    """``ax.bar`` keyword arguments for whiskers of +- one sample std over seeds, for bars
+    whose values are the means of ``per_seed``; {} when no bar has two finite seeds."""
+    def std(xs):
+        xs = [x for x in xs if x is not None and math.isfinite(x)]
+        if len(xs) < 2:
+            return 0.0
+        m = sum(xs) / len(xs)
+        return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+    errs = [std(xs) for xs in per_seed]
+    return {"yerr": errs, "capsize": 3, "ecolor": "dimgray"} if any(errs) else {}
+
+
+def mark_paper(ax, xs: Sequence[float], values: Sequence[float | None], label: str | None) -> None:
+    """The paper's value of each bar as a short black line at ``xs`` (None: not given, no mark)."""
+    pts = [(x, v) for x, v in zip(xs, values) if v is not None]
+    if pts:
+        ax.scatter([x for x, _ in pts], [v for _, v in pts], marker="_", s=200, color="black",
+                   zorder=3, label=label)

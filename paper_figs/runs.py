@@ -1,26 +1,41 @@
-"""Training runs: settings -> cache key -> (cached or fresh) result.
+"""Training runs: settings -> cache key -> a result trained live, cached, or kept.
 
 A run is the keyword arguments of ``gpu_runs.train.TrainConfig``. Its cache key is
-``config_hash(asdict(TrainConfig(**settings)))`` minus the fields that only say where to
-write (``out``), so trainer defaults are part of the key: a changed default reruns what
-it touches. Runs execute in this process (``jobs=1``, the trainer prints its own
-progress) or in ``jobs`` spawned processes with ``threads`` torch threads each; every
-finished run is written to the cache at once, so a crash loses only the runs in flight.
+``config_hash(asdict(TrainConfig(**settings)))`` minus the fields that only say where and
+how often to write (``NOT_IN_KEY``), so trainer defaults are part of the key: a changed
+default reruns what it touches. Where a result comes from (``Outcome.source``):
+
+- ``live``:  trained by this invocation;
+- ``cache``: trained earlier on this machine, read from ``OUT/cache/<key>.json``;
+- ``kept``:  a record kept in the repository (:mod:`paper_figs.kept`), with its provenance.
+
+Runs to train execute in this process (``jobs=1``) or in ``jobs`` spawned processes with
+``threads`` torch threads each; every finished run is written to the cache at once, and a
+run in flight checkpoints at every evaluation into ``OUT/runs/<key>/``, so a killed
+invocation loses at most one evaluation interval per process and the next one resumes
+("N of M runs cached, resuming ..., K of them from a checkpoint a killed attempt left").
 """
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import sys
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from .cache import Cache, config_hash, to_jsonable
 from .deps import Deps, Unavailable
+from .kept import KeptError, KeptStore
+from .provenance import provenance
 
-NOT_IN_KEY = ("out", "resume")  # where to write / whether to pick up a checkpoint: same result
+# where to write / whether to pick up a checkpoint / how often to checkpoint: same result
+NOT_IN_KEY = ("out", "resume", "ckpt_every")
+KEEP_HINT = ("no kept record; produce it with `make figs PROFILE=full` (or `python -m paper_figs "
+             "--profile full`), then `python -m paper_figs.keep`")
 
 
 @dataclass
@@ -33,6 +48,8 @@ class Outcome:
     record: dict | None = None
     error: str | None = None
     trained: bool = False
+    source: str = ""  # "live", "cache" or "kept" once there is a record
+    kept: dict | None = None  # the kept record of a run that was also trained live or cached
 
     @property
     def ok(self) -> bool:
@@ -88,15 +105,35 @@ def describe(settings: Mapping[str, Any]) -> str:
             f"steps={settings.get('steps')} seed{settings.get('seed', 0)}")
 
 
+def run_dir(cache: Cache, key: str) -> Path:
+    """Where a run in flight keeps its checkpoint: ``OUT/runs/<key>/`` (removed once cached)."""
+    return cache.root.parent / "runs" / key
+
+
+def can_resume(cache: Cache, key: str) -> bool:
+    """Has an earlier, killed attempt of this run left a checkpoint to resume from?"""
+    return (run_dir(cache, key) / "ckpt.pt").exists()
+
+
 def _train_one(deps: Deps, cache: Cache, key: str, settings: dict, full: dict,
-               progress: bool) -> float:
+               progress: bool, command: str, fresh: bool = False) -> float:
+    """Train one run, checkpointing at every evaluation into :func:`run_dir` and resuming
+    from a checkpoint a killed attempt left there (unless ``fresh``); cache the result and
+    remove the run directory. ``out``, ``resume`` and ``ckpt_every`` are not in the key."""
     t0 = time.time()
-    cfg = deps.TrainConfig(**settings)
+    d = run_dir(cache, key)
+    if fresh and d.exists():
+        shutil.rmtree(d)
+    where = {"out": str(d), "resume": can_resume(cache, key),
+             "ckpt_every": max(1, int(full.get("eval_every") or 0) or int(full.get("steps", 1)))}
+    cfg = deps.TrainConfig(**{**settings, **where})
     result = deps.train(cfg, progress=progress)
     wall = time.time() - t0
     cache.put(key, {"kind": "train", "config": full, "settings": settings,
                     "result": result_record(result), "wall_s": wall,
-                    "finished_at": time.strftime("%Y-%m-%d %H:%M:%S")})
+                    "finished_at": time.strftime("%Y-%m-%d %H:%M:%S"),
+                    "provenance": provenance(command), "resumed": where["resume"]})
+    shutil.rmtree(d, ignore_errors=True)
     return wall
 
 
@@ -118,8 +155,8 @@ class _Prefixed:
         self.stream.flush()
 
 
-def _worker(cache_root: str, key: str, settings: dict, full: dict, threads: int,
-            deps_factory: Callable[[], Deps] | None = None):
+def _worker(cache_root: str, key: str, settings: dict, full: dict, threads: int, command: str,
+            fresh: bool, deps_factory: Callable[[], Deps] | None = None):
     """Process-pool entry: train one run, cache it, return (key, err, wall).
 
     ``deps_factory`` (a picklable module-level function; tests only) builds the worker's
@@ -130,27 +167,30 @@ def _worker(cache_root: str, key: str, settings: dict, full: dict, threads: int,
     try:
         deps = deps_factory() if deps_factory else Deps()
         sys.stdout = _Prefixed(sys.__stdout__, f"  [{describe(settings)}] ")
-        wall = _train_one(deps, Cache(cache_root), key, settings, full, progress=True)
+        wall = _train_one(deps, Cache(cache_root), key, settings, full, True, command, fresh)
         return key, None, wall
     except Exception as e:  # reported, not cached: it reruns next time
         return key, f"{type(e).__name__}: {e}", 0.0
 
 
 class Runner:
-    """Resolve, deduplicate and execute runs through a :class:`Cache`.
+    """Resolve, deduplicate and execute runs through a :class:`Cache` and the kept records.
 
-    ``force`` retrains runs even when cached. ``log`` receives progress lines.
+    ``force`` retrains runs even when cached. ``log`` receives progress lines. ``kept``:
+    the kept records (None: none). ``command`` goes into each trained run's provenance.
     ``trained`` counts runs trained by this runner (tests use it to check the cache).
     """
 
     def __init__(self, deps: Deps, cache: Cache, *, jobs: int = 1, threads: int = 0,
                  force: bool = False, progress: bool = True,
                  log: Callable[[str], None] | None = None,
-                 worker_deps: Callable[[], Deps] | None = None):
+                 worker_deps: Callable[[], Deps] | None = None,
+                 kept: KeptStore | None = None, command: str = "python -m paper_figs"):
         if jobs < 1:
             raise ValueError(f"jobs: must be >= 1, got {jobs}")
         self.deps, self.cache, self.jobs, self.threads = deps, cache, jobs, threads
         self.force, self.progress, self.worker_deps = force, progress, worker_deps
+        self.kept, self.command = kept, command
         self.log = log or (lambda s: print(s, file=sys.stderr, flush=True))
         self.outcomes: dict[str, Outcome] = {}
         self.trained = 0
@@ -158,8 +198,22 @@ class Runner:
     def key_of(self, settings: Mapping[str, Any]) -> str:
         return config_hash(full_config(self.deps.TrainConfig, settings))
 
-    def run_all(self, settings_list: Iterable[Mapping[str, Any]]) -> list[Outcome]:
-        """Outcomes of ``settings_list`` in order (one per entry; duplicates share one run)."""
+    def _kept(self, key: str) -> tuple[dict | None, str | None]:
+        """(kept record or None, why it cannot be used or None)."""
+        if self.kept is None:
+            return None, "no kept records in use"
+        try:
+            rec = self.kept.get(key)
+        except KeptError as e:
+            return None, str(e)
+        return rec, None if rec else KEEP_HINT
+
+    def run_all(self, settings_list: Iterable[Mapping[str, Any]], train: bool = True) -> list[Outcome]:
+        """Outcomes of ``settings_list`` in order (one per entry; duplicates share one run).
+
+        ``train=True``: a run not in the cache is trained (with ``force``: every run).
+        ``train=False``: never trains; a run not in the cache comes from its kept record,
+        else it is missing with the command that produces it (``force`` skips the cache)."""
         settings_list = [dict(s) for s in settings_list]
         resolved: list[Outcome] = []
         todo: dict[str, tuple[dict, dict]] = {}
@@ -174,10 +228,15 @@ class Runner:
                 resolved.append(self.outcomes[key])
                 continue
             rec = None if self.force else self.cache.get(key)
-            out = Outcome(key, s, record=rec)
+            out = Outcome(key, s, record=rec, source="cache" if rec else "")
+            kept, why = self._kept(key)
+            if rec is None and not train:
+                out.record, out.source, out.error = kept, ("kept" if kept else ""), why
+            else:
+                out.kept = kept
             self.outcomes[key] = out
             resolved.append(out)
-            if rec is None:
+            if rec is None and train:
                 todo[key] = (s, full)
         if todo:
             try:
@@ -186,10 +245,17 @@ class Runner:
                 for key in todo:
                     self.outcomes[key].error = str(e)
                 todo = {}
-        n_cached = len({o.key for o in resolved if o.ok})
-        if todo:
-            self.log(f"[runs] {len(todo)} to train, {n_cached} from cache "
-                     f"({self.jobs} process(es))")
+        if train and settings_list:
+            n_all = len({o.key for o in resolved})
+            n_cached = sum(1 for o in {o.key: o for o in resolved}.values() if o.source == "cache")
+            if todo:
+                n_mid = 0 if self.force else sum(can_resume(self.cache, k) for k in todo)
+                state = "resuming" if n_cached or n_mid else "starting"
+                self.log(f"[runs] {n_cached} of {n_all} runs cached, {state}: {len(todo)} to train "
+                         f"({self.jobs} process(es))"
+                         + (f", {n_mid} of them from a checkpoint a killed attempt left" if n_mid else ""))
+            elif n_cached == n_all:
+                self.log(f"[runs] {n_cached} of {n_all} runs cached, nothing to train")
         if self.jobs == 1 or len(todo) == 1 or not (self.deps.real or self.worker_deps):
             self._serial(todo)
         else:
@@ -199,7 +265,7 @@ class Runner:
     def _finish(self, key: str, err: str | None, wall: float, i: int, n: int, t0: float) -> None:
         out = self.outcomes[key]
         if err is None:
-            out.record, out.trained = self.cache.get(key), True
+            out.record, out.trained, out.source = self.cache.get(key), True, "live"
             self.trained += 1
             if out.record is None:
                 err = "trainer finished but its cache record could not be read back"
@@ -210,12 +276,18 @@ class Runner:
         self.log(f"[{i}/{n}] {describe(out.settings)}: {status} "
                  f"(elapsed {elapsed:.0f} s, ~{eta:.0f} s left)")
 
+    def _verb(self, key: str) -> str:
+        if not self.force and can_resume(self.cache, key):
+            return f"resuming (from the checkpoint in {run_dir(self.cache, key)})"
+        return "training"
+
     def _serial(self, todo: dict) -> None:
         t0, n = time.time(), len(todo)
         for i, (key, (s, full)) in enumerate(todo.items(), 1):
-            self.log(f"[{i}/{n}] training {describe(s)} (key {key})")
+            self.log(f"[{i}/{n}] {self._verb(key)} {describe(s)} (key {key})")
             try:
-                wall, err = _train_one(self.deps, self.cache, key, s, full, self.progress), None
+                wall, err = _train_one(self.deps, self.cache, key, s, full, self.progress, self.command,
+                                       self.force), None
             except Unavailable as e:
                 wall, err = 0.0, str(e)
             except Exception as e:
@@ -229,9 +301,9 @@ class Runner:
         with ProcessPoolExecutor(max_workers=self.jobs, mp_context=mp.get_context("spawn")) as ex:
             futs = {}
             for key, (s, full) in todo.items():
-                self.log(f"[queued] {describe(s)} (key {key})")
+                self.log(f"[queued] {self._verb(key)} {describe(s)} (key {key})")
                 futs[ex.submit(_worker, str(self.cache.root), key, s, full, self.threads,
-                                     self.worker_deps)] = key
+                               self.command, self.force, self.worker_deps)] = key
             for i, fut in enumerate(as_completed(futs), 1):
                 try:
                     key, err, wall = fut.result()

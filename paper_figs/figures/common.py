@@ -1,8 +1,10 @@
 """What every figure module shares: the context it renders from, its output, run builders.
 
-A figure module defines ``NAME``, ``TITLE``, ``runs(profile) -> list[settings]`` (the
-training runs it needs; the pipeline trains them, deduplicated across figures, through the
-cache) and ``build(ctx) -> FigureOutput``. Variants of a run (docs/design.md §4):
+A figure module defines ``NAME``, ``TITLE``, ``grid(profile) -> {cell: [settings per seed]}``
+(the training runs it needs, declared once: the pipeline trains or looks up
+``runs_of(grid)``, deduplicated across figures, and ``build`` reads the same cells back) and
+``build(ctx) -> FigureOutput``; a figure without training defines ``runs(profile) -> []``.
+Variants of a run (docs/design.md §4):
 
     sync       x_{t+1} = x_t + d_t
     2bw        x_{t+1} = x_t + d_{t-1}                (PipeDream-2BW, one-step delay)
@@ -44,6 +46,7 @@ class FigureOutput:
     verdicts: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     missing: list = field(default_factory=list)
+    runs: list = field(default_factory=list)  # the Outcome of every run behind it (the report lists them)
 
 
 @dataclass
@@ -57,8 +60,9 @@ class Context:
     cache: Cache
 
     def get(self, settings: dict) -> Outcome:
-        """The outcome of a run the pipeline already executed (or tried to)."""
-        return self.runner.run_all([settings])[0]
+        """The outcome of a run the pipeline already resolved (never trains: an unknown run
+        is looked up in the cache and the kept records, else reported missing)."""
+        return self.runner.run_all([settings], train=False)[0]
 
     def verdict(self, v: Verdict) -> Verdict:
         return gate(v, self.profile.verdicts_meaningful)
@@ -96,6 +100,38 @@ def variant(profile: Profile, optimizer: str, kind: str, **extra: Any) -> dict:
     else:
         raise ValueError(f"kind: unknown variant {kind!r}")
     return s
+
+
+def runs_of(grid: dict) -> list[dict]:
+    """Every settings of a figure's grid ``{cell: [settings per seed]}``, in order."""
+    return [s for ss in grid.values() for s in ss]
+
+
+def figure_runs(mod, profile: Profile) -> list[dict]:
+    """The runs figure module ``mod`` needs: its grid flattened, or its ``runs(profile)``."""
+    grid = getattr(mod, "grid", None)
+    return runs_of(grid(profile)) if grid is not None else list(mod.runs(profile))
+
+
+def measure(ctx: Context, grid: dict, missing: list) -> dict:
+    """{cell: [final val loss per seed]} of a grid; missing runs are nan, their reasons in ``missing``."""
+    return {cell: finals(ctx, ss, missing) for cell, ss in grid.items()}
+
+
+def curves(ctx: Context, settings_list: list) -> list[tuple[list, list]]:
+    """The validation curves of the runs that exist."""
+    return [o.curve() for o in (ctx.get(s) for s in settings_list) if o.ok]
+
+
+def sources(ctx: Context, settings_list: list) -> str:
+    """Where a cell's numbers come from: 'live', 'kept', 'cache' or a mix ('live+kept')."""
+    tags = []
+    for s in settings_list:
+        o = ctx.get(s)
+        tag = o.source if o.ok else "missing"
+        if tag not in tags:
+            tags.append(tag)
+    return "+".join(tags) or "-"
 
 
 def finals(ctx: Context, settings_list: list, missing: list) -> list[float]:

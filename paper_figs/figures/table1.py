@@ -12,44 +12,51 @@ import math
 from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import fmt, mean, much_larger_gap
-from .common import GAP_LABEL, Context, FigureOutput, finals, paired, status_of, variant
+from .common import GAP_LABEL, Context, FigureOutput, measure, paired, sources, status_of, variant
 
 NAME = "table1"
 TITLE = "Table 1: sync vs one-step delay across optimizers and two model sizes"
 PAPER_SIZES = ("135M", "360M")
+PAPER_MARK = "paper's gap (135M on the first size, 360M on the second; nats/token)"
 
 
-def runs(p) -> list[dict]:
-    return [variant(p, o, k, seed=s, config=size)
-            for size in p.sizes for o in p.table1_optimizers for k in ("sync", "2bw")
-            for s in p.seeds]
+KINDS = ("sync", "2bw")
+
+
+def grid(p) -> dict:
+    """{(size, optimizer, variant): [settings per seed]}."""
+    return {(size, o, k): [variant(p, o, k, seed=s, config=size) for s in p.seeds]
+            for size in p.sizes for o in p.table1_optimizers for k in KINDS}
+
+
+def _paper_value(o: str, i: int) -> float | None:
+    """The paper's gap of ``o`` at its i-th size (135M, 360M); None where not given."""
+    num = pn.GAPS.get(o, {}).get(PAPER_SIZES[i]) if i < len(PAPER_SIZES) else None
+    return None if num is None else num.value
 
 
 def _paper_gap(o: str, i: int) -> str:
-    if i >= len(PAPER_SIZES):
-        return pn.NOT_GIVEN
-    num = pn.GAPS.get(o, {}).get(PAPER_SIZES[i])
-    return "not given" if num is None or num.value is None else f"{num.value:.3f} ({PAPER_SIZES[i]})"
+    v = _paper_value(o, i)
+    return "not given" if v is None else f"{v:.3f} ({PAPER_SIZES[i]})"
 
 
 def build(ctx: Context) -> FigureOutput:
     p = ctx.profile
     out = FigureOutput(NAME, TITLE)
-    res = {}
-    for size in p.sizes:
-        for o in p.table1_optimizers:
-            res[size, o] = {k: finals(ctx, [variant(p, o, k, seed=s, config=size) for s in p.seeds],
-                                      out.missing) for k in ("sync", "2bw")}
-    out.status = status_of(out.missing, len(res) * 2 * len(p.seeds))
+    g = grid(p)
+    flat = measure(ctx, g, out.missing)
+    res = {(size, o): {k: flat[size, o, k] for k in KINDS} for size in p.sizes for o in p.table1_optimizers}
+    out.status = status_of(out.missing, sum(map(len, g.values())))
     if out.status.startswith("not available"):
         return out
-    rows = ["| size | optimizer | sync | async (2BW) | gap | paper gap |", "|---|---|---|---|---|---|"]
+    rows = ["| size | optimizer | sync | async (2BW) | gap | paper gap | runs from |", "|---|---|---|---|---|---|---|"]
     csv_rows = [["size", "optimizer", "seed", "sync", "async", "gap"]]
     for i, size in enumerate(p.sizes):
         for o in p.table1_optimizers:
             r = res[size, o]
             rows.append(f"| {size} | {plotting.label(o)} | {fmt(r['sync'])} | {fmt(r['2bw'])} | "
-                        f"{fmt(paired(r['sync'], r['2bw']))} | {_paper_gap(o, i)} |")
+                        f"{fmt(paired(r['sync'], r['2bw']))} | {_paper_gap(o, i)} | "
+                        f"{sources(ctx, g[size, o, 'sync'] + g[size, o, '2bw'])} |")
             for s, a, b in zip(p.seeds, r["sync"], r["2bw"]):
                 csv_rows.append([size, o, s, a, b, b - a])
     ctx.out.joinpath("tables").mkdir(parents=True, exist_ok=True)
@@ -61,9 +68,13 @@ def build(ctx: Context) -> FigureOutput:
     ax = axes[0]
     w = 0.8 / len(p.sizes)
     for i, size in enumerate(p.sizes):
-        gaps = [mean(paired(res[size, o]["sync"], res[size, o]["2bw"])) for o in p.table1_optimizers]
+        per_seed = [paired(res[size, o]["sync"], res[size, o]["2bw"]) for o in p.table1_optimizers]
+        gaps = [mean(x) for x in per_seed]
         xs = [j + (i - (len(p.sizes) - 1) / 2) * w for j in range(len(gaps))]
-        ax.bar(xs, [g if math.isfinite(g) else 0 for g in gaps], width=w, label=f"{size} model")
+        ax.bar(xs, [v if math.isfinite(v) else 0 for v in gaps], width=w, label=f"{size} model",
+               **plotting.seed_errorbars(per_seed))
+        plotting.mark_paper(ax, xs, [_paper_value(o, i) for o in p.table1_optimizers],
+                            label=PAPER_MARK if i == 0 else None)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(p.table1_optimizers)))
     ax.set_xticklabels([plotting.label(o) for o in p.table1_optimizers], rotation=30)
@@ -74,7 +85,9 @@ def build(ctx: Context) -> FigureOutput:
     ax.grid(alpha=0.3, axis="y")
     out.files = plotting.save(fig, ctx.fig_dir, "table1_gaps") + [path_csv]
     out.caption = (f"Final sync-async validation-loss gap per optimizer ({', '.join(p.sizes)} "
-                   f"models, {p.steps} steps, {len(p.seeds)} seed(s)); missing bars = missing runs.")
+                   f"models, {p.steps} steps, {len(p.seeds)} seed(s); whiskers = std over seeds where "
+                   "there are several); black marks = the paper's gap at 135M / 360M (nats/token, so "
+                   "compare the pattern); missing bars = missing runs.")
     out.paper = [pn.CLAIMS["optimizer_dependence"],
                  "Absolute losses given in the summary: 360M AdamW 2.612 / 2.890, Muon 2.578 / 2.590, "
                  "MARS 2.615 / 2.897; 135M Adan 2.896 / 2.902; the other entries are not given in the summary."]

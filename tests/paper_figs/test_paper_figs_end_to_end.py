@@ -90,10 +90,11 @@ def test_parallel_workers_fill_the_same_cache(tmp_path):
 
     from paper_figs.cache import Cache
     from paper_figs.figures import fig3
+    from paper_figs.figures.common import figure_runs
     from paper_figs.runs import Runner
 
     p = get_profile("micro", seeds_main=(0,))
-    settings = fig3.runs(p)
+    settings = figure_runs(fig3, p)
     runner = Runner(fake_deps(), Cache(tmp_path), jobs=2, threads=1, log=_quiet, worker_deps=factory)
     outs = runner.run_all(settings)
     assert all(o.ok and o.trained for o in outs) and runner.trained == len(settings) == 6
@@ -148,3 +149,29 @@ def test_a_failing_run_costs_only_itself_and_reruns_next_time(tmp_path):
     again = FakeTrainer()
     res2 = run_profile(p, tmp_path, only=["fig3"], deps=fake_deps(again), log=_quiet)
     assert again.calls == 1 and res2["outputs"][0].status == "done"
+
+
+def test_a_run_killed_mid_way_resumes_from_its_checkpoint(tmp_path):
+    """The real trainer at micro size: a run killed after 6 of 8 steps (checkpointed at its
+    step-4 evaluation) resumes from there, says so, and ends exactly where an uninterrupted
+    run ends; its run directory is gone once the result is cached."""
+    from gpu_runs.train import TrainConfig, train
+
+    from paper_figs.figures.common import variant
+    from paper_figs.replay import stop_after
+    from paper_figs.runs import Runner, run_dir
+
+    from paper_figs.cache import Cache
+    deps = fake_deps(train=train, TrainConfig=TrainConfig)
+    s = variant(get_profile("micro", steps=8), "adamw", "2bw+ef", seed=0)  # evaluated at 4 and 8
+    ref = Runner(deps, Cache(tmp_path / "ref"), log=_quiet, progress=False).run_all([s])[0]
+    cache, lines = Cache(tmp_path / "out" / "cache"), []
+    with stop_after(6):
+        killed = Runner(deps, cache, log=_quiet, progress=False).run_all([s])[0]
+    assert not killed.ok and (run_dir(cache, killed.key) / "ckpt.pt").exists()
+    again = Runner(deps, cache, log=lines.append, progress=False).run_all([s])[0]
+    assert again.ok and again.final == ref.final
+    assert cache.get(again.key)["resumed"] is True
+    assert any("from a checkpoint a killed attempt left" in ln for ln in lines), lines
+    assert any("resuming (from the checkpoint in" in ln for ln in lines), lines
+    assert not run_dir(cache, again.key).exists()

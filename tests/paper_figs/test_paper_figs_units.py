@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from paper_figs import paper_numbers as pn
 from paper_figs.cache import Cache, config_hash, to_jsonable
-from paper_figs.cli import list_profile, main
+from paper_figs.cli import main, parser
+from paper_figs.listing import list_profile
 from paper_figs.figures.pipeline import ideal_ratio
 from paper_figs.profiles import PROFILES, get_profile
 from paper_figs.verdicts import (FAILS, HOLDS, INCONCLUSIVE, ef_recovers, gap_shrinks_with,
@@ -123,15 +124,66 @@ def test_ideal_bubble_ratio():
         ideal_ratio(0, 2)
 
 
-def test_cli_list_and_bad_input(capsys):
+def test_cli_list_and_bad_input(capsys, tmp_path):
+    from paper_figs.kept import KeptStore
     assert main(["--list", "--profile", "quick"]) == 0
     text = capsys.readouterr().out
-    assert "fig3: 6 run(s)" in text and "fig4: not run in this profile" in text
+    assert "not run in this profile" not in text  # quick shows every figure
+    assert "fig3: 12 run(s): 6 new live" in text and "fig4: 32 run(s): 0 new live" in text
+    assert text.count("\n    live  ") == 6  # Figure 3's seed-0 runs, nothing else
+    assert "total estimate" in text
     with pytest.raises(SystemExit):
         main(["--only", "nonsense"])
     with pytest.raises(ValueError, match="profile"):
         get_profile("huge")
-    assert "fig5" in list_profile(get_profile("full"))
+    full = list_profile(get_profile("full"), kept=KeptStore(tmp_path))
+    assert "fig5" in full and "\n    kept  " not in full  # full trains everything itself
+
+
+def test_cli_figure_names_are_the_catalogs():
+    from paper_figs.figures import CATALOG
+    from paper_figs.profiles import ALL_FIGURES
+    assert tuple(CATALOG) == ALL_FIGURES  # --only's choices (cli) and the report order agree
+
+
+def test_cli_list_honours_only_and_help_shows_defaults(capsys):
+    assert main(["--list", "--only", "fig6", "--profile", "quick"]) == 0
+    text = capsys.readouterr().out
+    assert "fig6:" in text
+    assert not any(f"  {n}:" in text for n in ("fig3", "table1", "fig2_table2", "fig4", "fig5", "theory"))
+    help_text = parser().format_help()
+    assert "(default: quick)" in help_text and "(default: figs_out)" in help_text
+
+
+def test_estimate_charges_each_optimizer_its_step_cost():
+    from paper_figs import estimates as est
+    base = {"config": "tiny", "steps": 1500, "batch_size": 32, "seq_len": 64}
+    for fast in (False, True):
+        adamw = est.run_seconds({**base, "optimizer": "adamw"}, fast) - est.RUN_OVERHEAD_S
+        for opt, row in est.STEP_FACTOR.items():
+            got = est.run_seconds({**base, "optimizer": opt}, fast) - est.RUN_OVERHEAD_S
+            assert math.isclose(got, adamw * row["tiny"][int(fast)]), opt
+    # the AVX2 column charges the Muon family the measured 3.5x (tiny) / 6.6x (small)
+    assert est.step_factor("muon", "small", False) == 6.6 and est.step_factor("muon", "tiny", False) == 3.5
+    assert est.run_seconds({**base, "optimizer": "unknown-opt"}) is None
+    assert est.total_seconds([], 2) == 0.0
+
+
+def test_quick_shows_every_figure_and_its_kept_grids_are_the_full_profiles():
+    """Every run quick reads from kept records is a run of the full profile (so `make figs
+    PROFILE=full` produces it), and quick's live part is Figure 3's seed-0 runs."""
+    from paper_figs.figures import CATALOG
+    from paper_figs.figures.common import figure_runs
+    from paper_figs.pipeline import split_runs
+    quick, full = get_profile("quick"), get_profile("full")
+    assert set(quick.figures) == set(CATALOG)
+    split = split_runs(quick, list(CATALOG))
+    full_runs = {repr(sorted(s.items())) for n in CATALOG for s in figure_runs(CATALOG[n], full)}
+    for name, v in split.items():
+        for s in v["kept"]:
+            assert repr(sorted(s.items())) in full_runs, (name, s)
+        assert all(name == "fig3" and s["seed"] == 0 for s in v["live"]), name
+    assert len(split["fig3"]["live"]) == 6
 
 
 def test_pipeline_verdict_rules():
@@ -149,11 +201,30 @@ def test_every_profiles_runs_are_valid_trainer_configs():
     from gpu_runs.train import TrainConfig
 
     from paper_figs.figures import CATALOG
+    from paper_figs.figures.common import figure_runs
     for p in PROFILES.values():
         for name, mod in CATALOG.items():
             if p.runs_figure(name):
-                for s in mod.runs(p):
+                for s in figure_runs(mod, p):
                     cfg = TrainConfig(**s)
                     cfg.validate()
                     if cfg.mode == "pipedream":
                         assert 3 <= cfg.stages <= get_config(cfg.config).n_layers or p.name == "micro"
+
+
+def test_paper_ef_recovery_beside_ours_follows_the_summary():
+    from paper_figs.figures.mitigations import _paper_ef
+    assert _paper_ef("adamw") == "90%" and _paper_ef("muon") == "71%"
+    assert _paper_ef("mars").startswith("85%-90%") and _paper_ef("soap").startswith("50%-70%")
+    assert "hurt" in _paper_ef("adan") and "hurt" in _paper_ef("nadam") and _paper_ef("lion") == "not given"
+
+
+@given(st.lists(st.lists(st.floats(-5, 5), min_size=0, max_size=5), min_size=1, max_size=6))
+def test_seed_errorbars_are_the_sample_std(per_seed):
+    from paper_figs.plotting import seed_errorbars
+    got = seed_errorbars(per_seed)
+    want = [float(np.std(xs, ddof=1)) if len(xs) >= 2 else 0.0 for xs in per_seed]
+    if got == {}:
+        assert all(w <= 1e-9 for w in want)
+    else:
+        assert np.allclose(got["yerr"], want, atol=1e-9)

@@ -1,0 +1,97 @@
+"""Kept results: finished training runs stored in the repository, one small record per run.
+
+Layout: ``paper_figs/kept/<key>.json``, ``key`` = the run's cache key (``config_hash`` of its
+full TrainConfig without the where-to-write fields, :func:`paper_figs.runs.full_config`), so
+a kept record is found exactly when the wanted run has the same configuration, trainer
+defaults included. One record (a few KB)::
+
+    {"format": 1, "key": ..., "settings": {profile's TrainConfig arguments},
+     "config": {the full TrainConfig; config_hash(config) == key},
+     "result": {"final_val_loss": ..., "log": [one row per evaluation: step, val_loss,
+                train_loss, lr], "head": [every logged row up to HEAD_STEPS: step,
+                train_loss, lr], "n_params": ..., "tokens_per_s": ...},
+     "wall_s": ..., "provenance": {"command", "commit", "machine", "finished_at"}}
+
+``head`` is what :mod:`paper_figs.replay` retrains and compares. Records are written by
+``python -m paper_figs.keep`` from a finished cache, never by hand.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .cache import KeyedDir, config_hash, to_jsonable, write_atomically
+
+KEPT_DIR = Path(__file__).resolve().parent / "kept"
+FORMAT = 1
+HEAD_STEPS = 30
+EVAL_FIELDS = ("step", "val_loss", "train_loss", "lr")
+HEAD_FIELDS = ("step", "train_loss", "lr", "val_loss")
+
+
+class KeptError(ValueError):
+    """A kept record that cannot be trusted (unreadable, wrong format, hash mismatch)."""
+
+
+def compact(record: dict) -> dict:
+    """The kept form of a cache record ``{"key", "config", "settings", "result", ...}``."""
+    for k in ("key", "config", "result"):
+        if k not in record:
+            raise KeptError(f"record: no {k!r} field (is it a training record of the cache?)")
+    key, log = record["key"], record["result"].get("log", [])
+    if config_hash(record["config"]) != key:
+        raise KeptError(f"record {key}: its config does not hash to its key")
+    evals = [{f: r[f] for f in EVAL_FIELDS if f in r} for r in log if r.get("val_loss") is not None]
+    head = [{f: r[f] for f in HEAD_FIELDS if f in r} for r in log if r.get("step", 0) <= HEAD_STEPS]
+    res = {"final_val_loss": record["result"].get("final_val_loss"), "log": evals, "head": head}
+    for k in ("n_params", "tokens_per_s"):
+        if k in record["result"]:
+            res[k] = record["result"][k]
+    return to_jsonable({"format": FORMAT, "key": key, "settings": record.get("settings", {}),
+                        "config": record["config"], "result": res, "wall_s": record.get("wall_s"),
+                        "provenance": record.get("provenance")})
+
+
+def dumps(rec: dict) -> str:
+    """JSON text, one top-level field per line and one log row per line (reviewable diffs)."""
+    lines = []
+    for k, v in rec.items():
+        if k == "result":
+            inner = []
+            for rk, rv in v.items():
+                if isinstance(rv, list):
+                    rows = ",\n".join("   " + json.dumps(r, sort_keys=True) for r in rv)
+                    inner.append(f'  {json.dumps(rk)}: [\n{rows}\n  ]' if rv else f'  {json.dumps(rk)}: []')
+                else:
+                    inner.append(f"  {json.dumps(rk)}: {json.dumps(rv)}")
+            lines.append(f'"result": {{\n' + ",\n".join(inner) + "\n }")
+        else:
+            lines.append(f"{json.dumps(k)}: {json.dumps(v, sort_keys=True)}")
+    return "{\n " + ",\n ".join(lines) + "\n}\n"
+
+
+class KeptStore(KeyedDir):
+    """The directory of kept records (``paper_figs/kept/`` unless told otherwise)."""
+
+    def __init__(self, root: str | os.PathLike = KEPT_DIR):
+        super().__init__(root)
+
+    def get(self, key: str) -> dict | None:
+        """The record of ``key``, None if there is none; :class:`KeptError` if it is broken."""
+        p = self.path(key)
+        if not p.exists():
+            return None
+        try:
+            rec = json.loads(p.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise KeptError(f"kept record {p}: unreadable ({e})") from e
+        if not isinstance(rec, dict) or rec.get("format") != FORMAT or rec.get("key") != key:
+            raise KeptError(f"kept record {p}: not a format-{FORMAT} record of key {key}")
+        if config_hash(rec.get("config", {})) != key:
+            raise KeptError(f"kept record {p}: its config does not hash to {key} (edited by hand?)")
+        return rec
+
+    def put(self, rec: dict) -> Path:
+        """Write a compact record atomically; returns its path."""
+        return write_atomically(self.path(rec["key"]), dumps(rec))

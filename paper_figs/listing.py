@@ -1,0 +1,86 @@
+"""``python -m paper_figs --list``: each figure, its runs (live or kept, and whether the kept
+record exists), and the time estimate of what would be trained (:mod:`paper_figs.estimates`)."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from .cache import config_hash
+from .deps import Deps
+from .estimates import (RENDER_S, STARTUP_S, bf16_fast, external_seconds, fmt_seconds, run_seconds,
+                        total_seconds)
+from .figures import CATALOG
+from .kept import KeptError, KeptStore
+from .pipeline import select, split_runs
+from .profiles import Profile
+from .runs import KEEP_HINT, describe, full_config
+
+
+def _kept_state(store: KeptStore, TrainConfig, s: dict) -> str:
+    try:
+        rec = store.get(config_hash(full_config(TrainConfig, s)))
+    except KeptError as e:
+        return f"kept record broken: {e}"
+    return "kept record present" if rec else "NO kept record"
+
+
+def list_profile(profile: Profile, only: Sequence[str] | None = None, force: bool = False,
+                 kept: KeptStore | None = None, deps: Deps | None = None) -> str:
+    """The text of ``--list``: per figure its runs not shared with an earlier figure, each
+    marked live (trained by this profile) or kept, and the total estimate of the live part."""
+    store = kept if kept is not None else KeptStore()
+    TrainConfig = (deps or Deps()).TrainConfig
+    fast = bf16_fast()
+    lines = [f"profile {profile.name}: {profile.description}",
+             f"  ({profile.jobs} training process(es); this CPU's bf16 matmul is "
+             f"{'fast (avx512_bf16/AMX)' if fast else 'slow or unknown (AVX2)'}, so the Muon family is "
+             f"charged that column of paper_figs/estimates.py's STEP_FACTOR)"]
+    names = select(only)
+    split = split_runs(profile, names, force)
+    seen, all_live, n_kept, n_absent, ext = set(), [], 0, 0, []
+    wanted_keys = set()
+    for name in names:
+        if name not in split:
+            lines.append(f"  {name}: not run in this profile")
+            continue
+        live, kept_runs = split[name]["live"], split[name]["kept"]
+        if not live and not kept_runs:
+            e = external_seconds(name, profile.quick_external)
+            ext.append(e)
+            lines.append(f"  {name}: no training (calls verify / theory / the benchmark), {fmt_seconds(e)}")
+            continue
+        new_live = [s for s in live if repr(sorted(s.items())) not in seen]
+        seen.update(repr(sorted(s.items())) for s in live)
+        new_kept = [s for s in kept_runs if repr(sorted(s.items())) not in seen]
+        seen.update(repr(sorted(s.items())) for s in kept_runs)
+        all_live += new_live
+        wanted_keys.update(config_hash(full_config(TrainConfig, s)) for s in live + kept_runs)
+        states = [_kept_state(store, TrainConfig, s) for s in new_kept]
+        absent = sum(st != "kept record present" for st in states)
+        n_kept, n_absent = n_kept + len(new_kept), n_absent + absent
+        shared = len(live) + len(kept_runs) - len(new_live) - len(new_kept)
+        lines.append(f"  {name}: {len(live) + len(kept_runs)} run(s): {len(new_live)} new live "
+                     f"({fmt_seconds(total_seconds(new_live, profile.jobs, fast))}), {len(new_kept)} new kept "
+                     f"({len(new_kept) - absent} present, {absent} missing), {shared} shared with earlier figures")
+        lines += [f"    live  {describe(s)}  [{fmt_seconds(run_seconds(s, fast))} serial]" for s in new_live]
+        lines += [f"    kept  {describe(s)}  [{st}]" for s, st in zip(new_kept, states)]
+    train = total_seconds(all_live, profile.jobs, fast)
+    known_ext = sum(e for e in ext if e is not None)
+    overhead = STARTUP_S + RENDER_S * len(split)
+    total = None if train is None else train + known_ext + overhead
+    plus = " + the unmeasured external calls" if None in ext else ""
+    lines.append(f"  live: {len(all_live)} run(s) to train, {fmt_seconds(train)}; external calls "
+                 f"{fmt_seconds(known_ext)}" + (" + unmeasured ones" if None in ext else "")
+                 + f"; start-up and drawing {fmt_seconds(overhead)}")
+    lines.append(f"  kept: {n_kept} run(s) read from paper_figs/kept/ (or the cache), "
+                 f"{n_kept - n_absent} present, {n_absent} missing"
+                 + (f" ({KEEP_HINT})" if n_absent else ""))
+    stale = [k for k in store.keys() if k not in wanted_keys]
+    if stale and not only:
+        lines.append(f"  {len(stale)} kept record(s) in {store.root} match no run of this profile (kept by "
+                     "another profile, or stale: the trainer's configuration changed since they were kept)")
+    lines.append(f"  total estimate (nothing cached yet): {fmt_seconds(total)}{plus}")
+    other = total_seconds(all_live, profile.jobs, not fast)
+    if other is not None and total is not None and abs(other - train) > 1:
+        lines.append(f"  (on a CPU whose bf16 matmul is {'slow (AVX2 only)' if fast else 'fast (avx512_bf16)'}: "
+                     f"{fmt_seconds(other + known_ext + overhead)}{plus})")
+    return "\n".join(lines)

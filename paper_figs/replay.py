@@ -1,0 +1,113 @@
+"""Retrain the first steps of a kept run and compare them with its kept log.
+
+A kept record (:mod:`paper_figs.kept`) stores the logged rows of its first ``HEAD_STEPS``
+steps (train loss, lr, and the validation loss where one was evaluated). :func:`replay_head`
+retrains the same configuration with the real trainer, stops it after those steps, and
+:func:`compare_head` lists every row that differs:
+
+    |loss_new - loss_kept| <= ATOL  (train and validation loss),  |lr_new - lr_kept| <= 1e-9 lr_kept
+
+``ATOL`` = 2e-4 nats: the same machine reproduces a run bit for bit (the data order and the
+initialisation are seeded), and 2e-4 leaves room for another CPU's float summation order
+over 30 steps; a changed schedule, optimizer or model moves the loss by far more. A kept
+record that no longer matches means the trainer changed since it was kept: retrain it.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import tempfile
+from pathlib import Path
+
+ATOL = 2e-4
+LR_RTOL = 1e-9
+
+
+class _PrefixDone(Exception):
+    """Raised inside the trainer once the steps to replay are done."""
+
+
+@contextlib.contextmanager
+def stop_after(n: int):
+    """Stop ``gpu_runs.train.train`` when it asks for batch ``n`` (after ``n`` steps).
+
+    The trainer draws every step's batch from ``gpu_runs.data.Batcher.batch(t)`` (its
+    documented data order); this wraps that method for the duration of the block."""
+    from gpu_runs.data import Batcher
+    orig = Batcher.batch
+
+    def batch(self, t, *a, **kw):
+        if t >= n:
+            raise _PrefixDone(t)
+        return orig(self, t, *a, **kw)
+
+    Batcher.batch = batch
+    try:
+        yield
+    finally:
+        Batcher.batch = orig
+
+
+def replay_head(record: dict, steps: int | None = None, train=None, TrainConfig=None) -> list[dict]:
+    """Retrain ``record``'s configuration for the steps of its ``head`` (at most ``steps``)
+    and return the rows the trainer logged (it is stopped after those steps)."""
+    if train is None or TrainConfig is None:
+        from gpu_runs.train import TrainConfig as TC
+        from gpu_runs.train import train as tr
+        train, TrainConfig = train or tr, TrainConfig or TC
+    head = record["result"].get("head") or []
+    if not head:
+        raise ValueError(f"record {record.get('key')}: no head rows to replay")
+    n = max(r["step"] for r in head)
+    if steps is not None:
+        if steps < 1:
+            raise ValueError(f"steps: must be >= 1, got {steps}")
+        n = min(n, steps)
+    with tempfile.TemporaryDirectory(prefix="paper_figs_replay_") as d:
+        cfg = TrainConfig(**{**record["settings"], "out": d})
+        try:
+            with stop_after(n):
+                train(cfg, progress=False)
+        except _PrefixDone:
+            pass
+        return [json.loads(ln) for ln in Path(d, "log.jsonl").read_text().splitlines() if ln.strip()]
+
+
+def compare_head(record: dict, rows: list[dict], steps: int | None = None) -> list[str]:
+    """Differences between ``record``'s head (up to ``steps``) and retrained ``rows``; [] if none."""
+    kept = [r for r in record["result"]["head"] if steps is None or r["step"] <= steps]
+    new = {r["step"]: r for r in rows}
+    bad = []
+    for r in kept:
+        got = new.get(r["step"])
+        if got is None:
+            bad.append(f"step {r['step']}: not logged by the retrained run")
+            continue
+        for f in ("train_loss", "val_loss"):
+            if r.get(f) is not None and not (got.get(f) is not None and abs(got[f] - r[f]) <= ATOL):
+                bad.append(f"step {r['step']} {f}: kept {r[f]!r}, retrained {got.get(f)!r}")
+        if r.get("lr") is not None and not abs(got.get("lr", float("nan")) - r["lr"]) <= LR_RTOL * abs(r["lr"]):
+            bad.append(f"step {r['step']} lr: kept {r['lr']!r}, retrained {got.get('lr')!r}")
+    return bad
+
+
+PREFERRED = ("adamw", "muon")  # the headline pair: an elementwise and a Newton-Schulz optimizer
+
+
+def sample(records: list[dict], n: int = 2) -> list[dict]:
+    """A deterministic sample of ``n`` records to replay, distinct optimizers: AdamW and
+    Muon first, the cheapest model config first, then by key."""
+    def rank(r):
+        opt = r["config"].get("optimizer")
+        return (opt not in PREFERRED, PREFERRED.index(opt) if opt in PREFERRED else 0,
+                r["config"].get("config") != "tiny", r["key"])
+    order = sorted(records, key=rank)
+    picked, seen = [], set()
+    for r in order:
+        opt = r["config"].get("optimizer")
+        if opt not in seen:
+            picked.append(r)
+            seen.add(opt)
+        if len(picked) == n:
+            break
+    return picked
