@@ -32,10 +32,10 @@ FACTORIES = {
     "adan": (lambda b: adan(0.01), False),
     "mars": (lambda b: mars(0.01, batch_dims=b), False),
     "soap": (lambda b: soap(0.01, weight_decay=0.0, precondition_frequency=2, batch_dims=b), False),
-    "normuon": (lambda b: normuon(0.01, ns_dtype=None), True),
-    "adamuon": (lambda b: adamuon(0.01, weight_decay=0.0, ns_dtype=None), True),
+    "normuon": (lambda b: normuon(0.01, ns_dtype=torch.float64), True),
+    "adamuon": (lambda b: adamuon(0.01, weight_decay=0.0, ns_dtype=torch.float64), True),
     "adamw": (lambda b: _registry("adamw")(0.01, weight_decay=0.0), False),
-    "muon": (lambda b: _registry("muon")(0.01, weight_decay=0.0, ns_dtype=None), True),
+    "muon": (lambda b: _registry("muon")(0.01, weight_decay=0.0, ns_dtype=torch.float64), True),
     "lion": (lambda b: _registry("lion")(0.01, weight_decay=0.0), False),
 }
 NAMES = list(FACTORIES)
