@@ -5,6 +5,12 @@ beta2=0.999 with bias correction, eps=1e-8, weight_decay=0.01, update RMS-aligne
 0.2 via sqrt(min(m,n))/||O^||_F times 0.2 sqrt(max(m,n))). Some write-ups of the paper
 apply sign(.) to the momentum before Newton-Schulz; the released code does not, and
 neither do we by default (``sign_stabilize=True`` turns it on).
+
+Cross-checked (tests/lmo/test_reference_pytorch_optimizer.py): pytorch-optimizer's
+``AdaMuon(lr, betas=(momentum, beta2), weight_decay, eps)`` has no Nesterov: it equals
+``adamuon(..., nesterov=False)`` to fp64 rounding with both NS in fp64. With bf16 NS it
+keeps the bf16 NS output through v and the normalisation (we cast back first): the
+updates then differ by bf16 rounding.
 """
 from __future__ import annotations
 

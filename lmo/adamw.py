@@ -8,6 +8,9 @@ With t = 1, 2, ... (steps taken after this one) and eta = lr(t - 1)::
 
 Weight decay is decoupled and sees x_t (the ``params`` given to ``update``). ``mu``
 overrides beta1 as beta1 = 1 - mu. Elementwise, so leading batch dims are free.
+
+Also cross-checked against heavyball's ``AdamW(lr, betas, weight_decay)`` (fp32 rounding;
+tests/lmo/test_reference_heavyball.py).
 """
 from __future__ import annotations
 

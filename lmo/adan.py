@@ -5,6 +5,10 @@ The paper writes each beta as the weight of the *new* term (m_k = (1-b1) m + b1 
 b1 = 0.02); the official code writes beta as the weight of the *old* term, default
 betas = (0.98, 0.92, 0.99). We follow the code's convention (= 1 - paper's betas), so
 ``betas[0]`` is the usual momentum and ``mu = 1 - betas[0]`` has its usual meaning.
+
+Cross-checked (tests/lmo/test_reference_pytorch_optimizer.py): equals pytorch-optimizer's
+``Adan(lr, betas, weight_decay)`` (proximal decay; ``no_prox=True`` <-> its
+``weight_decouple=True``) to fp64 rounding.
 """
 from __future__ import annotations
 

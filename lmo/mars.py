@@ -5,6 +5,11 @@ Source: the paper's Algorithm 1 / MARS-AdamW and the official code (AGI-Arena/MA
 is_approx=True, optimize_1d=False, betas_1d=(0.9, 0.95)). Only the approximate variant is
 offered (g(x_{t-1}; xi_t) replaced by the previous minibatch's g_{t-1}; the exact variant
 needs a second gradient per step, which the one-gradient protocol cannot supply).
+
+Cross-checked (tests/lmo/test_reference_pytorch_optimizer.py): with eps = 0 equals
+pytorch-optimizer's ``MARS(lr, betas, gamma, weight_decay, lr_1d=lr_1d_factor * lr,
+weight_decay_1d, betas_1d)`` to 1e-9 in fp64. With eps > 0 they differ: it adds eps
+before the bias correction (m / ((sqrt(v) + eps) / sqrt(1 - b2^t))), we after it.
 """
 from __future__ import annotations
 

@@ -17,6 +17,12 @@ bf16 even on CPU; ``ns_dtype=torch.bfloat16`` reproduces it to rounding. NS runs
 matrix shape per step (same-shape matrices batched, lmo.newton_schulz.newton_schulz_many);
 ``ns_method="gram"`` iterates on the Gram matrix (faster on wide/tall matrices).
 Parameters must be matrices (..., rows, cols); leading dims are a batch.
+
+Cross-checked: torch.optim.Muon (tests/lmo/test_muon.py); pytorch-optimizer's ``Muon``
+(``use_adjusted_lr=True`` <-> ``adjust_lr_fn="match_rms_adamw"``), to fp64 rounding with
+both NS in fp64; heavyball's ``Muon`` with ``nesterov=False`` (its Nesterov variant
+orthogonalises g + EMA(g), a different direction unless momentum = 0.5)
+(tests/lmo/test_reference_pytorch_optimizer.py, test_reference_heavyball.py).
 """
 from __future__ import annotations
 

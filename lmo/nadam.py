@@ -3,6 +3,9 @@
 Source: torch.optim.NAdam (torch 2.x, ``_single_tensor_nadam``); optax ``adam(nesterov=True)``.
 The two differ (torch uses Dozat's momentum-decay schedule psi, optax a constant beta1);
 ``variant="torch"`` (default) follows torch so a step-for-step cross-check is possible.
+
+Also cross-checked against heavyball's ``NAdam(lr, betas)`` (fp32 rounding;
+tests/lmo/test_reference_heavyball.py).
 """
 from __future__ import annotations
 

@@ -12,6 +12,10 @@ Lion (the paper's Algorithm 2, decoupled weight decay)::
 Signum (momentum then sign)::
 
     m_t = beta m_{t-1} + (1 - beta) g_t,      d_t = -eta_t sign(m_t) - eta_t lambda x_t
+
+Cross-checked: ``lion(lr, betas, weight_decay)`` equals lion-pytorch's ``Lion(lr, betas,
+weight_decay)`` and pytorch-optimizer's ``Lion`` to fp64 rounding
+(tests/lmo/test_reference_lion_pytorch.py, test_reference_pytorch_optimizer.py).
 """
 from __future__ import annotations
 

@@ -14,6 +14,10 @@ Batching: a tensor with >= 2 dims is a matrix on its last two dims, leading dims
 (one preconditioner pair per matrix); 1-D tensors are vectors. ``batch_dims=k`` says
 explicitly that the first k dims are a batch (needed for stacked vectors); event parts
 with more than 2 dims are refused.
+
+Cross-checked (tests/lmo/test_reference_pytorch_optimizer.py): equals pytorch-optimizer's
+``SOAP(lr, betas, weight_decay, precondition_frequency)`` to fp64 rounding until the first
+basis refresh; after it, to fp32 rounding (it computes the QR of the power step in fp32).
 """
 from __future__ import annotations
 
