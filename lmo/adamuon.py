@@ -20,7 +20,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (check_update_inputs, Optimizer, ScalarOrSchedule, check_beta, check_lr,
-                      check_mu, check_nonneg, resolve)
+                      check_mu, check_nonneg, resolve, step_counter, decoupled_decay)
 from lmo.muon_family import check_matrices, muon_ns_dtype, nesterov_momentum, orthogonalize_many
 
 
@@ -65,7 +65,7 @@ def adamuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.999, 
     def init(params):
         check_matrices(params, "adamuon")
         z = lambda: {k: torch.zeros_like(v) for k, v in params.items()}  # noqa: E731
-        return AdaMuonState(torch.zeros((), dtype=torch.int64), z(), z())
+        return AdaMuonState(step_counter(), z(), z())
 
     def update(grads, state, params=None):
         check_update_inputs(grads, params, state.momentum, weight_decay)
@@ -82,9 +82,8 @@ def adamuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.999, 
             rows, cols = g.shape[-2:]
             norm_h = torch.linalg.vector_norm(Oh, dim=(-2, -1), keepdim=True)
             d = -eta * (0.2 * math.sqrt(rows * cols)) * Oh / (norm_h + eps)
-            if weight_decay:
-                d = d - eta * weight_decay * params[k]
-            updates[k], vs[k] = d, v
+            updates[k] = decoupled_decay(d, eta, weight_decay, params, k)
+            vs[k] = v
         return updates, AdaMuonState(state.step + 1, ms, vs)
 
     return Optimizer(init, update, name="adamuon",

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (check_update_inputs, Optimizer, ScalarOrSchedule, check_beta, check_lr,
-                      check_mu, check_nonneg, resolve)
+                      check_mu, check_nonneg, resolve, step_counter)
 
 
 class AdanState(NamedTuple):
@@ -63,7 +63,7 @@ def adan(lr: ScalarOrSchedule = 1e-3, betas=(0.98, 0.92, 0.99), eps: float = 1e-
 
     def init(params):
         z = lambda: {k: torch.zeros_like(v) for k, v in params.items()}  # noqa: E731
-        return AdanState(torch.zeros((), dtype=torch.int64), z(), z(), z(), z())
+        return AdanState(step_counter(), z(), z(), z(), z())
 
     def update(grads, state, params=None):
         check_update_inputs(grads, params, state.exp_avg, weight_decay)

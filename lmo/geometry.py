@@ -34,6 +34,7 @@ import torch
 from torch import Tensor
 
 from lmo import norms as N
+from lmo.base import check_int
 from lmo.newton_schulz import (newton_schulz, newton_schulz_many, polar, resolve_coefficients,
                                resolve_dtype)
 
@@ -179,9 +180,7 @@ class Frobenius(Geometry):
 
 class _Entrywise(Geometry):
     def __init__(self, event_ndim: int = 2):
-        if isinstance(event_ndim, bool) or not isinstance(event_ndim, int) or event_ndim < 1:
-            raise ValueError(f"event_ndim must be a positive int, got {event_ndim!r}")
-        self.event_ndim = event_ndim
+        self.event_ndim = check_int(event_ndim, "event_ndim", 1)
 
     def _d(self, shape) -> int:
         shape = tuple(shape)

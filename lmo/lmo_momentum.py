@@ -20,7 +20,7 @@ from typing import Callable, NamedTuple, Union
 import torch
 
 from lmo.base import (Optimizer, ScalarOrSchedule, check_finite, check_lr, check_mu,
-                      check_nonneg, check_same_keys, resolve)
+                      check_nonneg, check_same_keys, resolve, step_counter, decoupled_decay)
 
 ShapeScale = Union[None, float, str, Callable[[tuple], float]]
 
@@ -96,7 +96,7 @@ def lmo_momentum(lr: ScalarOrSchedule, geometry, mu: float = 0.05, nesterov: boo
 
     def init(params):
         check_shapes(params, "params")
-        return LMOMomentumState(step=torch.zeros((), dtype=torch.int64),
+        return LMOMomentumState(step=step_counter(),
                                 momentum={k: torch.zeros_like(v) for k, v in params.items()})
 
     def update(grads, state, params=None):
@@ -118,8 +118,7 @@ def lmo_momentum(lr: ScalarOrSchedule, geometry, mu: float = 0.05, nesterov: boo
         updates = {}
         for (k, g), direction in zip(grads.items(), lmos):
             d = direction * (eta * shape_scale(scale, g.shape))
-            if weight_decay:
-                d = d - (eta * weight_decay) * params[k]
+            d = decoupled_decay(d, eta, weight_decay, params, k)
             updates[k] = d.to(g.dtype)
         return updates, LMOMomentumState(state.step + 1, new_m)
 

@@ -40,6 +40,7 @@ from typing import Sequence, Union
 import torch
 from torch import Tensor
 
+from lmo.base import check_int
 from lmo.ns_dtype import choose_ns_dtype
 
 __all__ = ["NS_COEFFICIENTS", "NS_SAFETY", "KELLER_BAND", "GRAM_RESTARTS", "resolve_coefficients",
@@ -78,8 +79,7 @@ GRAM_RESTARTS = (2,)
 def resolve_coefficients(coefficients: Coefficients, steps: int) -> list[tuple[float, float, float]]:
     """Turn ``coefficients`` (a name, one (a, b, c) tuple, or a per-step list) into
     exactly ``steps`` (a, b, c) tuples; raise ValueError naming the parameter."""
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"steps must be a non-negative int, got {steps!r}")
+    check_int(steps, "steps")
     if isinstance(coefficients, str):
         if coefficients not in NS_COEFFICIENTS:
             raise ValueError(f"coefficients: unknown name {coefficients!r}; "

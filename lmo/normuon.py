@@ -19,7 +19,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (check_update_inputs, Optimizer, ScalarOrSchedule, check_beta, check_lr,
-                      check_mu, check_nonneg, resolve)
+                      check_mu, check_nonneg, resolve, step_counter, decoupled_decay)
 from lmo.muon_family import check_matrices, muon_ns_dtype, nesterov_momentum, orthogonalize_many
 
 
@@ -66,7 +66,7 @@ def normuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.95, e
 
     def init(params):
         check_matrices(params, "normuon")
-        return NorMuonState(torch.zeros((), dtype=torch.int64),
+        return NorMuonState(step_counter(),
                             {k: torch.zeros_like(v) for k, v in params.items()},
                             {k: torch.zeros_like(v[..., :1]) for k, v in params.items()})
 
@@ -88,10 +88,8 @@ def normuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.95, e
             else:
                 norm_o = torch.linalg.vector_norm(O, dim=(-2, -1), keepdim=True)
                 D = Oh * (norm_o / (norm_h + eps)) * max(1.0, rows / cols) ** 0.5
-            d = -eta * D
-            if weight_decay:
-                d = d - eta * weight_decay * params[k]
-            updates[k], vs[k] = d, v
+            updates[k] = decoupled_decay(-eta * D, eta, weight_decay, params, k)
+            vs[k] = v
         return updates, NorMuonState(state.step + 1, ms, vs)
 
     return Optimizer(init, update, name="normuon",
