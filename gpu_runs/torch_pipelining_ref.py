@@ -25,12 +25,13 @@ import argparse
 import json
 import math
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from gpu_runs.pipeline_launch import free_port
 
 SCHEDULES = ("gpipe", "1f1b")
 
@@ -58,12 +59,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ----------------------------------------------------------------------------- launching
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _rank_env(r: int, nproc: int, port: int) -> dict:
     return dict(RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(nproc), LOCAL_WORLD_SIZE=str(nproc),
                 MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
@@ -96,7 +91,7 @@ def _launch(module: str, argv: list[str], nproc: int, timeout: float, fork: bool
     """Run ``module.main(argv)`` as ``nproc`` ranks with torchrun's environment: fresh
     ``python -m module`` interpreters, or (``fork``, POSIX) children forked from this
     process, which skips the interpreter start and the imports (for tests)."""
-    port, procs, fails = _free_port(), [], []
+    port, procs, fails = free_port(), [], []
     deadline = time.monotonic() + timeout
     if fork:
         import multiprocessing as mp
@@ -155,16 +150,6 @@ def run_torch(a, schedule: str, out: Path, fork: bool = False) -> dict:
 
 
 # ----------------------------------------------------------------------------- one torch rank
-def _split(n: int, P: int) -> list[range]:
-    """Contiguous layer ranges, earlier stages taking the extra layers (as the pipeline)."""
-    base, extra = divmod(n, P)
-    out, start = [], 0
-    for s in range(P):
-        out.append(range(start, start + base + (s < extra)))
-        start = out[-1].stop
-    return out
-
-
 def _worker(cfg_path: str) -> int:
     import torch
     import torch.distributed as dist
@@ -175,6 +160,7 @@ def _worker(cfg_path: str) -> int:
     import lmo
     from gpu_runs.data import Batcher, get_corpus
     from gpu_runs.model import Llama, get_config
+    from gpu_runs.pipeline_stage import split_layers
 
     a = argparse.Namespace(**json.loads(Path(cfg_path).read_text()))
     torch.set_num_threads(1)
@@ -187,7 +173,7 @@ def _worker(cfg_path: str) -> int:
     vocab = int(math.ceil(corpus.vocab_size / 64) * 64) if corpus.vocab_size > 256 else corpus.vocab_size
     mcfg = get_config(a.config, vocab_size=vocab, max_seq_len=max(a.seq_len, get_config(a.config).max_seq_len))
     model = Llama(mcfg, seed=a.seed)
-    layers = _split(mcfg.n_layers, P)[rank]
+    layers = split_layers(mcfg.n_layers, P)[rank]
     tied = model.lm_head.weight is model.embed.weight
 
     class Stage(nn.Module):
