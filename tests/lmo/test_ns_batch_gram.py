@@ -84,3 +84,18 @@ def test_ns_bench_quick_reports_every_column():
     assert len(rows) == 8
     for r in rows:
         assert all(r[k] > 0 for k in ("ns_ms", "gram_ms", "torch_ms", "svd_ms", "bound_ms"))
+
+
+@pytest.mark.parametrize("name", ["muon", "normuon", "adamuon"])
+def test_muon_family_gram_option_equals_standard_in_fp64(name):
+    import lmo
+    g = torch.Generator().manual_seed(5)
+    p = {"a": torch.randn(6, 20, generator=g, dtype=torch.float64),
+         "b": torch.randn(20, 6, generator=g, dtype=torch.float64)}
+    grads = {k: torch.randn(v.shape, generator=g, dtype=torch.float64) for k, v in p.items()}
+    outs = []
+    for method in ("standard", "gram"):
+        opt = getattr(lmo, name)(0.02, ns_dtype=torch.float64, ns_method=method)
+        outs.append(opt.update(grads, opt.init(p), p)[0])
+    for k in p:
+        torch.testing.assert_close(outs[0][k], outs[1][k], atol=1e-10, rtol=0)
