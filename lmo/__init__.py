@@ -1,1 +1,67 @@
-"""(placeholder docstring: filled in by its issue)"""
+"""lmo: LMO-based optimizers (Muon, sign methods, ...) as pure functions, their delayed and
+error-feedback wrappers, and the geometries they live in (docs/design.md §3-§7).
+
+A short tour::
+
+    import lmo
+    opt = lmo.muon(lr=0.02)                       # or lmo.adamw, lmo.lion, lmo.soap, ...
+    state = opt.init(params)                      # params: mapping name -> tensor
+    updates, state = opt.update(grads, state, params)
+    params = lmo.apply_updates(params, updates)   # x_{t+1} = x_t + d_t
+
+- Optimizers: ``muon``, ``normuon``, ``adamuon``, ``adamw``, ``nadam``, ``adan``, ``mars``,
+  ``soap``, ``lion``, ``signum``, ``normalized_sgd`` and the general ``lmo_momentum(lr,
+  geometry)``; ``build(name, params)`` makes a whole-model optimizer by name (matrix
+  optimizers get the hidden matrices, AdamW the rest).
+- Delay (docs/design.md §4): ``delayed(opt, tau)`` applies d_{t-tau}; ``error_feedback(opt)``
+  adds the EF correction; ``ParamHistory``, ``pipedream_delays``, ``contiguous_stages`` give
+  PipeDream's per-stage delays.
+- Geometries: ``Spectral`` (Muon's), ``Frobenius``, ``Sign``, ``L2``, ``RMSToRMS``,
+  ``ColNorm``, ``RowNorm``; each has ``norm``, ``dual_norm``, ``lmo`` and ``rho``.
+- Newton-Schulz: ``newton_schulz(G)`` (``method="gram"`` for Gram NS; the module
+  ``lmo.newton_schulz`` itself is callable, so its helpers stay reachable), ``polar``,
+  ``ns_inexactness``, ``choose_ns_dtype`` (bf16 only where bf16 matmul is fast).
+- Composition: ``chain``, ``clip_by_global_norm``, ``partition``, ``warmup_cosine``.
+- torch.optim: ``TorchOptimizer(lmo.muon(0.02), model.named_parameters())``.
+- State I/O: ``state_dict`` / ``load_state_dict`` (flat, torch.save-able).
+"""
+from lmo.adamuon import adamuon
+from lmo.adamw import adamw
+from lmo.adan import adan
+from lmo.base import Optimizer, apply_updates, load_state_dict, state_dict
+from lmo.chain import chain, clip_by_global_norm
+from lmo.delay import delayed
+from lmo.error_feedback import error_feedback
+from lmo.geometry import (ColNorm, Frobenius, Geometry, L2, RMSToRMS, RowNorm, Sign, Spectral,
+                          get_geometry)
+from lmo.lmo_momentum import lmo_momentum
+from lmo.mars import mars
+from lmo.muon import muon
+from lmo.nadam import nadam
+from lmo import newton_schulz  # the module, callable as newton_schulz(G, ...)
+from lmo.newton_schulz import choose_ns_dtype, ns_inexactness, polar
+from lmo.normalized_sgd import normalized_sgd
+from lmo.normuon import normuon
+from lmo.partition import muon_labels, partition
+from lmo.pipedream import ParamHistory, contiguous_stages, pipedream_delays
+from lmo.registry import OPTIMIZERS, build
+from lmo.schedules import constant, warmup_cosine
+from lmo.sign import lion, signum
+from lmo.soap import soap
+from lmo.torch_adapter import TorchOptimizer
+
+__all__ = [
+    # optimizers
+    "muon", "normuon", "adamuon", "adamw", "nadam", "adan", "mars", "soap", "lion", "signum",
+    "normalized_sgd", "lmo_momentum", "build", "OPTIMIZERS",
+    # delay wrappers and PipeDream helpers
+    "delayed", "error_feedback", "ParamHistory", "pipedream_delays", "contiguous_stages",
+    # geometries
+    "Geometry", "Spectral", "Frobenius", "Sign", "L2", "RMSToRMS", "ColNorm", "RowNorm",
+    "get_geometry",
+    # Newton-Schulz
+    "newton_schulz", "polar", "ns_inexactness", "choose_ns_dtype",
+    # composition, schedules, protocol
+    "chain", "clip_by_global_norm", "partition", "muon_labels", "warmup_cosine", "constant",
+    "Optimizer", "apply_updates", "state_dict", "load_state_dict", "TorchOptimizer",
+]

@@ -5,6 +5,12 @@ beta2=0.999 with bias correction, eps=1e-8, weight_decay=0.01, update RMS-aligne
 0.2 via sqrt(min(m,n))/||O^||_F times 0.2 sqrt(max(m,n))). Some write-ups of the paper
 apply sign(.) to the momentum before Newton-Schulz; the released code does not, and
 neither do we by default (``sign_stabilize=True`` turns it on).
+
+Cross-checked (tests/lmo/test_reference_pytorch_optimizer.py): pytorch-optimizer's
+``AdaMuon(lr, betas=(momentum, beta2), weight_decay, eps)`` has no Nesterov: it equals
+``adamuon(..., nesterov=False)`` to fp64 rounding with both NS in fp64. With bf16 NS it
+keeps the bf16 NS output through v and the normalisation (we cast back first): the
+updates then differ by bf16 rounding.
 """
 from __future__ import annotations
 
@@ -14,8 +20,8 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (check_update_inputs, Optimizer, ScalarOrSchedule, check_beta, check_lr,
-                      check_mu, check_nonneg, resolve)
-from lmo.normuon import check_matrices, orthogonalize
+                      check_mu, check_nonneg, resolve, step_counter, decoupled_decay)
+from lmo.muon_family import check_matrices, muon_ns_dtype, nesterov_momentum, orthogonalize_many
 
 
 class AdaMuonState(NamedTuple):
@@ -29,7 +35,8 @@ class AdaMuonState(NamedTuple):
 def adamuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.999, eps: float = 1e-8,
             weight_decay: float = 0.01, *, nesterov: bool = True, sign_stabilize: bool = False,
             ns_steps: int = 5, ns_coefficients="keller", ns_eps: float = 1e-7,
-            ns_dtype=torch.bfloat16, exact: bool = False, mu: float | None = None) -> Optimizer:
+            ns_dtype="auto", exact: bool = False, mu: float | None = None,
+            ns_method: str = "standard") -> Optimizer:
     """AdaMuon on matrices (..., m, n) (leading dims are a batch), t = 1, 2, ...::
 
         m_t = beta m_{t-1} + (1 - beta) g_t,   u_t = (1 - beta) g_t + beta m_t (nesterov) or m_t
@@ -40,6 +47,8 @@ def adamuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.999, 
         d_t = -eta_t D_t - eta_t lambda x_t
 
     ``mu`` overrides the momentum as beta = 1 - mu. ``exact=True``: SVD polar instead of NS.
+    ``ns_dtype``: None / "auto" = choose_ns_dtype (lmo.muon_family); ``ns_method``: "standard"
+    or "gram" NS. NS runs once per matrix shape per step.
     (The code's eps sits inside sqrt(min(m,n))/(||O^||_F + eps); the same up to O(eps).)
     """
     check_lr(lr)
@@ -51,34 +60,34 @@ def adamuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.999, 
     check_nonneg(eps, "eps")
     check_nonneg(weight_decay, "weight_decay")
     beta = float(momentum)
+    ns_dtype = muon_ns_dtype(ns_dtype)
 
     def init(params):
         check_matrices(params, "adamuon")
         z = lambda: {k: torch.zeros_like(v) for k, v in params.items()}  # noqa: E731
-        return AdaMuonState(torch.zeros((), dtype=torch.int64), z(), z())
+        return AdaMuonState(step_counter(), z(), z())
 
     def update(grads, state, params=None):
         check_update_inputs(grads, params, state.momentum, weight_decay)
         eta = resolve(lr, state.step)
         t = int(state.step) + 1
-        updates, ms, vs = {}, {}, {}
+        updates, ms, vs, us = {}, {}, {}, []
         for k, g in grads.items():
-            m = torch.lerp(state.momentum[k], g, 1 - beta)
-            u = torch.lerp(g, m, beta) if nesterov else m
-            if sign_stabilize:
-                u = torch.sign(u)
-            O = orthogonalize(u, exact, ns_steps, ns_coefficients, ns_eps, ns_dtype).to(g.dtype)
+            ms[k], u = nesterov_momentum(g, state.momentum[k], beta, nesterov)
+            us.append(torch.sign(u) if sign_stabilize else u)
+        Os = orthogonalize_many(us, exact, ns_steps, ns_coefficients, ns_eps, ns_dtype, ns_method)
+        for (k, g), O in zip(grads.items(), Os):
             v = beta2 * state.second_moment[k] + (1 - beta2) * O * O
             Oh = O / ((v / (1 - beta2 ** t)).sqrt() + eps)
             rows, cols = g.shape[-2:]
             norm_h = torch.linalg.vector_norm(Oh, dim=(-2, -1), keepdim=True)
             d = -eta * (0.2 * math.sqrt(rows * cols)) * Oh / (norm_h + eps)
-            if weight_decay:
-                d = d - eta * weight_decay * params[k]
-            updates[k], ms[k], vs[k] = d, m, v
+            updates[k] = decoupled_decay(d, eta, weight_decay, params, k)
+            vs[k] = v
         return updates, AdaMuonState(state.step + 1, ms, vs)
 
     return Optimizer(init, update, name="adamuon",
                      hyper=dict(lr=lr, momentum=beta, beta2=beta2, eps=eps, weight_decay=weight_decay,
                                 nesterov=nesterov, sign_stabilize=sign_stabilize, ns_steps=ns_steps,
-                                ns_coefficients=ns_coefficients, exact=exact))
+                                ns_coefficients=ns_coefficients, ns_dtype=str(ns_dtype),
+                                ns_method=ns_method, exact=exact))

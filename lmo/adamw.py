@@ -8,6 +8,9 @@ With t = 1, 2, ... (steps taken after this one) and eta = lr(t - 1)::
 
 Weight decay is decoupled and sees x_t (the ``params`` given to ``update``). ``mu``
 overrides beta1 as beta1 = 1 - mu. Elementwise, so leading batch dims are free.
+
+Also cross-checked against heavyball's ``AdamW(lr, betas, weight_decay)`` (fp32 rounding;
+tests/lmo/test_reference_heavyball.py).
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (betas_with_mu, check_update_inputs, Optimizer, ScalarOrSchedule, check_lr,
-                      check_nonneg, resolve)
+                      check_nonneg, resolve, step_counter, decoupled_decay)
 
 
 class AdamWState(NamedTuple):
@@ -39,7 +42,7 @@ def adamw(lr: ScalarOrSchedule = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
 
     def init(params):
         z = lambda: {k: torch.zeros_like(v) for k, v in params.items()}  # noqa: E731
-        return AdamWState(torch.zeros((), dtype=torch.int64), z(), z(), z() if amsgrad else {})
+        return AdamWState(step_counter(), z(), z(), z() if amsgrad else {})
 
     def update(grads, state, params=None):
         check_update_inputs(grads, params, state.exp_avg, weight_decay)
@@ -56,8 +59,7 @@ def adamw(lr: ScalarOrSchedule = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
             else:
                 denom = v.sqrt() / bc2_sqrt + eps
             d = -(eta / bc1) * m / denom
-            if weight_decay:
-                d = d - (eta * weight_decay) * params[k]
+            d = decoupled_decay(d, eta, weight_decay, params, k)
             updates[k], m_new[k], v_new[k] = d, m, v
         return updates, AdamWState(state.step + 1, m_new, v_new, vmax_new)
 

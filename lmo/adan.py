@@ -5,6 +5,10 @@ The paper writes each beta as the weight of the *new* term (m_k = (1-b1) m + b1 
 b1 = 0.02); the official code writes beta as the weight of the *old* term, default
 betas = (0.98, 0.92, 0.99). We follow the code's convention (= 1 - paper's betas), so
 ``betas[0]`` is the usual momentum and ``mu = 1 - betas[0]`` has its usual meaning.
+
+Cross-checked (tests/lmo/test_reference_pytorch_optimizer.py): equals pytorch-optimizer's
+``Adan(lr, betas, weight_decay)`` (proximal decay; ``no_prox=True`` <-> its
+``weight_decouple=True``) to fp64 rounding.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (check_update_inputs, Optimizer, ScalarOrSchedule, check_beta, check_lr,
-                      check_mu, check_nonneg, resolve)
+                      check_mu, check_nonneg, resolve, step_counter)
 
 
 class AdanState(NamedTuple):
@@ -59,7 +63,7 @@ def adan(lr: ScalarOrSchedule = 1e-3, betas=(0.98, 0.92, 0.99), eps: float = 1e-
 
     def init(params):
         z = lambda: {k: torch.zeros_like(v) for k, v in params.items()}  # noqa: E731
-        return AdanState(torch.zeros((), dtype=torch.int64), z(), z(), z(), z())
+        return AdanState(step_counter(), z(), z(), z(), z())
 
     def update(grads, state, params=None):
         check_update_inputs(grads, params, state.exp_avg, weight_decay)

@@ -159,6 +159,28 @@ def check_nonneg(x: float, name: str) -> None:
         raise ValueError(f"{name} must be a finite number >= 0, got {x!r}")
 
 
+def check_int(value, name: str, minimum: int = 0, maximum: int | None = None) -> int:
+    """An integer argument (bools refused) in [minimum, maximum]; ValueError naming it."""
+    if (isinstance(value, bool) or not isinstance(value, int) or value < minimum
+            or (maximum is not None and value > maximum)):
+        span = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise ValueError(f"{name} must be an int {span}, got {value!r}")
+    return value
+
+
+def step_counter() -> torch.Tensor:
+    """t = 0: every optimizer's step counter, an int64 scalar tensor (so it is saved with
+    the state by :func:`state_dict`)."""
+    return torch.zeros((), dtype=torch.int64)
+
+
+def decoupled_decay(d: torch.Tensor, eta, weight_decay: float, params: Params | None, key: str) -> torch.Tensor:
+    """d - eta_t lambda x_t with x_t = params[key]: decoupled (AdamW-style) weight decay
+    added to a displacement; ``d`` itself when lambda = 0 (params may then be None)
+    (docs/design.md §3)."""
+    return d - (eta * weight_decay) * params[key] if weight_decay else d
+
+
 def check_finite(grads: Params, name: str = "grads") -> None:
     """Refuse NaN / Inf gradients before any state changes, naming the offending entry."""
     for k, g in grads.items():

@@ -36,7 +36,7 @@ from typing import Mapping, NamedTuple
 
 import torch
 
-from lmo.base import Optimizer, check_nonneg, check_same_keys
+from lmo.base import Optimizer, check_nonneg, check_same_keys, step_counter, check_int
 
 
 class DelayState(NamedTuple):
@@ -51,14 +51,12 @@ def _check_delay(delay) -> None:
     items = delay.items() if isinstance(delay, Mapping) else [("", delay)]
     for k, tau in items:
         where = f"delay['{k}']" if k else "delay"
-        if isinstance(tau, bool) or not isinstance(tau, int) or tau < 0:
-            raise ValueError(f"{where} must be an int >= 0, got {tau!r}")
+        check_int(tau, where)
 
 
 def _check_schedule_args(sync_start, sync_cooldown, total_steps, dc_asgd) -> None:
-    for name, v in (("sync_start", sync_start), ("sync_cooldown", sync_cooldown)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ValueError(f"{name} must be an int >= 0, got {v!r}")
+    check_int(sync_start, "sync_start")
+    check_int(sync_cooldown, "sync_cooldown")
     if sync_cooldown and (not isinstance(total_steps, int) or total_steps < sync_cooldown):
         raise ValueError(f"total_steps must be an int >= sync_cooldown when sync_cooldown > 0, got {total_steps!r}")
     check_nonneg(dc_asgd, "dc_asgd")
@@ -95,7 +93,7 @@ def delayed(opt: Optimizer, delay=1, *, sync_start: int = 0, sync_cooldown: int 
 
     def init(params):
         pending = {k: tuple(torch.zeros_like(v) for _ in range(tau_of(k))) for k, v in params.items()}
-        return DelayState(opt.init(params), pending, torch.zeros((), dtype=torch.int64))
+        return DelayState(opt.init(params), pending, step_counter())
 
     def offset(state):
         """y_t - x_t = sum of the pending updates."""

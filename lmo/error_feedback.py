@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import torch
 
-from lmo.base import Optimizer, check_same_keys
+from lmo.base import Optimizer, check_same_keys, step_counter
 from lmo.delay import _check_schedule_args, dc_correct, phase
 
 
@@ -49,7 +49,7 @@ def error_feedback(opt: Optimizer, *, delay: int = 1, sync_start: int = 0, sync_
 
     def init(params):
         z = lambda: {k: torch.zeros_like(v) for k, v in params.items()}  # noqa: E731
-        return ErrorFeedbackState(opt.init(params), z(), z(), torch.zeros((), dtype=torch.int64))
+        return ErrorFeedbackState(opt.init(params), z(), z(), step_counter())
 
     def update(grads, state, params=None):
         check_same_keys(grads, state.prev, "grads and EF buffers")

@@ -34,7 +34,9 @@ import torch
 from torch import Tensor
 
 from lmo import norms as N
-from lmo.newton_schulz import newton_schulz, polar, resolve_coefficients
+from lmo.base import check_int
+from lmo.newton_schulz import (newton_schulz, newton_schulz_many, polar, resolve_coefficients,
+                               resolve_dtype)
 
 __all__ = ["Geometry", "Spectral", "Frobenius", "Sign", "L2", "RMSToRMS", "ColNorm", "RowNorm",
            "get_geometry", "GEOMETRIES"]
@@ -67,6 +69,10 @@ class Geometry:
         """A v of the given shape with ||v||_* = rho(shape) ||v||_2 (the equality case)."""
         return torch.ones(tuple(shape), dtype=dtype)
 
+    def lmo_many(self, gs: Sequence[Tensor]) -> list:
+        """``[self.lmo(g) for g in gs]``; matrix geometries batch same-shape matrices."""
+        return [self.lmo(g) for g in gs]
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
@@ -78,12 +84,23 @@ class Spectral(Geometry):
     name = "spectral"
 
     def __init__(self, method: str = "svd", ns_steps: int = 5, ns_coefficients="keller",
-                 eps: float = 1e-7, ns_dtype: torch.dtype | None = None):
+                 eps: float = 1e-7, ns_dtype: torch.dtype | str | None = None,
+                 ns_method: str = "standard"):
         if method not in ("svd", "ns"):
             raise ValueError(f"method must be 'svd' or 'ns', got {method!r}")
+        if ns_method not in ("standard", "gram"):
+            raise ValueError(f"ns_method must be 'standard' or 'gram', got {ns_method!r}")
         resolve_coefficients(ns_coefficients, ns_steps)  # validate now, fail loudly
+        if isinstance(ns_dtype, str) and ns_dtype != "auto":
+            raise ValueError(f"ns_dtype must be a floating torch.dtype, None or 'auto', got {ns_dtype!r}")
+        if not isinstance(ns_dtype, str):
+            resolve_dtype(ns_dtype, "cpu")
         self.method, self.ns_steps, self.ns_coefficients = method, ns_steps, ns_coefficients
-        self.eps, self.ns_dtype = eps, ns_dtype
+        self.eps, self.ns_dtype, self.ns_method = eps, ns_dtype, ns_method
+
+    def _ns_kwargs(self) -> dict:
+        return dict(steps=self.ns_steps, coefficients=self.ns_coefficients, eps=self.eps,
+                    dtype=self.ns_dtype, method=self.ns_method)
 
     def norm(self, x: Tensor) -> Tensor:
         return N.spectral(x)
@@ -95,7 +112,15 @@ class Spectral(Geometry):
         N.check_matrix(g, "g")
         if self.method == "svd":
             return -polar(g)
-        return -newton_schulz(g, self.ns_steps, self.ns_coefficients, self.eps, self.ns_dtype)
+        return -newton_schulz(g, **self._ns_kwargs())
+
+    def lmo_many(self, gs: Sequence[Tensor]) -> list:
+        """``[self.lmo(g) for g in gs]``, NS batched over same-shape matrices (newton_schulz_many)."""
+        if self.method == "svd":
+            return [self.lmo(g) for g in gs]
+        for g in gs:
+            N.check_matrix(g, "g")
+        return [-o for o in newton_schulz_many(list(gs), **self._ns_kwargs())]
 
     def rho(self, shape) -> float:
         m, n = _shape2(shape)
@@ -125,6 +150,9 @@ class RMSToRMS(Spectral):
         m, n = g.shape[-2:]
         return d * math.sqrt(m / n)
 
+    def lmo_many(self, gs: Sequence[Tensor]) -> list:
+        return [d * math.sqrt(g.shape[-2] / g.shape[-1]) for d, g in zip(super().lmo_many(gs), gs)]
+
     def rho(self, shape) -> float:
         m, n = _shape2(shape)
         return math.sqrt(m / n * min(m, n))
@@ -152,9 +180,7 @@ class Frobenius(Geometry):
 
 class _Entrywise(Geometry):
     def __init__(self, event_ndim: int = 2):
-        if isinstance(event_ndim, bool) or not isinstance(event_ndim, int) or event_ndim < 1:
-            raise ValueError(f"event_ndim must be a positive int, got {event_ndim!r}")
-        self.event_ndim = event_ndim
+        self.event_ndim = check_int(event_ndim, "event_ndim", 1)
 
     def _d(self, shape) -> int:
         shape = tuple(shape)

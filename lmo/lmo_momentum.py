@@ -20,7 +20,7 @@ from typing import Callable, NamedTuple, Union
 import torch
 
 from lmo.base import (Optimizer, ScalarOrSchedule, check_finite, check_lr, check_mu,
-                      check_nonneg, check_same_keys, resolve)
+                      check_nonneg, check_same_keys, resolve, step_counter, decoupled_decay)
 
 ShapeScale = Union[None, float, str, Callable[[tuple], float]]
 
@@ -96,7 +96,7 @@ def lmo_momentum(lr: ScalarOrSchedule, geometry, mu: float = 0.05, nesterov: boo
 
     def init(params):
         check_shapes(params, "params")
-        return LMOMomentumState(step=torch.zeros((), dtype=torch.int64),
+        return LMOMomentumState(step=step_counter(),
                                 momentum={k: torch.zeros_like(v) for k, v in params.items()})
 
     def update(grads, state, params=None):
@@ -108,14 +108,18 @@ def lmo_momentum(lr: ScalarOrSchedule, geometry, mu: float = 0.05, nesterov: boo
             raise ValueError("params is required when weight_decay != 0")
         eta = resolve(lr, state.step)
         first = init_momentum == "grad" and int(state.step) == 0
-        updates, new_m = {}, {}
+        new_m, us = {}, {}
         for k, g in grads.items():
             m = g.clone() if first else torch.lerp(state.momentum[k], g, mu)
-            u = torch.lerp(g, m, 1.0 - mu) if nesterov else m   # as torch: g.lerp(m, beta)
-            d = geometry.lmo(u) * (eta * shape_scale(scale, g.shape))
-            if weight_decay:
-                d = d - (eta * weight_decay) * params[k]
-            updates[k], new_m[k] = d.to(g.dtype), m
+            us[k] = torch.lerp(g, m, 1.0 - mu) if nesterov else m   # as torch: g.lerp(m, beta)
+            new_m[k] = m
+        lmos = geometry.lmo_many(list(us.values())) if hasattr(geometry, "lmo_many") else [
+            geometry.lmo(u) for u in us.values()]        # one batched call per matrix shape
+        updates = {}
+        for (k, g), direction in zip(grads.items(), lmos):
+            d = direction * (eta * shape_scale(scale, g.shape))
+            d = decoupled_decay(d, eta, weight_decay, params, k)
+            updates[k] = d.to(g.dtype)
         return updates, LMOMomentumState(state.step + 1, new_m)
 
     return Optimizer(init, update, name=name,

@@ -10,23 +10,33 @@ the SVD polar factor, an exact LMO). s = Muon's shape factor (``adjust_lr_fn``):
 None / "original" sqrt(max(1, rows/cols)), "match_rms_adamw" 0.2 sqrt(max(rows, cols)),
 "spectral" sqrt(rows/cols). Weight decay is decoupled and sees x_t.
 
-torch.optim.Muon runs Newton-Schulz in bf16 even on CPU; ``ns_dtype=torch.bfloat16``
-(default) reproduces it to rounding, ``ns_dtype=None`` computes in the parameter's dtype.
+NS dtype: ``ns_dtype="auto"`` (default; None means the same) computes in
+``lmo.newton_schulz.choose_ns_dtype(device)``: bf16 where bf16 matmul is fast (CUDA, CPUs
+with bf16 instructions that measure fast), fp32 where not. torch.optim.Muon runs NS in
+bf16 even on CPU; ``ns_dtype=torch.bfloat16`` reproduces it to rounding. NS runs once per
+matrix shape per step (same-shape matrices batched, lmo.newton_schulz.newton_schulz_many);
+``ns_method="gram"`` iterates on the Gram matrix (faster on wide/tall matrices).
 Parameters must be matrices (..., rows, cols); leading dims are a batch.
+
+Cross-checked: torch.optim.Muon (tests/lmo/test_muon.py); pytorch-optimizer's ``Muon``
+(``use_adjusted_lr=True`` <-> ``adjust_lr_fn="match_rms_adamw"``), to fp64 rounding with
+both NS in fp64; heavyball's ``Muon`` with ``nesterov=False`` (its Nesterov variant
+orthogonalises g + EMA(g), a different direction unless momentum = 0.5)
+(tests/lmo/test_reference_pytorch_optimizer.py, test_reference_heavyball.py).
 """
 from __future__ import annotations
-
-import torch
 
 from lmo.base import ScalarOrSchedule, check_beta, check_mu
 from lmo.geometry import Spectral
 from lmo.lmo_momentum import lmo_momentum
+from lmo.muon_family import muon_ns_dtype
 
 
 def muon(lr: ScalarOrSchedule = 1e-3, momentum: float = 0.95, nesterov: bool = True,
          weight_decay: float = 0.1, ns_steps: int = 5, ns_coefficients="keller",
-         eps: float = 1e-7, adjust_lr_fn: str | None = None, ns_dtype=torch.bfloat16,
-         exact: bool = False, *, mu: float | None = None, init_momentum: str = "zero"):
+         eps: float = 1e-7, adjust_lr_fn: str | None = None, ns_dtype="auto",
+         exact: bool = False, *, mu: float | None = None, init_momentum: str = "zero",
+         ns_method: str = "standard"):
     """Muon; keywords as torch.optim.Muon (``momentum`` is beta; ``mu`` overrides it as 1 - mu).
 
     ``ns_coefficients``: "keller" (3.4445, -4.7750, 2.0315), "polar_express", a tuple
@@ -40,11 +50,14 @@ def muon(lr: ScalarOrSchedule = 1e-3, momentum: float = 0.95, nesterov: bool = T
     if adjust_lr_fn not in (None, "original", "match_rms_adamw", "spectral"):
         raise ValueError(f"adjust_lr_fn must be None, 'original', 'match_rms_adamw' or 'spectral', "
                          f"got {adjust_lr_fn!r}")
+    ns_dtype = muon_ns_dtype(ns_dtype)
     geometry = Spectral(method="svd" if exact else "ns", ns_steps=ns_steps,
-                        ns_coefficients=ns_coefficients, eps=eps, ns_dtype=ns_dtype)
+                        ns_coefficients=ns_coefficients, eps=eps, ns_dtype=ns_dtype,
+                        ns_method=ns_method)
     opt = lmo_momentum(lr, geometry, mu=mu, nesterov=nesterov, scale=adjust_lr_fn or "original",
                        weight_decay=weight_decay, init_momentum=init_momentum, matrix_only=True,
                        name="muon")
     opt.hyper.update(momentum=1.0 - mu, ns_steps=ns_steps, ns_coefficients=repr(ns_coefficients),
-                     eps=eps, adjust_lr_fn=adjust_lr_fn, ns_dtype=str(ns_dtype), exact=exact)
+                     eps=eps, adjust_lr_fn=adjust_lr_fn, ns_dtype=str(ns_dtype), exact=exact,
+                     ns_method=ns_method)
     return opt

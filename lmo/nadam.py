@@ -3,6 +3,9 @@
 Source: torch.optim.NAdam (torch 2.x, ``_single_tensor_nadam``); optax ``adam(nesterov=True)``.
 The two differ (torch uses Dozat's momentum-decay schedule psi, optax a constant beta1);
 ``variant="torch"`` (default) follows torch so a step-for-step cross-check is possible.
+
+Also cross-checked against heavyball's ``NAdam(lr, betas)`` (fp32 rounding;
+tests/lmo/test_reference_heavyball.py).
 """
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (betas_with_mu, check_update_inputs, Optimizer, ScalarOrSchedule, check_lr,
-                      check_nonneg, resolve)
+                      check_nonneg, resolve, step_counter, decoupled_decay)
 
 
 class NAdamState(NamedTuple):
@@ -54,7 +57,7 @@ def nadam(lr: ScalarOrSchedule = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
         raise ValueError(f"variant must be 'torch' or 'optax', got {variant!r}")
 
     def init(params):
-        return NAdamState(step=torch.zeros((), dtype=torch.int64),
+        return NAdamState(step=step_counter(),
                           mu_product=torch.ones((), dtype=torch.float64),
                           exp_avg={k: torch.zeros_like(v) for k, v in params.items()},
                           exp_avg_sq={k: torch.zeros_like(v) for k, v in params.items()})
@@ -84,8 +87,8 @@ def nadam(lr: ScalarOrSchedule = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
             v = state.exp_avg_sq[k] * b2 + (1.0 - b2) * g * g
             denom = (v / bc2).sqrt() + eps
             d = -eta * (c_g * g + c_m * m) / denom
-            if weight_decay and decoupled:
-                d = d - eta * weight_decay * params[k]
+            if decoupled:
+                d = decoupled_decay(d, eta, weight_decay, params, k)
             updates[k], m_new[k], v_new[k] = d, m, v
         return updates, NAdamState(state.step + 1, mu_product, m_new, v_new)
 

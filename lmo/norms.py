@@ -26,6 +26,8 @@ import math
 import torch
 from torch import Tensor
 
+from lmo.base import check_int
+
 __all__ = ["check_matrix", "inner", "spectral", "nuclear", "frobenius", "linf", "l1", "l2",
            "rms_to_rms", "rms_to_rms_dual", "colnorm_scale", "rownorm_scale",
            "colnorm", "colnorm_dual", "rownorm", "rownorm_dual", "event_dims"]
@@ -51,8 +53,7 @@ def _check_tensor(x: Tensor, name: str) -> None:
 
 def event_dims(x: Tensor, event_ndim: int) -> tuple[int, ...]:
     """The last min(event_ndim, x.ndim) dims, as negative indices."""
-    if isinstance(event_ndim, bool) or not isinstance(event_ndim, int) or event_ndim < 1:
-        raise ValueError(f"event_ndim must be a positive int, got {event_ndim!r}")
+    check_int(event_ndim, "event_ndim", 1)
     k = min(event_ndim, x.ndim)
     return tuple(range(-k, 0))
 

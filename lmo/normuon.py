@@ -6,6 +6,10 @@ row-wise mean over the last dim, Frobenius norm of the NS output restored, then 
 max(1, m/n)^0.5). They differ only in the final scale: ``scale="rms"`` (default) follows
 the paper, ``scale="frobenius"`` the code. Nesterov follows the code (the paper's
 Algorithm has plain momentum; pass nesterov=False for it).
+
+Cross-checked (tests/lmo/test_reference_pytorch_optimizer.py): pytorch-optimizer's
+``NorMuon`` with ``update_scale="preserve_norm"`` <-> ``scale="frobenius"`` and
+``"match_rms"`` <-> ``scale="rms"``, to 1e-10 in fp64 with both NS in fp64.
 """
 from __future__ import annotations
 
@@ -15,7 +19,8 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (check_update_inputs, Optimizer, ScalarOrSchedule, check_beta, check_lr,
-                      check_mu, check_nonneg, resolve)
+                      check_mu, check_nonneg, resolve, step_counter, decoupled_decay)
+from lmo.muon_family import check_matrices, muon_ns_dtype, nesterov_momentum, orthogonalize_many
 
 
 class NorMuonState(NamedTuple):
@@ -26,26 +31,11 @@ class NorMuonState(NamedTuple):
     second_moment: dict
 
 
-def orthogonalize(u: torch.Tensor, exact: bool, ns_steps: int, ns_coefficients, ns_eps: float,
-                  ns_dtype) -> torch.Tensor:
-    """O = polar(u) = U V^T (exact, by SVD) or its Newton-Schulz approximation, per matrix."""
-    from lmo.newton_schulz import newton_schulz, polar
-    if exact:
-        return polar(u)
-    return newton_schulz(u, steps=ns_steps, coefficients=ns_coefficients, eps=ns_eps, dtype=ns_dtype)
-
-
-def check_matrices(params, name: str) -> None:
-    for k, v in params.items():
-        if v.ndim < 2:
-            raise ValueError(f"{name}: params['{k}'] has shape {tuple(v.shape)}; this matrix optimizer "
-                             "needs (..., m, n) (route vectors to AdamW, e.g. lmo.registry.build)")
-
-
 def normuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.95, eps: float = 1e-10,
             weight_decay: float = 0.0, *, nesterov: bool = True, scale: str = "rms",
             ns_steps: int = 5, ns_coefficients="keller", ns_eps: float = 1e-7,
-            ns_dtype=torch.bfloat16, exact: bool = False, mu: float | None = None) -> Optimizer:
+            ns_dtype="auto", exact: bool = False, mu: float | None = None,
+            ns_method: str = "standard") -> Optimizer:
     """NorMuon on matrices (..., m, n) (leading dims are a batch); d_t is the displacement::
 
         m_t = beta m_{t-1} + (1 - beta) g_t,     u_t = (1 - beta) g_t + beta m_t  (nesterov) or m_t
@@ -58,6 +48,8 @@ def normuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.95, e
 
     ||.||_F is per matrix. No bias correction (as both sources). ``mu`` overrides the
     momentum as beta = 1 - mu. ``exact=True`` uses the SVD polar factor instead of NS.
+    ``ns_dtype``: None / "auto" = choose_ns_dtype (lmo.muon_family); ``ns_method``:
+    "standard" or "gram" NS (lmo.newton_schulz). NS runs once per matrix shape per step.
     """
     check_lr(lr)
     if mu is not None:
@@ -70,21 +62,23 @@ def normuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.95, e
     if scale not in ("rms", "frobenius"):
         raise ValueError(f"scale must be 'rms' or 'frobenius', got {scale!r}")
     beta = float(momentum)
+    ns_dtype = muon_ns_dtype(ns_dtype)
 
     def init(params):
         check_matrices(params, "normuon")
-        return NorMuonState(torch.zeros((), dtype=torch.int64),
+        return NorMuonState(step_counter(),
                             {k: torch.zeros_like(v) for k, v in params.items()},
                             {k: torch.zeros_like(v[..., :1]) for k, v in params.items()})
 
     def update(grads, state, params=None):
         check_update_inputs(grads, params, state.momentum, weight_decay)
         eta = resolve(lr, state.step)
-        updates, ms, vs = {}, {}, {}
+        updates, ms, vs, us = {}, {}, {}, []
         for k, g in grads.items():
-            m = torch.lerp(state.momentum[k], g, 1 - beta)
-            u = torch.lerp(g, m, beta) if nesterov else m
-            O = orthogonalize(u, exact, ns_steps, ns_coefficients, ns_eps, ns_dtype).to(g.dtype)
+            ms[k], u = nesterov_momentum(g, state.momentum[k], beta, nesterov)
+            us.append(u)
+        Os = orthogonalize_many(us, exact, ns_steps, ns_coefficients, ns_eps, ns_dtype, ns_method)
+        for (k, g), O in zip(grads.items(), Os):
             v = torch.lerp(state.second_moment[k], (O * O).mean(dim=-1, keepdim=True), 1 - beta2)
             Oh = O / (v.sqrt() + eps)
             norm_h = torch.linalg.vector_norm(Oh, dim=(-2, -1), keepdim=True)
@@ -94,13 +88,12 @@ def normuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.95, e
             else:
                 norm_o = torch.linalg.vector_norm(O, dim=(-2, -1), keepdim=True)
                 D = Oh * (norm_o / (norm_h + eps)) * max(1.0, rows / cols) ** 0.5
-            d = -eta * D
-            if weight_decay:
-                d = d - eta * weight_decay * params[k]
-            updates[k], ms[k], vs[k] = d, m, v
+            updates[k] = decoupled_decay(-eta * D, eta, weight_decay, params, k)
+            vs[k] = v
         return updates, NorMuonState(state.step + 1, ms, vs)
 
     return Optimizer(init, update, name="normuon",
                      hyper=dict(lr=lr, momentum=beta, beta2=beta2, eps=eps, weight_decay=weight_decay,
                                 nesterov=nesterov, scale=scale, ns_steps=ns_steps,
-                                ns_coefficients=ns_coefficients, exact=exact))
+                                ns_coefficients=ns_coefficients, ns_dtype=str(ns_dtype),
+                                ns_method=ns_method, exact=exact))

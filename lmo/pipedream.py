@@ -29,15 +29,15 @@ from typing import Mapping, Sequence
 
 import torch
 
+from lmo.base import check_int
+
 
 def pipedream_delays(stage_of: Mapping[str, int], num_stages: int) -> dict:
     """tau_k = P - 1 - stage_of[k] for every parameter k (stage 0 is the stalest)."""
-    if isinstance(num_stages, bool) or not isinstance(num_stages, int) or num_stages < 1:
-        raise ValueError(f"num_stages must be an int >= 1, got {num_stages!r}")
+    check_int(num_stages, "num_stages", 1)
     out = {}
     for k, s in stage_of.items():
-        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < num_stages:
-            raise ValueError(f"stage_of['{k}'] must be an int in [0, {num_stages}), got {s!r}")
+        check_int(s, f"stage_of['{k}']", 0, num_stages - 1)
         out[k] = num_stages - 1 - s
     return out
 
@@ -45,8 +45,7 @@ def pipedream_delays(stage_of: Mapping[str, int], num_stages: int) -> dict:
 def contiguous_stages(names: Sequence[str], num_stages: int) -> dict:
     """Split an ordered list of parameter names into P contiguous, nearly equal stages."""
     names = list(names)
-    if isinstance(num_stages, bool) or not isinstance(num_stages, int) or not 1 <= num_stages <= len(names):
-        raise ValueError(f"num_stages must be an int in [1, {len(names)}] (number of names), got {num_stages!r}")
+    check_int(num_stages, "num_stages", 1, len(names))
     return {k: (i * num_stages) // len(names) for i, k in enumerate(names)}
 
 
@@ -55,8 +54,7 @@ class ParamHistory:
 
     def __init__(self, delays: Mapping[str, int]):
         for k, tau in delays.items():
-            if isinstance(tau, bool) or not isinstance(tau, int) or tau < 0:
-                raise ValueError(f"delays['{k}'] must be an int >= 0, got {tau!r}")
+            check_int(tau, f"delays['{k}']")
         self.delays = dict(delays)
         self.history: dict = {k: () for k in self.delays}   # oldest first, at most tau_k entries
 

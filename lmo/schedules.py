@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from lmo.base import check_lr, check_nonneg
+from lmo.base import check_lr, check_nonneg, check_int
 
 
 def warmup_cosine(peak: float, total_steps: int, warmup_frac: float = 0.1, final_frac: float = 0.1):
@@ -18,8 +18,7 @@ def warmup_cosine(peak: float, total_steps: int, warmup_frac: float = 0.1, final
     The paper's protocol: 10% warmup, cosine to 0.1 x peak.
     """
     check_lr(peak, "peak")
-    if not isinstance(total_steps, int) or total_steps < 1:
-        raise ValueError(f"total_steps must be a positive int, got {total_steps!r}")
+    check_int(total_steps, "total_steps", 1)
     check_nonneg(warmup_frac, "warmup_frac")
     check_nonneg(final_frac, "final_frac")
     if warmup_frac >= 1 or final_frac > 1:

@@ -12,6 +12,10 @@ Lion (the paper's Algorithm 2, decoupled weight decay)::
 Signum (momentum then sign)::
 
     m_t = beta m_{t-1} + (1 - beta) g_t,      d_t = -eta_t sign(m_t) - eta_t lambda x_t
+
+Cross-checked: ``lion(lr, betas, weight_decay)`` equals lion-pytorch's ``Lion(lr, betas,
+weight_decay)`` and pytorch-optimizer's ``Lion`` to fp64 rounding
+(tests/lmo/test_reference_lion_pytorch.py, test_reference_pytorch_optimizer.py).
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (betas_with_mu, check_update_inputs, Optimizer, ScalarOrSchedule, check_beta,
-                      check_lr, check_nonneg, resolve)
+                      check_lr, check_nonneg, resolve, step_counter, decoupled_decay)
 from lmo.geometry import Sign
 from lmo.lmo_momentum import lmo_momentum
 
@@ -41,7 +45,7 @@ def lion(lr: ScalarOrSchedule = 1e-4, betas=(0.9, 0.99), weight_decay: float = 0
     geometry = Sign(event_ndim=1)
 
     def init(params):
-        return LionState(torch.zeros((), dtype=torch.int64), {k: torch.zeros_like(v) for k, v in params.items()})
+        return LionState(step_counter(), {k: torch.zeros_like(v) for k, v in params.items()})
 
     def update(grads, state, params=None):
         check_update_inputs(grads, params, state.momentum, weight_decay)
@@ -51,8 +55,7 @@ def lion(lr: ScalarOrSchedule = 1e-4, betas=(0.9, 0.99), weight_decay: float = 0
             m = state.momentum[k]
             c = torch.lerp(m, g, 1.0 - b1)
             d = eta * geometry.lmo(c)
-            if weight_decay:
-                d = d - (eta * weight_decay) * params[k]
+            d = decoupled_decay(d, eta, weight_decay, params, k)
             updates[k] = d
             new_m[k] = torch.lerp(m, g, 1.0 - b2)
         return updates, LionState(state.step + 1, new_m)

@@ -14,6 +14,10 @@ Batching: a tensor with >= 2 dims is a matrix on its last two dims, leading dims
 (one preconditioner pair per matrix); 1-D tensors are vectors. ``batch_dims=k`` says
 explicitly that the first k dims are a batch (needed for stacked vectors); event parts
 with more than 2 dims are refused.
+
+Cross-checked (tests/lmo/test_reference_pytorch_optimizer.py): equals pytorch-optimizer's
+``SOAP(lr, betas, weight_decay, precondition_frequency)`` to fp64 rounding until the first
+basis refresh; after it, to fp32 rounding (it computes the QR of the power step in fp32).
 """
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (betas_with_mu, check_update_inputs, Optimizer, ScalarOrSchedule, check_beta,
-                      check_lr, check_nonneg, resolve)
+                      check_lr, check_nonneg, resolve, step_counter, check_int)
 
 _NONE = torch.zeros(0)  # sentinel shape for "no preconditioner on this side"
 
@@ -102,12 +106,10 @@ def soap(lr: ScalarOrSchedule = 3e-3, betas=(0.95, 0.95), eps: float = 1e-8,
     check_beta(bs, "shampoo_beta")
     check_nonneg(eps, "eps")
     check_nonneg(weight_decay, "weight_decay")
-    if not isinstance(precondition_frequency, int) or precondition_frequency < 1:
-        raise ValueError(f"precondition_frequency must be an int >= 1, got {precondition_frequency!r}")
-    if not isinstance(max_precond_dim, int) or max_precond_dim < 1:
-        raise ValueError(f"max_precond_dim must be an int >= 1, got {max_precond_dim!r}")
-    if batch_dims is not None and (not isinstance(batch_dims, int) or batch_dims < 0):
-        raise ValueError(f"batch_dims must be None or an int >= 0, got {batch_dims!r}")
+    check_int(precondition_frequency, "precondition_frequency", 1)
+    check_int(max_precond_dim, "max_precond_dim", 1)
+    if batch_dims is not None:
+        check_int(batch_dims, "batch_dims")
 
     def is_vector(k, x):
         event = (1 if x.ndim == 1 else 2) if batch_dims is None else x.ndim - batch_dims
@@ -137,7 +139,7 @@ def soap(lr: ScalarOrSchedule = 3e-3, betas=(0.95, 0.95), eps: float = 1e-8,
                 st[2 + j][k] = (torch.zeros(*batch, d, d, dtype=cdt, device=x.device) if use
                                 else _NONE.to(dtype=cdt, device=x.device))
                 st[4 + j][k] = st[2 + j][k].clone()
-        return SOAPState(torch.zeros((), dtype=torch.int64), *st)
+        return SOAPState(step_counter(), *st)
 
     def update(grads, state, params=None):
         check_update_inputs(grads, params, state.exp_avg, weight_decay)

@@ -7,6 +7,11 @@ process, one after another, so the ratios are side by side; absolute times depen
 machine and its load. Matrix optimizers (muon, normuon, adamuon) get the hidden matrices
 and AdamW the rest, as ``lmo.registry.build`` does.
 
+Second table: a whole training step (forward + backward + update) on the ``tiny``
+decoder's shapes (lmo.bench.tiny_lm), every optimizer interleaved round by round, as a
+ratio to AdamW's step; the Muon rows also with the NS dtype forced to bf16 and to fp32
+beside the per-machine choice (``choose_ns_dtype``). Target: Muon <= 1.3x AdamW on CPU.
+
 Run: ``python -m lmo.bench --zoo [--quick]``.
 """
 from __future__ import annotations
@@ -17,6 +22,8 @@ import time
 import torch
 
 from lmo.base import apply_updates, state_dict
+from lmo.bench.tiny_lm import grads_of, tiny_params
+from lmo.ns_dtype import ns_dtype_decision
 from lmo.presets import DEFAULT_LR
 
 ZOO = ["adamw", "nadam", "adan", "mars", "soap", "muon", "normuon", "adamuon", "lion", "signum",
@@ -35,10 +42,53 @@ def llama_shapes(layers: int = 4, d: int = 256, ffn: int = 768, vocab: int = 409
     return shapes
 
 
-def build(name: str, params: dict):
+def build(name: str, params: dict, **kw):
     """The optimizer as the training code builds it (``lmo.registry.build`` with preset lr)."""
     from lmo.registry import build as registry_build
-    return registry_build(name, params, lr=DEFAULT_LR[name])
+    return registry_build(name, params, lr=DEFAULT_LR[name], **kw)
+
+
+# row name -> (optimizer name, extra keywords) of the training-step table
+STEP_ROWS = {name: (name, {}) for name in ZOO}
+STEP_ROWS.update({"muon[ns bf16]": ("muon", dict(ns_dtype=torch.bfloat16)),
+                  "muon[ns fp32]": ("muon", dict(ns_dtype=torch.float32))})
+
+
+def train_steps(rows: dict, rounds: int, steps: int, batch: int = 16, seq: int = 64) -> dict:
+    """row -> mean seconds of one training step (forward + backward + update + apply) on
+    the tiny decoder, rows interleaved round by round so load drifts hit all alike."""
+    gen = torch.Generator().manual_seed(1)
+    tokens = torch.randint(0, 256, (batch, seq + 1), generator=gen)
+    runs = {}
+    for row, (name, kw) in rows.items():
+        p = tiny_params()
+        opt = build(name, p, **kw)
+        runs[row] = [opt, opt.init(p), p]
+    times = {row: [] for row in rows}
+    for r in range(rounds + 1):                     # round 0 is warm-up, not counted
+        for row, run in runs.items():
+            opt, state, p = run
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                _, g = grads_of(p, tokens)
+                u, state = opt.update(g, state, p)
+                p = apply_updates(p, u)
+            if r:
+                times[row].append((time.perf_counter() - t0) / steps)
+            run[1], run[2] = state, p
+    return {row: statistics.fmean(ts) for row, ts in times.items()}
+
+
+def main_train_step(quick: bool = False) -> dict:
+    dtype, why = ns_dtype_decision("cpu")
+    print(f"\ntraining step on the tiny decoder (forward + backward + update), batch 16 x 64 tokens; "
+          f"NS dtype choice here: {str(dtype).replace('torch.', '')} ({why})")
+    rows = {k: v for k, v in STEP_ROWS.items() if not quick or v[0] in ("adamw", "muon")}
+    res = train_steps(rows, rounds=2 if quick else 4, steps=2 if quick else 4)
+    print(f"{'optimizer':<16}{'step ms':>10}{'x AdamW':>10}")
+    for row, t in res.items():
+        print(f"{row:<16}{1e3 * t:>10.2f}{t / res['adamw']:>10.2f}")
+    return res
 
 
 def state_bytes(state) -> int:
@@ -88,6 +138,7 @@ def main(quick: bool = False) -> dict:
         tr = r["time"] / base["time"] if "time" in base else float("nan")
         mr = r["bytes"] / base["bytes"] if base.get("bytes") else float("nan")
         print(f"{name:<16}{1e3 * r['time']:>10.2f}{tr:>10.2f}{r['bytes'] / 2**20:>12.2f}{mr:>10.2f}")
+    results["train_step"] = main_train_step(quick)
     return results
 
 

@@ -34,7 +34,7 @@ def _g(shape, seed=0):
 
 def test_update_rms_is_0p2_lr_per_matrix():
     lr = 0.5
-    opt = adamuon(lr, weight_decay=0.0, ns_dtype=None)
+    opt = adamuon(lr, weight_decay=0.0, ns_dtype=torch.float32)
     s = opt.init({"w": torch.zeros(4, 7, 5, dtype=torch.float64)})
     for i in range(4):
         u, s = opt.update({"w": _g((4, 7, 5), i)}, s, None)
@@ -52,9 +52,9 @@ def test_first_step_is_scaled_sign_of_polar():
 
 def test_weight_decay_and_batched_equals_per_matrix():
     G, P = _g((2, 5, 3)), _g((2, 5, 3), 1)
-    opt = adamuon(0.1, weight_decay=0.3, ns_dtype=None)
+    opt = adamuon(0.1, weight_decay=0.3, ns_dtype=torch.float32)
     ub, _ = opt.update({"w": G}, opt.init({"w": P}), {"w": P})
-    nowd = adamuon(0.1, weight_decay=0.0, ns_dtype=None)
+    nowd = adamuon(0.1, weight_decay=0.0, ns_dtype=torch.float32)
     u0, _ = nowd.update({"w": G}, nowd.init({"w": P}), None)
     torch.testing.assert_close(ub["w"], u0["w"] - 0.1 * 0.3 * P)
     for i in range(2):
@@ -64,7 +64,7 @@ def test_weight_decay_and_batched_equals_per_matrix():
 
 def test_least_squares_converges():
     lr = lambda t: 0.05 * (1 - t / 300)  # noqa: E731
-    assert run_lsq(adamuon(lr, weight_decay=0.0, ns_dtype=None)) < 1e-4
+    assert run_lsq(adamuon(lr, weight_decay=0.0, ns_dtype=torch.float32)) < 1e-4
 
 
 def test_bad_input():

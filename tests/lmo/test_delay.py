@@ -119,7 +119,7 @@ def test_dc_asgd_corrects_towards_the_virtual_iterate():
             torch.testing.assert_close(traj[t + 1][k], x[k])
 
 
-@pytest.mark.parametrize("make_opt", [lambda: delayed(muon(0.02, ns_dtype=None), 1),
+@pytest.mark.parametrize("make_opt", [lambda: delayed(muon(0.02, ns_dtype=torch.float32), 1),
                                       lambda: delayed(adamw(0.01), {"a": 2, "b": 1, "c": 0}, dc_asgd=0.1)])
 def test_save_restore_mid_run_gives_identical_trajectory(make_opt):
     x0, grad = make(6, shapes=(("a", (4, 3)), ("b", (3, 3)), ("c", (5, 2))))

@@ -34,14 +34,14 @@ def _run_pair(steps, ours_kw, torch_kw, shapes=((8, 5), (5, 8), (6, 6)), seed=0)
     dict(lr=0.01, weight_decay=0.3, adjust_lr_fn="original", ns_steps=3),
 ])
 def test_muon_matches_torch_muon_in_bf16(kw):
-    diffs = _run_pair(6, kw, kw)
-    # torch runs NS in bf16; ours too (ns_dtype default). Remaining differences are the
+    diffs = _run_pair(6, dict(kw, ns_dtype=torch.bfloat16), kw)
+    # torch runs NS in bf16; ours too (ns_dtype=bf16). Remaining differences are the
     # fp32 rounding of x (1 - lr wd) vs x - lr wd x: far below one bf16 ulp of the update.
     assert max(diffs) < 5e-6, diffs
 
 
 def test_fp32_newton_schulz_differs_from_torch_by_bf16_rounding_only():
-    diffs_fp32 = _run_pair(4, dict(lr=0.02, ns_dtype=None), dict(lr=0.02))
+    diffs_fp32 = _run_pair(4, dict(lr=0.02, ns_dtype=torch.float32), dict(lr=0.02))
     # fp32 NS differs from torch's bf16 NS by bf16 rounding of the update (~lr * 2^-8),
     # i.e. visibly more than the bf16-matched run, but no more than that.
     assert 1e-6 < max(diffs_fp32) < 0.02 * 4 * 2 ** -6, diffs_fp32
@@ -70,7 +70,7 @@ def test_muon_momentum_is_beta_and_mu_override_agrees():
 
 
 def test_muon_batched_over_seeds_equals_per_seed():
-    opt = muon(0.02, ns_dtype=None)
+    opt = muon(0.02, ns_dtype=torch.float32)
     P = {"w": torch.randn(3, 5, 4)}
     G = {"w": torch.randn(3, 5, 4)}
     u, _ = opt.update(G, opt.init(P), P)

@@ -37,7 +37,7 @@ def _g(shape, seed=0):
 @pytest.mark.parametrize("shape", [(3, 8, 5), (2, 4, 9)])
 def test_rms_scale_has_rms_0p2_per_matrix(shape):
     lr = 0.3
-    opt = normuon(lr, ns_dtype=None)
+    opt = normuon(lr, ns_dtype=torch.float32)
     s = opt.init({"w": torch.zeros(shape, dtype=torch.float64)})
     for i in range(3):
         u, s = opt.update({"w": _g(shape, i)}, s, None)
@@ -70,7 +70,7 @@ def test_first_step_rows_are_equalized():
 
 def test_batched_equals_per_matrix():
     G = _g((3, 6, 4))
-    opt = normuon(0.1, ns_dtype=None, weight_decay=0.1)
+    opt = normuon(0.1, ns_dtype=torch.float32, weight_decay=0.1)
     P = _g((3, 6, 4), 7)
     ub, _ = opt.update({"w": G}, opt.init({"w": P}), {"w": P})
     for i in range(3):
@@ -80,7 +80,7 @@ def test_batched_equals_per_matrix():
 
 def test_least_squares_converges():
     lr = lambda t: 0.05 * (1 - t / 300)  # noqa: E731
-    assert run_lsq(normuon(lr, ns_dtype=None)) < 1e-4
+    assert run_lsq(normuon(lr, ns_dtype=torch.float32)) < 1e-4
 
 
 def test_bad_input():

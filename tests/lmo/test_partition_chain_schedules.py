@@ -88,7 +88,7 @@ def test_torch_adapter_matches_functional_loop_and_round_trips():
     model = torch.nn.Sequential(torch.nn.Linear(4, 6, bias=False), torch.nn.Tanh(), torch.nn.Linear(6, 1, bias=False))
     init = {k: v.detach().clone() for k, v in model.named_parameters()}
     X, Y = torch.randn(16, 4), torch.randn(16, 1)
-    fopt = delayed(muon(0.05, ns_dtype=None), 1)
+    fopt = delayed(muon(0.05, ns_dtype=torch.float32), 1)
     topt = TorchOptimizer(fopt, model.named_parameters())
     for _ in range(4):
         topt.zero_grad()

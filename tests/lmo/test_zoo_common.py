@@ -32,10 +32,10 @@ FACTORIES = {
     "adan": (lambda b: adan(0.01), False),
     "mars": (lambda b: mars(0.01, batch_dims=b), False),
     "soap": (lambda b: soap(0.01, weight_decay=0.0, precondition_frequency=2, batch_dims=b), False),
-    "normuon": (lambda b: normuon(0.01, ns_dtype=None), True),
-    "adamuon": (lambda b: adamuon(0.01, weight_decay=0.0, ns_dtype=None), True),
+    "normuon": (lambda b: normuon(0.01, ns_dtype=torch.float64), True),
+    "adamuon": (lambda b: adamuon(0.01, weight_decay=0.0, ns_dtype=torch.float64), True),
     "adamw": (lambda b: _registry("adamw")(0.01, weight_decay=0.0), False),
-    "muon": (lambda b: _registry("muon")(0.01, weight_decay=0.0, ns_dtype=None), True),
+    "muon": (lambda b: _registry("muon")(0.01, weight_decay=0.0, ns_dtype=torch.float64), True),
     "lion": (lambda b: _registry("lion")(0.01, weight_decay=0.0), False),
 }
 NAMES = list(FACTORIES)
@@ -152,6 +152,9 @@ def test_zoo_bench_quick_runs_every_optimizer_and_counts_state_memory(capsys):
     """The benchmark runs end to end; state sizes (not times) follow from the buffers each keeps."""
     from lmo.bench.zoo import ZOO, main
     res = main(quick=True)
+    step = res.pop("train_step")
+    assert set(step) == {"adamw", "muon", "muon[ns bf16]", "muon[ns fp32]"}
+    assert all(t > 0 for t in step.values())
     assert set(res) == set(ZOO) and not any("error" in r for r in res.values())
     ratio = {k: r["bytes"] / res["adamw"]["bytes"] for k, r in res.items()}
     assert ratio["nadam"] == pytest.approx(1.0, rel=1e-3)    # m, v
