@@ -6,6 +6,12 @@
                                    Kovalev recheck and delay prices, as one JSON object
   python -m theory --bound NAME    one bound: formula, assumptions, provenance, its checks
   python -m theory --all           every derivation (not only the delayed theorem)
+  python -m theory --slack-figure F  PNG of reading C2's slack against the sharper bounds
+
+--json holds: bounds (paper_* with their reading), derivations (every step's check), chains
+(theory.chain), implications (reading x variant, theory.implications), mutants (planted
+errors and which check caught them, theory.mutation), premise_witnesses (instances and
+sample counts, theory.witnesses), slack (theory.slack), limits, rates.
 """
 from __future__ import annotations
 
@@ -22,11 +28,13 @@ def _bound_dict(b):
     return {"name": b.name, "expr": sp.sstr(b.expr), "latex": sp.latex(b.expr), "quantity": b.quantity,
             "variant": b.variant, "assumptions": list(b.assumptions), "source": b.source,
             "status": b.status, "valid": b.valid, "symbols": list(b.symbols), "note": b.note,
-            "scaling_ok": sc.ok, "dimension": sc.dimension}
+            "reading": b.reading, "scaling_ok": sc.ok, "dimension": sc.dimension}
 
 
 def _derivation_dict(d):
-    return {"name": d.name, "bound": d.bound, "statement": d.statement,
+    from .chain import chain_check
+    return {"name": d.name, "bound": d.bound, "statement": d.statement, "proves": d.proves,
+            "chain": chain_check(d).as_dict(),
             "steps": [{"name": s.name, "kind": s.kind, "lhs": sp.sstr(s.lhs), "rel": s.rel,
                        "rhs": sp.sstr(s.rhs), "reason": s.reason, "ok": r.ok, "method": r.method,
                        "status": r.status} for s, r in d.check()]}
@@ -43,11 +51,19 @@ def to_json(progress=None) -> dict:
     out = {"bounds": [_bound_dict(b) for b in all_bounds()]}
     say("derivations")
     out["derivations"] = [_derivation_dict(d) for d in all_derivations()]
-    say("premise witnesses (sync/delayed/EF x sign/spectral runs)")
-    from .premises import simulate, witnesses
-    out["premise_witnesses"] = {f"{v}/{g}": {k: (None if v_ == float("inf") else v_)
-                                             for k, v_ in witnesses(simulate(v, g, T=30, seeds=48, seed=1)).items()}
-                                for v in ("sync", "delayed", "ef") for g in ("sign", "spectral")}
+    say("premise witnesses (each premise step's own expressions on exact instances)")
+    from .witnesses import all_witnesses
+    out["premise_witnesses"] = all_witnesses()
+    say("implication table (reading x variant)")
+    from .implications import implication_table
+    out["implications"] = [i.as_dict() for i in implication_table()]
+    say("mutation table")
+    from .mutation import mutation_table
+    out["mutants"] = mutation_table()
+    say("slack of C2")
+    from .slack import limits as slack_limits
+    from .slack import slack_grid
+    out["slack"] = {"grid": slack_grid(), "limits": slack_limits()}
     say("limits")
     out["limits"] = {k: bool(v) for k, v in limit_checks().items()}
     out["delay_penalty"] = {k: sp.sstr(v) for k, v in delay_penalty().items()}
@@ -79,21 +95,42 @@ def show_bound(name: str) -> str:
     d = _bound_dict(b)
     lines = [f"{b.name}: {b.quantity} <= {d['expr']}",
              f"  variant {b.variant}; assumptions {', '.join(b.assumptions)}; status {b.status}; valid {b.valid}",
-             f"  source: {b.source}", f"  note: {b.note}",
-             f"  scaling f->cf, x->sx: {'ok' if d['scaling_ok'] else 'FAILS'}; dimension {d['dimension']}", ""]
+             f"  source: {b.source}", f"  note: {b.note}"]
+    if b.reading:
+        lines.append(f"  reading: {b.reading}")
+    lines += [
+              f"  scaling f->cf, x->sx: {'ok' if d['scaling_ok'] else 'FAILS'}; dimension {d['dimension']}", ""]
     ders = [x for x in all_derivations() if x.bound == name]
     lines.append(render_text(ders) if ders else "  (no derivation: a transmitted/restated statement)")
     return "\n".join(lines)
 
 
+class _Help(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """The module docstring as written, and every option's default."""
+
+
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m theory", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--markdown", metavar="FILE", help="write the delayed proof as markdown+LaTeX to FILE")
+    p = argparse.ArgumentParser(prog="python -m theory", description=__doc__, formatter_class=_Help)
+    p.add_argument("--markdown", metavar="FILE", default=None,
+                   help="write the delayed proof as markdown+LaTeX to FILE (docs/proof.md: with --all)")
     p.add_argument("--json", action="store_true", help="print registry and all checks as JSON")
-    p.add_argument("--bound", metavar="NAME", help="show one registered bound and its checks")
+    p.add_argument("--bound", metavar="NAME", default=None, help="show one registered bound and its checks")
     p.add_argument("--all", action="store_true", help="print every derivation, not only the delayed theorem")
+    p.add_argument("--slack-figure", metavar="FILE", default=None, help="write the C2 slack figure (PNG)")
     a = p.parse_args(argv)
+    from .registry import names
+    if a.bound and a.bound not in names():
+        print(f"python -m theory: error: --bound: no bound named {a.bound!r}; valid names:\n  "
+              + "\n  ".join(names()), file=sys.stderr)
+        return 2
+    if a.slack_figure:
+        from .slack import plot_slack
+        try:
+            print(f"wrote {plot_slack(a.slack_figure)}")
+        except OSError as e:
+            print(f"python -m theory: error: --slack-figure: cannot write {a.slack_figure}: {e}", file=sys.stderr)
+            return 2
+        return 0
     from .derivation import all_derivations
     from .proof_text import delayed_proof, render_markdown, render_text
     if a.json:
@@ -105,8 +142,13 @@ def main(argv=None) -> int:
         return 0
     ders = all_derivations() if a.all else delayed_proof()
     if a.markdown:
-        with open(a.markdown, "w") as fh:
-            fh.write(render_markdown(ders))
+        from .overview import proof_markdown
+        try:
+            with open(a.markdown, "w") as fh:
+                fh.write(proof_markdown() if a.all else render_markdown(ders))
+        except OSError as e:
+            print(f"python -m theory: error: --markdown: cannot write {a.markdown}: {e}", file=sys.stderr)
+            return 2
         print(f"wrote {a.markdown}")
         return 0
     print(render_text(ders))

@@ -62,7 +62,9 @@ class Bound:
     assumptions: tuple of "A1".."A4"; source: provenance sentence;
     status: derived|restated|transmitted; valid: True (proved here),
     False (shown wrong or meaningless), None (unknown); symbols: names that
-    evaluate needs (sorted free symbols); note: what the bound covers.
+    evaluate needs (sorted free symbols); note: what the bound covers;
+    reading: for a bound transmitted from the paper, which reading of its words this
+    record tests (docs/design.md §5), empty otherwise.
     """
 
     name: str
@@ -75,6 +77,7 @@ class Bound:
     valid: bool | None
     symbols: tuple[str, ...] = ()
     note: str = ""
+    reading: str = ""
 
     def __post_init__(self):
         if self.variant not in VARIANTS:

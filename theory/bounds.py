@@ -15,6 +15,8 @@ Derived here (theory.derivation proves each step):
 * perturbed theorem (1/K) sum E||grad f(y_t)||_* <= descent + 2 drift + 2 L r_avg
 * delayed: r_t <= eta, so drift + L eta = L eta/mu (the sync drift with 1-mu -> 1)
 * EF: r_t = eta ||lmo(m_{t-1}) - lmo(m_{t-2})|| <= 2 eta (worst case)
+
+The readings of the paper's delayed bound are in theory.paper_readings.
 """
 from __future__ import annotations
 
@@ -61,25 +63,6 @@ KOVALEV_SYNC_THEOREM = _b(
     "avg_grad_norm_x", "sync", "kovalev", "restated", True,
     "= Delta_0/(eta K) + 2 rho sigma/(mu K) + 2 sqrt(mu) rho sigma + 3 L eta/2 + 2 L eta/mu;"
     " exceeds derived_sync_theorem by exactly 3 L eta, hence valid.", A1234)
-
-PAPER_DELAYED_NOISE_LITERAL = _b(
-    "paper_delayed_noise_literal",
-    sp.sqrt(2 * mu * rho**2 * sigma**2 + 8 * L * eta**2),
-    "momentum_error_y", "delayed", "paper", "transmitted", False,
-    "Literal reading sqrt(2 mu rho^2 sigma^2 + 8 L eta^2): adds [F/X]^2 to [F]; not"
-    " invariant under f -> c f, so it cannot bound a gradient-norm quantity for all c.")
-
-PAPER_DELAYED_NOISE_CONSISTENT = _b(
-    "paper_delayed_noise_consistent",
-    sp.sqrt(2 * mu * rho**2 * sigma**2 + 8 * L**2 * eta**2),
-    "momentum_error_y", "delayed", "paper", "transmitted", False,
-    "Read as the stationary part (t -> infinity) of E||m_t - grad f(y_t)||_*: it is"
-    " sqrt(2a^2 + 2b^2) >= a + b with a = sqrt(mu) rho sigma, b = 2 L eta, and omits the"
-    " momentum-lag drift L eta (1-mu)/mu. The derived stationary value is"
-    " sqrt(mu) rho sigma + L eta/mu, attained with sigma = 0 on f = L x^2/2 with the sign LMO"
-    " far from the minimum; there the reading gives 2 sqrt(2) L eta < L eta/mu for every"
-    " mu < 1/(2 sqrt 2), so it is false. (For 1/(2 sqrt 2) <= mu < 1/2 it is below the derived"
-    " bound for intermediate noise; for mu > 1/2 it is above it everywhere.)")
 
 DERIVED_SYNC_LEMMA = _b(
     "derived_sync_lemma", noise() + drift(),
@@ -136,7 +119,6 @@ DERIVED_EF_THEOREM_WORST = _b(
 
 ALL = (
     KOVALEV_SYNC_LEMMA, KOVALEV_SYNC_THEOREM,
-    PAPER_DELAYED_NOISE_LITERAL, PAPER_DELAYED_NOISE_CONSISTENT,
     DERIVED_SYNC_LEMMA, DERIVED_SYNC_THEOREM,
     DERIVED_DELAYED_LEMMA, DERIVED_DELAYED_LEMMA_X,
     DERIVED_DELAYED_THEOREM, DERIVED_DELAYED_THEOREM_X,

@@ -49,7 +49,9 @@ class CheckResult:
         if not self.ok:
             return f"REJECTED ({self.detail})"
         if self.method == "premise":
-            return "premise (cited; numeric witness in theory.premises)"
+            return "premise (cited; checked numerically by theory.witnesses)"
+        if self.method == "cite":
+            return f"cites {self.detail} (whose own chain is checked)"
         return self.method if self.method == "symbolic" else f"numeric ({self.detail})"
 
 
@@ -155,9 +157,37 @@ def _symbolic_identity(d: sp.Expr) -> bool:
     return False
 
 
+def quadratic_nonneg(e: sp.Expr, var: sp.Symbol) -> bool:
+    """e >= 0 for all real var: a quadratic in var with leading coefficient >= 0 and
+    discriminant <= 0 (both proved under the assumptions)."""
+    try:
+        p = sp.Poly(sp.expand(e), var)
+    except sp.PolynomialError:
+        return False
+    if p.degree() != 2:
+        return False
+    c2, c1, c0 = p.all_coeffs()
+    return _nonneg_mu(c2) and _nonneg_mu(sp.expand(4 * c2 * c0 - c1**2))
+
+
+def _sqrt_tactic(e: sp.Expr) -> bool:
+    """e = sqrt(X) - R >= 0 because R <= 0 or X - R^2 >= 0 (a sum of nonnegative terms, or a
+    quadratic in one symbol with discriminant <= 0)."""
+    e = sp.expand(e)
+    roots = [term for term in sp.Add.make_args(e)
+             if isinstance(term, sp.Pow) and term.exp == sp.Rational(1, 2) and term.base.is_Add]
+    if len(roots) != 1:
+        return False
+    X, R = roots[0].base, sp.expand(roots[0] - e)
+    if _nonneg_mu(-R):
+        return True
+    q = sp.expand(X - R**2)
+    return _nonneg_mu(q) or any(quadratic_nonneg(q, v) for v in sorted(q.free_symbols, key=str))
+
+
 def _symbolic_inequality(lhs: sp.Expr, rhs: sp.Expr) -> bool:
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
-    if _nonneg_mu(rhs - lhs):
+    if _nonneg_mu(rhs - lhs) or _sqrt_tactic(rhs - lhs):
         return True
     if lhs.has(sp.Pow) or rhs.has(sp.Pow):  # compare squares of nonnegative sides
         if _nonneg_mu(lhs) and _nonneg_mu(rhs):

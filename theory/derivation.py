@@ -23,6 +23,7 @@ import dataclasses
 import sympy as sp
 
 from . import bounds as B
+from . import paper_readings as PR
 from .check import CheckResult, check_step
 from .symbols import Delta_0, K, L, eta, mu, r_avg, r_w, rho, sigma, t
 
@@ -52,9 +53,16 @@ class Step:
     reason: str
     kind: str = "algebra"
     where: tuple = ()
+    chain: bool = True
+    cites: str = ""
 
     def check(self, n: int = 4000, seed: int = 0) -> CheckResult:
-        """Machine check (algebra) or the citation (premise)."""
+        """Machine check (algebra), the citation (premise), or the registered bound it cites."""
+        if self.cites:
+            from .registry import get
+            ok = sp.simplify(sp.sympify(self.rhs) - get(self.cites).expr) == 0
+            return CheckResult(ok, "cite", f"the registered bound {self.cites}" if ok else
+                               f"rhs is not the expression of {self.cites}")
         if self.kind == "premise":
             return CheckResult(True, "premise", f"cited: {self.reason}")
         return check_step(self.lhs, self.rel, self.rhs, dict(self.where) or None, n=n, seed=seed)
@@ -68,17 +76,31 @@ class Derivation:
     bound: str
     statement: str
     steps: tuple
+    start: object = None     # the quantity the chain starts from (theory.chain)
+    proves: bool = True      # False: an explanation, not a proof of ``bound``
 
     def check(self, n: int = 4000) -> list[tuple[Step, CheckResult]]:
         return [(s, s.check(n=n, seed=i)) for i, s in enumerate(self.steps)]
 
 
-def _alg(name, lhs, rel, rhs, reason, where=()):
-    return Step(name, lhs, rel, rhs, reason, "algebra", tuple(where))
+def _alg(name, lhs, rel, rhs, reason, where=(), chain=True):
+    return Step(name, lhs, rel, rhs, reason, "algebra", tuple(where), chain)
 
 
-def _prem(name, lhs, rhs, reason):
-    return Step(name, lhs, "<=", rhs, reason, "premise")
+def _prem(name, lhs, rhs, reason, chain=True):
+    return Step(name, lhs, "<=", rhs, reason, "premise", (), chain)
+
+
+def _cite(lhs, bound):
+    """lhs <= the registered bound ``bound`` (proved by its own derivation)."""
+    from .registry import get
+    return Step(f"by {bound}", lhs, "<=", get(bound).expr, f"{bound}, proved by its own derivation",
+                "premise", (), True, bound)
+
+
+#: the quantities the chains start from
+E_x = sp.Symbol("E_x")        # E||m_t - grad f(x_t)||_*
+G_x = sp.Symbol("G_x")        # (1/K) sum_{t<K} E||grad f(x_t)||_*
 
 
 def perturbed_lemma() -> Derivation:
@@ -87,7 +109,8 @@ def perturbed_lemma() -> Derivation:
     lag = (1 - mu) * (1 - W0) / mu
     steps = (
         _alg("weights sum to one", W0 + sp.Sum(WK, (k, 0, t - 1)), "==", 1,
-             "unrolling m_t = (1-mu) m_{t-1} + mu g_t from m_0 = g_0 gives m_t = sum_j w_{t,j} g_j; geometric sum"),
+             "unrolling m_t = (1-mu) m_{t-1} + mu g_t from m_0 = g_0 gives m_t = sum_j w_{t,j} g_j; geometric sum",
+             chain=False),
         _prem("split noise and drift", E_t, N_t + D_t,
               "g_j = grad f(x_j) + xi_j and sum_j w_{t,j} = 1, then the triangle inequality"),
         _prem("noise: A4 + Jensen + martingale orthogonality + A3", N_t,
@@ -114,7 +137,7 @@ def perturbed_lemma() -> Derivation:
     )
     return Derivation("perturbed_lemma", "derived_ef_lemma_trajectory",
                       "E||m_t - grad f(y_t)||_* <= (1-mu)^t rho sigma + sqrt(mu) rho sigma"
-                      " + L eta (1-mu)/mu + L r_w(t)", steps)
+                      " + L eta (1-mu)/mu + L r_w(t)", steps, start=E_t)
 
 
 def perturbed_theorem() -> Derivation:
@@ -122,20 +145,24 @@ def perturbed_theorem() -> Derivation:
     + 2 sqrt(mu) rho sigma + L eta/2 + 2 L eta (1-mu)/mu + 2 L r_avg."""
     avg_geo = (1 - (1 - mu) ** K) / (mu * K)
     lem_avg = rho * sigma * avg_geo + sp.sqrt(mu) * rho * sigma + L * eta * (1 - mu) / mu + L * r_avg
+    S = sp.Symbol("(1/K) sum_t E_t")
     steps = (
         _prem("descent lemma at the virtual iterate",
               sp.Symbol("f(y_{t+1})"), sp.Symbol("f(y_t)") + eta * sp.Symbol("<grad f(y_t), lmo(m_t)>") + L * eta**2 / 2,
-              "A2 with y_{t+1} - y_t = d_t = eta lmo(m_t), ||lmo(m_t)|| <= 1 (docs/design.md §4: y follows the sync recursion)"),
+              "A2 with y_{t+1} - y_t = d_t = eta lmo(m_t), ||lmo(m_t)|| <= 1 (docs/design.md §4: y follows the sync recursion)",
+              chain=False),
         _prem("LMO inner product", sp.Symbol("<grad f(y_t), lmo(m_t)>"),
               -sp.Symbol("||grad f(y_t)||_*") + 2 * sp.Symbol("||m_t - grad f(y_t)||_*"),
-              "<m, lmo(m)> = -||m||_*, Hölder <g - m, lmo(m)> <= ||g - m||_*, and ||m||_* >= ||g||_* - ||g - m||_*"),
-        _prem("telescope over t < K", G, Delta_0 / (eta * K) + 2 * sp.Symbol("(1/K) sum_t E_t") + L * eta / 2,
-              "sum the descent inequality, f(y_0) = f(x_0) (d_{-1} = d_{-2} = 0), f(y_K) >= f* (A1), divide by eta K"),
+              "<m, lmo(m)> = -||m||_*, Hölder <g - m, lmo(m)> <= ||g - m||_*, and ||m||_* >= ||g||_* - ||g - m||_*",
+              chain=False),
+        _prem("telescope over t < K", G, Delta_0 / (eta * K) + 2 * S + L * eta / 2,
+              "sum the descent inequality with the LMO inner product, f(y_0) = f(x_0) (d_{-1} = d_{-2} = 0),"
+              " f(y_K) >= f* (A1), divide by eta K"),
         _alg("sum of the transient", sp.Sum((1 - mu) ** k, (k, 0, K - 1)), "==", avg_geo * K,
-             "geometric sum sum_{t<K} (1-mu)^t = (1 - (1-mu)^K)/mu"),
-        _alg("transient bounded", avg_geo, "<=", 1 / (mu * K), "(1-mu)^K >= 0"),
-        _prem("average the lemma", sp.Symbol("(1/K) sum_t E_t"), lem_avg,
+             "geometric sum sum_{t<K} (1-mu)^t = (1 - (1-mu)^K)/mu", chain=False),
+        _prem("average the lemma", S, lem_avg,
               "perturbed_lemma at each t < K, averaged; (1/K) sum_t r_w(t) = r_avg by definition"),
+        _alg("transient bounded", avg_geo, "<=", 1 / (mu * K), "(1-mu)^K >= 0"),
         _alg("collect the terms",
              Delta_0 / (eta * K) + 2 * (rho * sigma / (mu * K) + sp.sqrt(mu) * rho * sigma
                                         + L * eta * (1 - mu) / mu + L * r_avg) + L * eta / 2,
@@ -143,17 +170,17 @@ def perturbed_theorem() -> Derivation:
     )
     return Derivation("perturbed_theorem", "derived_ef_theorem_trajectory",
                       "(1/K) sum_{t<K} E||grad f(y_t)||_* <= Delta_0/(eta K) + 2 rho sigma/(mu K)"
-                      " + 2 sqrt(mu) rho sigma + L eta/2 + 2 L eta (1-mu)/mu + 2 L r_avg", steps)
+                      " + 2 sqrt(mu) rho sigma + L eta/2 + 2 L eta (1-mu)/mu + 2 L r_avg", steps, start=G)
 
 
-def _special(name, bound, statement, general, premise, reason, sub, final, r_sym):
+def _special(name, bound, statement, general, premise, reason, sub, final, r_sym, start, cites):
     """Specialise a general bound (expr in r_sym) with r <= sub (or r = 0)."""
-    steps = [_prem(premise[0], r_sym, sub, premise[1])]
+    steps = [_cite(start, cites), _prem(premise[0], r_sym, sub, premise[1])]
     if sub != 0:
         steps.append(_alg("monotone in the perturbation", general, "<=", general.subs(r_sym, sub),
-                          reason, where=((r_sym, sub / (1 + v)),)))
+                          reason, where=((r_sym, sub / (1 + v)),), chain=False))
     steps.append(_alg("simplify", general.subs(r_sym, sub), "==", final, "algebra"))
-    return Derivation(name, bound, statement, tuple(steps))
+    return Derivation(name, bound, statement, tuple(steps), start=start)
 
 
 def all_derivations() -> list[Derivation]:
@@ -162,53 +189,66 @@ def all_derivations() -> list[Derivation]:
     out = [perturbed_lemma(), perturbed_theorem()]
     out.append(_special("sync_lemma", "derived_sync_lemma", "sync: y_t = x_t, r = 0", lem,
                         ("sync has y_t = x_t", "r_t = 0 for every t"), "", 0,
-                        B.DERIVED_SYNC_LEMMA.expr, r_w))
+                        B.DERIVED_SYNC_LEMMA.expr, r_w, E_t, "derived_ef_lemma_trajectory"))
     out.append(_special("sync_theorem", "derived_sync_theorem", "sync: r_avg = 0", thm,
-                        ("sync has y_t = x_t", "r_avg = 0"), "", 0, B.DERIVED_SYNC_THEOREM.expr, r_avg))
+                        ("sync has y_t = x_t", "r_avg = 0"), "", 0, B.DERIVED_SYNC_THEOREM.expr, r_avg,
+                        G, "derived_ef_theorem_trajectory"))
     dprem = ("delayed: r_t = ||d_{t-1}|| <= eta",
              "y_t - x_t = d_{t-1} = eta lmo(m_{t-1}), ||lmo|| <= 1; weights sum to 1")
     out.append(_special("delayed_lemma", "derived_delayed_lemma", "delayed, at y_t", lem, dprem,
-                        "L r_w increases in r_w; r_w <= eta", eta, B.DERIVED_DELAYED_LEMMA.expr, r_w))
+                        "L r_w increases in r_w; r_w <= eta", eta, B.DERIVED_DELAYED_LEMMA.expr, r_w,
+                        E_t, "derived_ef_lemma_trajectory"))
     out.append(_special("delayed_theorem", "derived_delayed_theorem", "delayed, at y_t", thm, dprem,
-                        "2 L r_avg increases in r_avg; r_avg <= eta", eta, B.DERIVED_DELAYED_THEOREM.expr, r_avg))
+                        "2 L r_avg increases in r_avg; r_avg <= eta", eta, B.DERIVED_DELAYED_THEOREM.expr, r_avg,
+                        G, "derived_ef_theorem_trajectory"))
     eprem = ("EF: r_t = eta ||lmo(m_{t-1}) - lmo(m_{t-2})|| <= 2 eta",
              "y_t - x_t = d_{t-1} - d_{t-2}; triangle inequality, ||lmo|| <= 1")
     out.append(_special("ef_lemma_worst", "derived_ef_lemma_worst", "EF worst case", lem, eprem,
-                        "r_w <= 2 eta", 2 * eta, B.DERIVED_EF_LEMMA_WORST.expr, r_w))
+                        "r_w <= 2 eta", 2 * eta, B.DERIVED_EF_LEMMA_WORST.expr, r_w,
+                        E_t, "derived_ef_lemma_trajectory"))
     out.append(_special("ef_theorem_worst", "derived_ef_theorem_worst", "EF worst case", thm, eprem,
-                        "r_avg <= 2 eta", 2 * eta, B.DERIVED_EF_THEOREM_WORST.expr, r_avg))
+                        "r_avg <= 2 eta", 2 * eta, B.DERIVED_EF_THEOREM_WORST.expr, r_avg,
+                        G, "derived_ef_theorem_trajectory"))
     out.append(Derivation("delayed_lemma_x", "derived_delayed_lemma_x", "delayed, at x_t", (
         _prem("x-steps of delayed training are <= eta", sp.Symbol("||x_{t+1} - x_t||"), eta,
-              "x_{t+1} - x_t = d_{t-1}; so perturbed_lemma applies with y := x, r = 0"),
-        _alg("simplify", lem.subs(r_w, 0), "==", B.DERIVED_DELAYED_LEMMA_X.expr, "algebra"))))
+              "x_{t+1} - x_t = d_{t-1}; so perturbed_lemma applies with y := x", chain=False),
+        _cite(E_x, "derived_ef_lemma_trajectory"),
+        _prem("at y := x the perturbation is zero", r_w, 0, "r_t = ||x_t - x_t|| = 0"),
+        _alg("simplify", lem.subs(r_w, 0), "==", B.DERIVED_DELAYED_LEMMA_X.expr, "algebra")), start=E_x))
     out.append(Derivation("delayed_theorem_x", "derived_delayed_theorem_x", "delayed, at x_t", (
-        _prem("gradient at x from gradient at y", sp.Symbol("||grad f(x_t)||_*"),
-              sp.Symbol("||grad f(y_t)||_*") + L * eta, "A2 and r_t <= eta"),
+        _prem("gradient at x from gradient at y", G_x, G + L * eta,
+              "A2 and r_t <= eta: ||grad f(x_t)||_* <= ||grad f(y_t)||_* + L r_t, averaged over t < K"),
+        _cite(G, "derived_delayed_theorem"),
         _alg("add L eta", B.DERIVED_DELAYED_THEOREM.expr + L * eta, "==",
-             B.DERIVED_DELAYED_THEOREM_X.expr, "algebra"))))
+             B.DERIVED_DELAYED_THEOREM_X.expr, "algebra")), start=G_x))
     out.append(Derivation("kovalev_lemma_implied", "kovalev_sync_lemma",
                           "Kovalev's restated lemma follows from the derived one", (
+        _cite(E_x, "derived_sync_lemma"),
         _alg("derived <= restated", B.DERIVED_SYNC_LEMMA.expr, "<=", B.KOVALEV_SYNC_LEMMA.expr,
-             "L eta (1-mu)/mu <= L eta/mu"),)))
+             "L eta (1-mu)/mu <= L eta/mu")), start=E_x))
     out.append(Derivation("kovalev_theorem_implied", "kovalev_sync_theorem",
                           "Kovalev's restated theorem follows from the derived one", (
+        _cite(G_x, "derived_sync_theorem"),
         _alg("derived <= restated", B.DERIVED_SYNC_THEOREM.expr, "<=", B.KOVALEV_SYNC_THEOREM.expr,
              "the difference is exactly 3 L eta >= 0"),
         _alg("the gap is 3 L eta", B.KOVALEV_SYNC_THEOREM.expr - B.DERIVED_SYNC_THEOREM.expr, "==",
-             3 * L * eta, "algebra"))))
+             3 * L * eta, "algebra", chain=False)), start=G_x))
     a, b = sp.sqrt(mu) * rho * sigma, 2 * L * eta
-    out.append(Derivation("paper_reading", "paper_delayed_noise_consistent",
-                          "how sqrt(2 mu rho^2 sigma^2 + 8 L^2 eta^2) arises, and what it leaves out", (
+    out.append(Derivation("paper_noise_term_alone", "paper_delayed_noise_consistent",
+                          "how sqrt(2 mu rho^2 sigma^2 + 8 L^2 eta^2) arises, and what it leaves out"
+                          " (an explanation, not a proof: the noise term alone is not a bound)", (
         _alg("a + b <= sqrt(2a^2 + 2b^2)", a_ + b_, "<=", sp.sqrt(2 * a_**2 + 2 * b_**2),
              "(a - b)^2 >= 0"),
         _alg("with a = sqrt(mu) rho sigma, b = 2 L eta", sp.sqrt(2 * a**2 + 2 * b**2), "==",
-             B.PAPER_DELAYED_NOISE_CONSISTENT.expr, "algebra"),
+             PR.PAPER_DELAYED_NOISE_CONSISTENT.expr, "algebra"),
         _alg("the derived stationary error is sqrt(mu) rho sigma + 2 L eta + the omitted lag term",
              sp.sqrt(mu) * rho * sigma + L * eta / mu, "==",
              a + b + L * eta * (1 - 2 * mu) / mu,
-             "L eta/mu = 2 L eta + L eta (1 - 2 mu)/mu: the paper's 2 L eta covers the"
+             "L eta/mu = 2 L eta + L eta (1 - 2 mu)/mu: the noise term's 2 L eta covers the"
              " perturbation L r_t <= L eta plus one more L eta, not the lag L eta (1-mu)/mu"),
-    )))
+    ), proves=False))
+    from .paper_derivation import paper_derivations
+    out += paper_derivations()
     return out
 
 

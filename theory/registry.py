@@ -5,12 +5,16 @@ paper_delayed_noise_literal, paper_delayed_noise_consistent, derived_sync_lemma,
 derived_sync_theorem, derived_delayed_lemma, derived_delayed_lemma_x,
 derived_delayed_theorem, derived_ef_lemma_trajectory, derived_ef_lemma_worst,
 derived_ef_theorem_trajectory, derived_ef_theorem_worst; plus
-derived_delayed_theorem_x (the delayed theorem at x_t).
+derived_delayed_theorem_x (the delayed theorem at x_t) and the readings of the paper's
+delayed bound paper_c1_y, paper_c2_y, paper_c1_x, paper_c2_x, paper_c3_y, paper_c4_y,
+paper_c3_x, paper_c4_x (theory.paper_readings; each record names its reading).
 """
 from __future__ import annotations
 
 from .bound import Bound
-from .bounds import ALL
+from . import bounds, paper_readings
+
+ALL = bounds.ALL[:2] + paper_readings.ALL + bounds.ALL[2:]
 
 _BY_NAME: dict[str, Bound] = {b.name: b for b in ALL}
 

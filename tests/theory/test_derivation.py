@@ -18,6 +18,8 @@ def test_every_step_checks(dname, i, step):
     assert res.ok, (dname, step.name, res.status, res.counterexample)
     if step.kind == "algebra":
         assert res.method in ("symbolic", "numeric")
+    elif step.cites:
+        assert res.method == "cite" and step.cites in res.detail
     else:
         assert res.method == "premise" and step.reason
 
