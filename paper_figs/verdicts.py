@@ -226,7 +226,7 @@ def reading_verdict(reading: str, *, scale_invariant: bool, implied: bool, check
     if violated:
         return Verdict(FAILS, f"{reading}: violated in " + ", ".join(violated))
     if implied:
-        seen = (f"not violated in {checks} Monte Carlo checks and searches" if checks else
+        seen = (f"not violated in {checks} Monte Carlo checks nor by the falsification search where it ran" if checks else
                 "not checked by Monte Carlo in this run")
         return Verdict(HOLDS, f"{reading}: implied by the derived delayed lemma (sympy); {seen}")
     return Verdict(INCONCLUSIVE, f"{reading}: not proved here and not violated in {checks} checks")
