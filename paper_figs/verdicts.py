@@ -203,5 +203,34 @@ def lower_is_better(better: Sequence[float], worse: Sequence[float], what: str) 
     return Verdict(INCONCLUSIVE, desc + ": within the margin")
 
 
+#: verdicts about a reading of the paper's delayed bound (docs/design.md §5)
+CANNOT_BE_A_BOUND, NOT_A_BOUND_ALONE = "cannot be a bound (units)", "not a bound by itself"
+
+
+def reading_verdict(reading: str, *, scale_invariant: bool, implied: bool, checks: int,
+                    violated: Sequence[str], alone: bool = False) -> Verdict:
+    """Verdict on one reading of the paper's delayed bound.
+
+    not a bound by itself: ``alone`` (the noise term without the drift and the transient);
+    cannot be a bound (units): not invariant under f -> c f;
+    holds: proved implied by the package's derived lemma (theory.implications) and violated in
+    none of ``checks`` Monte Carlo checks / searches; does not hold: some check violated it;
+    inconclusive: not proved and nothing violated.
+    """
+    if alone:
+        return Verdict(NOT_A_BOUND_ALONE, f"{reading}: it leaves out the drift L eta (1-mu)/mu and the"
+                                          " transient (1-mu)^t rho sigma; a comparison, not the paper's claim")
+    if not scale_invariant:
+        return Verdict(CANNOT_BE_A_BOUND, f"{reading}: 8 L eta^2 has units [F] where 2 mu rho^2 sigma^2 has [F/X]^2,"
+                                          " so the statement changes with the units of f")
+    if violated:
+        return Verdict(FAILS, f"{reading}: violated in " + ", ".join(violated))
+    if implied:
+        seen = (f"not violated in {checks} Monte Carlo checks nor by the falsification search where it ran" if checks else
+                "not checked by Monte Carlo in this run")
+        return Verdict(HOLDS, f"{reading}: implied by the derived delayed lemma (sympy); {seen}")
+    return Verdict(INCONCLUSIVE, f"{reading}: not proved here and not violated in {checks} checks")
+
+
 def verdict_of(mapping: Mapping[str, Verdict]) -> Verdict:
     return combine(list(mapping.values()), ", ".join(mapping))

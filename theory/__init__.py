@@ -17,6 +17,8 @@ steps), check (one step), chain (the steps assembled give the bound), witnesses 
 implications (reading x variant), slack (C2 vs the sharper bounds), scaling, limits, rates.
 ``python -m theory --help`` lists the command line.
 """
+from . import check as _check_module  # noqa: F401  (load the submodules whose names the
+from . import proof_text as _proof_text_module  # noqa: F401  functions below reuse, first)
 from .bound import Bound
 from .check import CheckResult, check_step
 from .implications import implication, implication_table

@@ -24,7 +24,7 @@ import sympy as sp
 
 from .check import _nonneg_mu
 from .registry import get
-from .symbols import L, eta, mu, r_w, rho, sigma, t
+from .symbols import eta, mu, r_w, rho, sigma, t
 
 a = sp.Symbol("a", positive=True)   # a = sqrt(mu) rho sigma
 

@@ -1,8 +1,5 @@
 """Three-state verdicts with r_w at the right confidence end, coverage of the one-sided bounds
 on skewed data, the paper's readings C1/C2 against runs and the search, and the CLI's user errors."""
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import sympy as sp
@@ -101,15 +98,18 @@ def test_search_does_not_falsify_c2():
     assert not r["violated"] and r["confirmed_ratio"] <= 1
 
 
-def test_cli_refuses_unwritable_out_before_monte_carlo(tmp_path):
+def test_cli_refuses_unwritable_out_before_monte_carlo(tmp_path, capsys, monkeypatch):
+    from verify.__main__ import main
+    monkeypatch.setattr("verify.__main__.run_report", lambda **kw: pytest.fail("Monte Carlo started"))
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    r = subprocess.run([sys.executable, "-m", "verify", "--quick", "--out", str(blocker / "sub")],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2 and "not a writable directory" in r.stderr and "Traceback" not in r.stderr
-    assert "stage" not in r.stderr
-    h = subprocess.run([sys.executable, "-m", "verify", "--help"], capture_output=True, text=True, timeout=120)
-    assert "(default: None)" in h.stdout
+    with pytest.raises(SystemExit) as e:
+        main(["--quick", "--out", str(blocker / "sub")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "not a writable directory" in err and "Traceback" not in err
+    with pytest.raises(SystemExit) as e:
+        main(["--help"])
+    assert e.value.code == 0 and "(default: None)" in capsys.readouterr().out
 
 
 def test_progress_per_unit(monkeypatch):
