@@ -139,7 +139,9 @@ DISCREPANCIES = (
 TRANSCRIPTION_AMBIGUITIES = (
     "The delayed noise bound is transmitted as \"8 L eta^2\" (the summary's words: 8 times L times "
     "eta squared). Parsed literally, 8 L eta^2 is not invariant under f -> c f and so cannot be a "
-    "bound; 8 (L eta)^2 = 8 L^2 eta^2 is the consistent parse. The term is the noise term of the "
+    "bound; 8 (L eta)^2 = 8 L^2 eta^2 is the consistent parse. (The words also allow (8 L eta)^2 = "
+    "64 L^2 eta^2, which is scale-invariant too and only looser, so it holds wherever the 8 L^2 eta^2 "
+    "parse does.) The term is the noise term of the "
     "delayed lemma (it replaces the synchronous sqrt(mu) rho sigma), not a bound on the whole "
     "momentum error (docs/design.md §5: readings C1-C4).",
 )

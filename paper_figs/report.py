@@ -151,6 +151,8 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, ove
             L += missing_section(o.missing)
         L += runs_section(o.runs, prov_index)
     L += ["## Discrepancies found in the paper's numbers", ""] + [f"- {d}" for d in pn.DISCREPANCIES] + [""]
+    L += (["## Transcription ambiguities (readings the summary allows; not errors of the paper)", ""]
+          + [f"- {d}" for d in pn.TRANSCRIPTION_AMBIGUITIES] + [""])
     if prov_index:
         L += ["## Provenance of the runs", ""] + [f"[{i}] {p}" for p, i in prov_index.items()] + [""]
     path = out_dir / "REPORT.md"

@@ -43,6 +43,7 @@ def test_every_figure_renders_files_and_report(micro_run):
         for v in o.verdicts.values():  # micro verdicts never claim anything
             assert v.status == "inconclusive" and "micro profile" in v.reason
     assert "test doubles" in report and "`train`" in report  # says its numbers are not measurements
+    assert "## Transcription ambiguities" in report and "8 (L eta)^2" in report
     assert (out / "tables" / "table1.csv").stat().st_size > 0
 
 
