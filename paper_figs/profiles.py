@@ -5,10 +5,11 @@ grid (optimizers, momenta, horizons, seeds). Figures a profile leaves out are li
 the report as "not run in this profile" -- never run at a horizon too short to mean
 anything.
 
-Live or kept: the whole set (``full``, 124 runs) takes hours on 2 CPU cores, so ``quick``
-shows the same grids as ``full`` but trains only Figure 3's seed-0 runs live; every other
-run is read from the kept records of ``full`` (:mod:`paper_figs.kept`), and a run with no
-kept record is reported missing with the command that produces it.
+Live or kept: the whole set (``full``, 142 runs, 18 of them the MoE figure's) takes hours
+on 2 CPU cores, so ``quick`` shows the same grids as ``full`` but trains only Figure 3's
+seed-0 runs live; every other run is read from the kept records of ``full``
+(:mod:`paper_figs.kept`), and a run with no kept record is reported missing with the
+command that produces it.
 
 Why quick trains for 1500 steps (the horizon check): measured on a 2-core CPU with a
 2-layer, width-128 byte-level transformer on standard-library text, batch 32 x 64 tokens,

@@ -87,7 +87,7 @@ def _plot(ctx: Context, g: dict, res: dict, hs: list, table_h: int) -> list:
             ax3.errorbar(hs, ys, yerr=err["yerr"], fmt="none", ecolor=plotting.VARIANT_STYLE[k]["color"], capsize=3)
     ax3.axhline(0, color="black", linewidth=0.8)
     ax3.set_ylabel("final loss minus synchronous (nats/byte)")
-    ax3.set_title("the gap per horizon (0 = synchronous quality)\npaper: no growth; EF closes it", fontsize=9)
+    ax3.set_title("the gap per horizon (0 = synchronous quality)\npaper: no growth; EF reduces it", fontsize=9)
     for ax in (ax2, ax3):
         ax.set_xscale("log")
         ax.set_xticks(hs)
