@@ -79,6 +79,8 @@ def test_ef_rule_edges():
     # a real gap, but seed noise as large as it: inconclusive, not 'holds'
     v = mv.ef_closes_gap([2.0, 2.0], [2.03, 2.09], [2.0, 2.06], "x")
     assert v.status == INCONCLUSIVE
+    # EF leaves 22 % of a 0.02 gap, but 0.0045 is within the margin (0.005) of 0: closed
+    assert mv.ef_closes_gap([2.0], [2.02], [2.0045], "x").status == HOLDS
     # EF recovers 60 %: narrows, does not close
     assert mv.ef_closes_gap([2.0], [2.1], [2.04], "x").status == INCONCLUSIVE
     # EF opens a gap where async had none
