@@ -193,3 +193,16 @@ def test_micro_moe_end_to_end_with_the_real_trainer(tmp_path):
     assert all(v.status == INCONCLUSIVE and "micro profile" in v.reason for v in o.verdicts.values())
     report = (tmp_path / "REPORT.md").read_text()
     assert "| *paper: 10B MoE* | 200B tokens | 1.906 | 1.911 | 1.906 | 0.005 | 0.000 |" in report
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_list_says_the_moe_runs_are_unmeasured_on_avx2(monkeypatch, tmp_path, fast):
+    from paper_figs import listing
+    from paper_figs.kept import KeptStore
+    monkeypatch.setattr(listing, "bf16_fast", lambda: fast)
+    text = listing.list_profile(get_profile("full"), only=["moe"], kept=KeptStore(tmp_path))
+    if fast:
+        assert "total estimate (nothing cached yet): ~" in text
+        assert "slow (AVX2 only): unknown, some of these runs' step costs are unmeasured" in text
+    else:
+        assert "total estimate (nothing cached yet): unknown" in text
