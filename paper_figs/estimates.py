@@ -31,7 +31,8 @@ Sources (a shared machine: absolute numbers drift with other load, ratios less s
   --config tiny tiny_moe --optimizers adamw muon --steps 16 --rounds 3`` (one process, 1
   thread, avx512_bf16 AMD EPYC, 2 cores shared with other jobs, load average 2-3,
   2026-12-03): tiny_moe AdamW 1.22x a tiny AdamW step, tiny_moe Muon 1.11x a tiny_moe AdamW
-  step (1.36x a tiny AdamW step; an 8-step, 3-round run gave 1.38x), so
+  step (1.36x a tiny AdamW step; an 8-step, 3-round run gave 1.38x, though its AdamW ratio
+  alone was 0.87x: only the product is steady under the load), so
   ``SEC_PER_STEP["tiny_moe"]`` is tiny's times 1.22. The AVX2 column is unmeasured (its
   Newton-Schulz runs over 8 experts' matrices in bf16): ``None``, so the estimate says "unknown"
   on such CPUs until someone measures it there.
