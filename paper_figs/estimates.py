@@ -27,6 +27,15 @@ Sources (a shared machine: absolute numbers drift with other load, ratios less s
   (median of 2 interleaved rounds: Muon 0.91, NorMuon 1.28, AdaMuon 1.15, SOAP 1.23,
   NAdam 1.08, Adan 1.09, MARS 1.04, Lion 1.01); the small-model run was too noisy under
   the load to resolve ratios, so small takes tiny's ratio where no other number exists.
+- ``tiny_moe`` (the MoE figure; only Muon runs on it): ``python -m paper_figs.step_costs
+  --config tiny tiny_moe --optimizers adamw muon --steps 16 --rounds 3`` (one process, 1
+  thread, avx512_bf16 AMD EPYC, 2 cores shared with other jobs, load average 2-3,
+  2026-12-03): tiny_moe AdamW 1.22x a tiny AdamW step, tiny_moe Muon 1.11x a tiny_moe AdamW
+  step (1.36x a tiny AdamW step; an 8-step, 3-round run gave 1.38x, though its AdamW ratio
+  alone was 0.87x: only the product is steady under the load), so
+  ``SEC_PER_STEP["tiny_moe"]`` is tiny's times 1.22. The AVX2 column is unmeasured (its
+  Newton-Schulz runs over 8 experts' matrices in bf16): ``None``, so the estimate says "unknown"
+  on such CPUs until someone measures it there.
 - ``RUN_OVERHEAD_S``: per run, building the model and data and evaluating. Measured with
   the micro profile, where it is nearly all of the training time: ``python -m paper_figs
   --profile micro`` trained its 65 runs (4 steps each) in 18 s, 0.28 s a run (2026-12-03,
@@ -50,12 +59,12 @@ from __future__ import annotations
 
 import functools
 
-SEC_PER_STEP: dict[str, float] = {"tiny": 0.067, "small": 0.067 * 5.0}
+SEC_PER_STEP: dict[str, float] = {"tiny": 0.067, "small": 0.067 * 5.0, "tiny_moe": 0.067 * 1.22}
 
-# optimizer -> config -> (factor where bf16 matmul is slow, factor where it is fast)
-STEP_FACTOR: dict[str, dict[str, tuple[float, float]]] = {
-    "adamw": {"tiny": (1.0, 1.0), "small": (1.0, 1.0)},
-    "muon": {"tiny": (3.5, 1.0), "small": (6.6, 1.0)},
+# optimizer -> config -> (factor where bf16 matmul is slow, factor where it is fast); None: unmeasured
+STEP_FACTOR: dict[str, dict[str, tuple[float | None, float | None]]] = {
+    "adamw": {"tiny": (1.0, 1.0), "small": (1.0, 1.0), "tiny_moe": (1.0, 1.0)},
+    "muon": {"tiny": (3.5, 1.0), "small": (6.6, 1.0), "tiny_moe": (None, 1.11)},
     "normuon": {"tiny": (3.5, 1.3), "small": (6.6, 1.3)},
     "adamuon": {"tiny": (3.5, 1.15), "small": (6.6, 1.15)},
     "soap": {"tiny": (1.23, 1.23), "small": (1.23, 1.23)},
@@ -86,7 +95,7 @@ def bf16_fast() -> bool:
 
 
 def step_factor(optimizer: str, config: str, fast_bf16: bool | None = None) -> float | None:
-    """STEP_FACTOR[optimizer][config] for this CPU kind; None if not in the table."""
+    """STEP_FACTOR[optimizer][config] for this CPU kind; None if not in the table or unmeasured."""
     row = STEP_FACTOR.get(optimizer, {}).get(config)
     if row is None:
         return None

@@ -83,4 +83,7 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
     if other is not None and total is not None and abs(other - train) > 1:
         lines.append(f"  (on a CPU whose bf16 matmul is {'slow (AVX2 only)' if fast else 'fast (avx512_bf16)'}: "
                      f"{fmt_seconds(other + known_ext + overhead)}{plus})")
+    elif other is None and total is not None:
+        lines.append(f"  (on a CPU whose bf16 matmul is {'slow (AVX2 only)' if fast else 'fast (avx512_bf16)'}: "
+                     "unknown, some of these runs' step costs are unmeasured there: paper_figs/estimates.py)")
     return "\n".join(lines)

@@ -120,6 +120,13 @@ CLAIMS: dict[str, str] = {
     "horizon": "Sync and async scaling curves stay nearly parallel from 50B to 200B tokens (2B MoE): "
                "no growth of the gap with longer training; EF consistently reduces the remaining gap "
                "(summary, Figure 5: numbers not given in the summary)",
+    "moe_table3": "10B MoE (Qwen3-Next with Gated Delta Net layers, ~2.8B active), 200B tokens, Muon, "
+                  "the same hyperparameters: sync 1.906, async 1.911 (gap 0.005), async + EF 1.906: EF "
+                  "closes the gap entirely (summary, results paragraph (实验结果), sixth finding; "
+                  "structured-data table row '10B MoE 模型预训练'; Table 3)",
+    "moe_stable": "Both asynchronous runs remain stable throughout training, async + EF closing the final "
+                  "gap to sync entirely (summary, Figure 1 caption: training loss, 10B MoE, 200B "
+                  "FineWeb-Edu tokens)",
     "constant_delay": "The constant one-step delay of PipeDream-2BW is more stable than the variable "
                       "delay of the original PipeDream (135M model; summary, Figure 6: numbers not "
                       "given in the summary)",

@@ -5,10 +5,11 @@ grid (optimizers, momenta, horizons, seeds). Figures a profile leaves out are li
 the report as "not run in this profile" -- never run at a horizon too short to mean
 anything.
 
-Live or kept: the whole set (``full``, 124 runs) takes hours on 2 CPU cores, so ``quick``
-shows the same grids as ``full`` but trains only Figure 3's seed-0 runs live; every other
-run is read from the kept records of ``full`` (:mod:`paper_figs.kept`), and a run with no
-kept record is reported missing with the command that produces it.
+Live or kept: the whole set (``full``, 142 runs, 18 of them the MoE figure's) takes hours
+on 2 CPU cores, so ``quick`` shows the same grids as ``full`` but trains only Figure 3's
+seed-0 runs live; every other run is read from the kept records of ``full``
+(:mod:`paper_figs.kept`), and a run with no kept record is reported missing with the
+command that produces it.
 
 Why quick trains for 1500 steps (the horizon check): measured on a 2-core CPU with a
 2-layer, width-128 byte-level transformer on standard-library text, batch 32 x 64 tokens,
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 ALL_FIGURES = (
-    "fig3", "table1", "fig2_table2", "fig4", "fig5", "fig6", "theory", "pipeline",
+    "fig3", "table1", "fig2_table2", "fig4", "fig5", "fig6", "moe", "theory", "pipeline",
 )
 
 TABLE1_OPTIMIZERS = ("adamw", "muon", "normuon", "adamuon", "soap", "nadam", "adan", "mars", "lion")
@@ -70,6 +71,9 @@ class Profile:
     pipedream_optimizers: tuple = ("adamw", "muon")
     pipedream_size: str = "small"  # stages <= layers: tiny has 2, small 4 (delays 3, 2, 1, 0 at P=4)
     pipedream_stages: int = 4
+    moe_size: str = "tiny_moe"  # the MoE figure (Table 3, Figures 1 and 5): model, optimizer, seeds
+    moe_optimizer: str = "muon"
+    moe_seeds: tuple = (0,)
     quick_external: bool = True
     jobs: int = 1
     threads_per_job: int = 0  # 0: leave torch's default
@@ -115,13 +119,15 @@ def _register(p: Profile) -> Profile:
 FULL = _register(Profile(
     name="full",
     description="every figure at CPU scale (hours; resumable through the cache): tiny and "
-                "small models, 1500 steps, 2 seeds for Figure 3, horizons 1500 / 3000 / 6000",
+                "small models, 1500 steps, 2 seeds for Figure 3, horizons 1500 / 3000 / 6000, "
+                "the MoE figure on tiny_moe (Muon, 2 seeds, every horizon)",
     base=_CPU_BASE, steps=1500, evals=15,
     figures=ALL_FIGURES,
     seeds_main=(0, 1),
     mitigation_optimizers=TABLE1_OPTIMIZERS,
     momentum_optimizers=("adamw", "muon", "lion", "nadam"),
     horizons=(1500, 3000, 6000),
+    moe_seeds=(0, 1),
     jobs=2, threads_per_job=1,
     quick_external=False,
 ))
@@ -135,12 +141,13 @@ QUICK = _register(replace(
 ))
 _register(Profile(
     name="gpu",
-    description="the paper's model sizes (135m, 360m) on CUDA, 5000 steps of 64 x 512 tokens",
+    description="the paper's model sizes (135m, 360m; MoE: moe_2b) on CUDA, 5000 steps of 64 x 512 tokens",
     base={"batch_size": 64, "seq_len": 512, "device": "cuda"},
     steps=5000, evals=25,
     figures=ALL_FIGURES,
     sizes=("135m", "360m"), main_size="135m", mitigation_size="360m", pipedream_size="135m",
     pipedream_stages=8,
+    moe_size="moe_2b",
     seeds_main=(0, 1),
     mitigation_optimizers=TABLE1_OPTIMIZERS,
     momentum_optimizers=("adamw", "muon", "lion", "nadam"),
@@ -158,6 +165,7 @@ _register(Profile(
     momentum_optimizers=("adamw", "muon"), momentum_grid=(0.9, 0.95),
     horizons=(4, 8),
     pipedream_optimizers=("adamw",), pipedream_stages=2, pipedream_size="tiny",
+    moe_seeds=(0, 1),
     verdicts_meaningful=False,
     horizon_note="micro profile: a few steps, only to exercise the pipeline; its numbers mean nothing.",
 ))

@@ -1,10 +1,13 @@
 """Measure each optimizer's training-step cost relative to AdamW: ``python -m paper_figs.step_costs``.
 
-For each optimizer of Table 1, trains ``--steps`` steps of ``--config`` (batch 32 x 64, no
-evaluation) with the real trainer, in ``--rounds`` rounds that interleave the optimizers so
-load drifts hit all of them alike, and prints the median step time and its ratio to
-AdamW's: the numbers to paste into ``paper_figs.estimates.STEP_FACTOR``. Ratios measured
-side by side in one process are meaningful on a shared machine; absolute times are not.
+For each model config of ``--config`` (one or several) and each optimizer, trains
+``--steps`` steps (batch 32 x 64, no evaluation) with the real trainer, in ``--rounds``
+rounds that interleave every (config, optimizer) pair so load drifts hit all of them alike,
+and prints the median step time, its ratio to the same config's AdamW step (the numbers to
+paste into ``paper_figs.estimates.STEP_FACTOR``) and, with several configs, its ratio to the
+first config's AdamW step (``SEC_PER_STEP``, e.g. ``--config tiny tiny_moe``). Ratios
+measured side by side in one process are meaningful on a shared machine; absolute times
+are not.
 """
 from __future__ import annotations
 
@@ -12,20 +15,22 @@ import argparse
 import statistics
 
 
-def measure(config: str, optimizers: list[str], steps: int, rounds: int, threads: int) -> dict:
-    """{optimizer: [seconds per step, one per round]} (timed steps only, TrainResult.tokens_per_s)."""
+def measure(configs: list[str], optimizers: list[str], steps: int, rounds: int, threads: int) -> dict:
+    """{(config, optimizer): [seconds per step, one per round]} (timed steps only,
+    TrainResult.tokens_per_s)."""
     import torch
 
     from gpu_runs.train import TrainConfig, train
     torch.set_num_threads(threads)
-    out = {o: [] for o in optimizers}
+    out = {(c, o): [] for c in configs for o in optimizers}
     for r in range(rounds):
-        for o in optimizers:
-            cfg = TrainConfig(config=config, optimizer=o, steps=steps, batch_size=32, seq_len=64,
-                              eval_every=0, log_every=0, eval_batches=1)
-            res = train(cfg, progress=False)
-            out[o].append(32 * 64 / res.tokens_per_s)
-            print(f"round {r + 1}/{rounds} {config} {o}: {out[o][-1] * 1e3:.0f} ms/step", flush=True)
+        for c in configs:
+            for o in optimizers:
+                cfg = TrainConfig(config=c, optimizer=o, steps=steps, batch_size=32, seq_len=64,
+                                  eval_every=0, log_every=0, eval_batches=1)
+                res = train(cfg, progress=False)
+                out[c, o].append(32 * 64 / res.tokens_per_s)
+                print(f"round {r + 1}/{rounds} {c} {o}: {out[c, o][-1] * 1e3:.0f} ms/step", flush=True)
     return out
 
 
@@ -34,7 +39,8 @@ def main(argv=None) -> int:
     from .profiles import TABLE1_OPTIMIZERS
     ap = argparse.ArgumentParser(prog="python -m paper_figs.step_costs", description=__doc__.split("\n\n")[0],
                                  formatter_class=HelpFormatter)
-    ap.add_argument("--config", default="tiny", help="model config")
+    ap.add_argument("--config", nargs="+", default=["tiny"],
+                    help="model config(s); with several, also each one's ratio to the first's AdamW step")
     ap.add_argument("--steps", type=int, default=8, help="training steps per measurement")
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds (the median is kept)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
@@ -43,11 +49,14 @@ def main(argv=None) -> int:
     if "adamw" not in a.optimizers:
         ap.error("--optimizers: must include adamw (the reference)")
     times = measure(a.config, a.optimizers, a.steps, a.rounds, a.threads)
-    med = {o: statistics.median(t) for o, t in times.items()}
-    print(f"\n{a.config}, batch 32x64, {a.threads} thread(s), median of {a.rounds} rounds of {a.steps} steps:")
-    print(f"{'optimizer':<10}{'ms/step':>10}{'x AdamW':>10}")
-    for o in a.optimizers:
-        print(f"{o:<10}{med[o] * 1e3:>10.0f}{med[o] / med['adamw']:>10.2f}")
+    med = {k: statistics.median(t) for k, t in times.items()}
+    ref = a.config[0]
+    print(f"\nbatch 32x64, {a.threads} thread(s), median of {a.rounds} rounds of {a.steps} steps:")
+    print(f"{'config':<10}{'optimizer':<10}{'ms/step':>10}{'x AdamW':>10}{f'x {ref} AdamW':>16}")
+    for c in a.config:
+        for o in a.optimizers:
+            print(f"{c:<10}{o:<10}{med[c, o] * 1e3:>10.0f}{med[c, o] / med[c, 'adamw']:>10.2f}"
+                  f"{med[c, o] / med[ref, 'adamw']:>16.2f}")
     return 0
 
 

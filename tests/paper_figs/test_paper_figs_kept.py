@@ -189,5 +189,5 @@ def test_list_counts_present_missing_and_stale_kept_records(tmp_path):
     stale = dict(rec, config={**full, "steps": 7}, key=config_hash({**full, "steps": 7}))
     store.put(compact(stale))
     text = list_profile(quick, kept=store)
-    assert "kept: 118 run(s) read from paper_figs/kept/ (or the cache), 1 present, 117 missing" in text
+    assert "kept: 136 run(s) read from paper_figs/kept/ (or the cache), 1 present, 135 missing" in text  # 118 + 18 MoE
     assert "1 kept record(s) in" in text and "match no run of this profile" in text
