@@ -4,7 +4,7 @@ run and a trainer run with the same options share x_0, the batches, the validati
 the lr schedule and the optimizer (applied per stage block).
 
 The per-stage optimizer is the trainer's base optimizer, ``registry.build(name, params,
-lr=warmup_cosine(...), momentum, weight_decay)``, without the trainer's ``delayed`` /
+lr=peak, schedule=lambda peak: warmup_cosine(peak, ...), momentum, weight_decay)``, without the trainer's ``delayed`` /
 ``error_feedback`` wrappers (the schedule *is* the delay) and without its
 ``clip_by_global_norm`` (the engine clips with the all-reduced norm of every stage, the
 same formula c = min(1, max_norm / (||g|| + 1e-6))).
@@ -52,16 +52,11 @@ def model_config(tc, corpus):
 
 
 def base_optimizer(tc, params):
-    """The trainer's optimizer without clipping and without the delay wrappers, and its schedule."""
-    from lmo import registry
-    from lmo.schedules import warmup_cosine
+    """The trainer's optimizer without clipping and without the delay wrappers, and its
+    schedule: ``gpu_runs.train.base_optimizer`` (the schedule on every parameter group)."""
+    from gpu_runs.train import base_optimizer as trainer_base
 
-    from gpu_runs.train import peak_lr
-
-    sched = warmup_cosine(peak_lr(tc), tc.steps, tc.warmup_frac, tc.final_frac)
-    opt = registry.build(tc.optimizer, params, lr=sched, momentum=tc.momentum,
-                         weight_decay=tc.weight_decay, **tc.opt_kwargs)
-    return opt, sched
+    return trainer_base(tc, params)
 
 
 def num_layers(args) -> int:

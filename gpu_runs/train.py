@@ -114,17 +114,36 @@ def peak_lr(cfg: TrainConfig) -> float:
     return float(DEFAULT_LR[cfg.optimizer])
 
 
+def lr_schedule(cfg: TrainConfig, peak: float | None = None):
+    """The paper protocol's schedule of a group with peak lr ``peak`` (default: the run's):
+    lmo.schedules.warmup_cosine(peak, steps, warmup_frac, final_frac)."""
+    from lmo.schedules import warmup_cosine
+
+    return warmup_cosine(peak_lr(cfg) if peak is None else peak, cfg.steps, cfg.warmup_frac, cfg.final_frac)
+
+
+def base_optimizer(cfg: TrainConfig, params: dict):
+    """The registry optimizer of the run with the schedule on *every* parameter group.
+
+    ``registry.build(name, params, lr=peak, schedule=peak -> warmup_cosine(peak, ...))``: for
+    the matrix optimizers (muon, normuon, adamuon) the AdamW group of embeddings, head, norms
+    and vectors follows the same warmup-cosine shape from its own peak. Returns (opt, sched)
+    with ``sched`` the schedule of the named optimizer's peak (the logged lr)."""
+    from lmo import registry
+
+    opt = registry.build(cfg.optimizer, params, lr=peak_lr(cfg), momentum=cfg.momentum,
+                         weight_decay=cfg.weight_decay, schedule=lambda peak: lr_schedule(cfg, peak),
+                         **cfg.opt_kwargs)
+    return opt, lr_schedule(cfg)
+
+
 def build_optimizer(cfg: TrainConfig, params: dict, stage_of: dict | None = None):
     """clip -> registry optimizer with the warmup-cosine schedule, wrapped for the mode.
 
-    Returns (opt, inner) where ``inner`` is the synchronous optimizer."""
-    from lmo import registry
+    Returns (opt, inner, sched) where ``inner`` is the synchronous optimizer."""
     from lmo.chain import chain, clip_by_global_norm
-    from lmo.schedules import warmup_cosine
 
-    sched = warmup_cosine(peak_lr(cfg), cfg.steps, cfg.warmup_frac, cfg.final_frac)
-    base = registry.build(cfg.optimizer, params, lr=sched, momentum=cfg.momentum,
-                          weight_decay=cfg.weight_decay, **cfg.opt_kwargs)
+    base, sched = base_optimizer(cfg, params)
     inner = chain(clip_by_global_norm(cfg.grad_clip), base) if cfg.grad_clip else base
     kw = dict(sync_start=cfg.sync_start, sync_cooldown=cfg.sync_cooldown, total_steps=cfg.steps,
               dc_asgd=cfg.dc_asgd)
