@@ -71,7 +71,10 @@ import torch
 import torch.distributed as dist
 
 from gpu_runs import pipeline_diag
-from gpu_runs.pipeline_ckpt import load_resume, resume_step, save_stage
+from gpu_runs.checkpoint import holds_run
+from gpu_runs.cli import show_defaults
+from gpu_runs.pipeline_ckpt import (check_same_run, latest_set, load_resume, prune_stage, resume_step,
+                                    save_stage)
 from gpu_runs.pipeline_delay import DelayRule
 from gpu_runs.pipeline_schedules import (SCHEDULES, check_schedule_args, check_sync_args,
                                          stage_actions, with_evals)
@@ -82,6 +85,7 @@ from gpu_runs.pipeline_stage import StageEngine, StageModule, split_layers
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="torchrun --nproc-per-node P -m gpu_runs.pipeline",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         description="Pipeline-parallel LM training, one process per stage (P = WORLD_SIZE). "
                     "gpipe/1f1b reproduce the trainer's sync mode, 2bw its 2bw mode (with --ef, "
                     "--sync-start, --sync-cooldown, --dc-asgd), pipedream "
@@ -118,11 +122,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-batches", type=int, default=4)
     p.add_argument("--device", default="cpu", help="cpu or cuda (cuda: one GPU per rank, NCCL)")
     p.add_argument("--out", default=None, help="directory for log.jsonl and per-stage checkpoints")
-    p.add_argument("--ckpt-every", type=int, default=0, help="checkpoint every k steps (0: at the end only)")
+    p.add_argument("--ckpt-every", type=int, default=None,
+                   help="checkpoint every k steps into OUT/ckpt_step{k}_stage{s}.pt (0: at the end "
+                        "only; default None: at every evaluation, keeping the newest 3 sets)")
     p.add_argument("--resume", default=None,
-                   help="directory with ckpt_stage{s}.pt files of the same schedule, P and M: "
-                        "continue from their step up to --steps (pipeline_ckpt converts the "
-                        "trainer's ckpt.pt)")
+                   help="run directory of the same run (options compared): continue from its final "
+                        "ckpt_stage{s}.pt files, else from its newest complete ckpt_step{k}_stage{s}.pt "
+                        "set (a killed run), up to --steps (pipeline_ckpt converts the trainer's ckpt.pt)")
+    p.set_defaults(resume_set=None)
     p.add_argument("--timeout", type=float, default=60.0,
                    help="seconds without progress before a rank gives up (watchdog and gloo timeout)")
     p.add_argument("--toy-layers", type=int, default=4)
@@ -139,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "from per-stage snapshots (gpu_runs.pipeline_diag; sync / 2bw, llama; 0: off)")
     p.add_argument("--diag-micro", type=int, default=4, help="independent microbatches for sigma / momentum error")
     p.add_argument("--quiet", action="store_true", help="no per-step progress lines")
-    return p
+    return show_defaults(p)
 
 
 def validate_args(args, num_stages: int, num_layers: int | None) -> None:
@@ -157,11 +164,20 @@ def validate_args(args, num_stages: int, num_layers: int | None) -> None:
         raise ValueError(f"--dc-asgd must be a finite number >= 0, got {args.dc_asgd}")
     if args.dc_asgd and args.schedule != "2bw":
         raise ValueError(f"--dc-asgd needs --schedule 2bw (the delay it compensates), got {args.schedule}")
+    if args.ckpt_every is not None and args.ckpt_every < 0:
+        raise ValueError(f"--ckpt-every must be >= 0, got {args.ckpt_every}")
+    if args.model == "llama":
+        from gpu_runs.pipeline_llama import train_config
+        train_config(args, num_stages).validate_recipe()
+        if args.data not in (None, "stdlib") and not Path(args.data).exists():
+            raise ValueError(f"--data: {args.data!r} is neither 'stdlib' nor an existing file/directory")
     if args.resume is not None:
-        for s in range(num_stages):
-            f = Path(args.resume) / f"ckpt_stage{s}.pt"
-            if not f.exists():
-                raise ValueError(f"--resume: {f} not found")
+        args.resume_set = latest_set(args.resume, num_stages)
+        check_same_run(args, num_stages)
+    if args.out is not None and holds_pipeline_run(Path(args.out)) and (
+            args.resume is None or Path(args.resume).resolve() != Path(args.out).resolve()):
+        raise ValueError(f"--out {args.out} already holds a run; pass --resume {args.out} to continue "
+                         f"it, or choose another --out (nothing was overwritten)")
     if args.eval_every < 0 or args.eval_batches < 1:
         raise ValueError(f"--eval-every must be >= 0 and --eval-batches >= 1, got "
                          f"{args.eval_every}, {args.eval_batches}")
@@ -179,6 +195,11 @@ def validate_args(args, num_stages: int, num_layers: int | None) -> None:
             raise ValueError(f"--synthetic-ms must be F,B in milliseconds, got {args.synthetic_ms!r}") from None
         if f_ms < 0 or b_ms < 0:
             raise ValueError(f"--synthetic-ms must be >= 0, got {args.synthetic_ms!r}")
+
+
+def holds_pipeline_run(out: Path) -> bool:
+    """A log with content, or any stage checkpoint."""
+    return holds_run(out) or any(out.glob("ckpt_stage*.pt")) or any(out.glob("ckpt_step*_stage*.pt"))
 
 
 # ----------------------------------------------------------------------------- problem
@@ -269,6 +290,7 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
         fr, fs, fk = args.fault.split(":")
         fault = (int(fr), int(fs), fk)
     eval_steps = eval_steps_of(args)
+    eval_set = set(eval_steps)
     start = resume_step(args)
     tied = tied_role(prob.model, rank, P, args, M, eval_steps, start)
     own = {k: v for k, v in module.named_parameters() if not (tied and tied[0] == "user" and k == tied[1])}
@@ -297,7 +319,14 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         if last:
-            log_f = open(out / "log.jsonl", "a" if start else "w")
+            log_f = open_log(out / "log.jsonl", start)
+            if start:
+                print(f"[pipeline rank {rank}/{P}] resumed at step {start} from {args.resume} "
+                      f"({'final' if args.resume_set is None else 'periodic'} checkpoints)", flush=True)
+            if args.ckpt_every != 0 and not args.quiet:
+                cad = "at every evaluation" if args.ckpt_every is None else f"every {args.ckpt_every} steps"
+                print(f"[pipeline rank {rank}/{P}] checkpoints: {out}/ckpt_step{{k}}_stage{{s}}.pt {cad}, "
+                      f"{out}/ckpt_stage{{s}}.pt at the end", flush=True)
             if args.model == "llama":
                 from gpu_runs.pipeline_llama import run_config
                 (out / "config.json").write_text(json.dumps(run_config(args, P), indent=1))
@@ -314,9 +343,12 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
             if fault[2] == "exit":
                 os._exit(7)
             time.sleep(1e9)
-        if (a.kind == "U" and out is not None and args.ckpt_every and a.step >= start
-                and (a.step + 1) % args.ckpt_every == 0):
+        if a.kind == "U" and out is not None and a.step >= start and a.step + 1 < args.steps and (
+                (a.step + 1) % args.ckpt_every == 0 if args.ckpt_every else
+                args.ckpt_every is None and a.step in eval_set):
             save_stage(out, rank, engine, a.step + 1, args)
+            if args.ckpt_every is None:
+                prune_stage(out, rank, a.step + 1)
         snaps.after(a)
         if last and a.kind in "UE" and a.step >= start:
             done_u.add(a.step) if a.kind == "U" else done_e.add(a.step)
@@ -345,6 +377,17 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
     if log_f is not None:
         log_f.close()
     return dict(rank=rank, wall=wall, device=str(device))
+
+
+def open_log(path: Path, start: int):
+    """The log for appending: a resumed run keeps the records of steps <= start (later ones
+    are redone); a fresh run starts an empty one (validate_args refused an existing run)."""
+    if start and path.exists():
+        keep = [line for line in path.read_text().splitlines(keepends=True)
+                if line.strip() and json.loads(line)["step"] <= start]
+        path.write_text("".join(keep))
+        return open(path, "a")
+    return open(path, "a" if start else "w")
 
 
 def actions_of(args, stage: int, P: int, start: int):
@@ -407,7 +450,7 @@ def main(argv=None) -> int:
         summary = run_stage(args, rank, P, watchdog, clip_group)
         dist.barrier()
     except BaseException as e:  # noqa: BLE001 - every failure must end the process
-        if not isinstance(e, (RuntimeError, ValueError, KeyboardInterrupt)):
+        if not isinstance(e, (RuntimeError, ValueError, KeyboardInterrupt, FileNotFoundError)):
             traceback.print_exc()
         fail(tag, f"{type(e).__name__}: {e}")
     watchdog.done.set()

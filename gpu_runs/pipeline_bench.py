@@ -25,6 +25,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from gpu_runs.cli import show_defaults
 from gpu_runs.pipeline_launch import run_local
 from gpu_runs.pipeline_schedules import ideal_bubble_ratio
 
@@ -94,11 +95,13 @@ def format_table(result: dict) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m gpu_runs.pipeline_bench", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m gpu_runs.pipeline_bench", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--full", action="store_true", help="larger grid, more steps")
     p.add_argument("--setting", choices=("synthetic", "model", "both"), default="synthetic")
     p.add_argument("--fwd-ms", type=float, default=10.0, help="synthetic forward time per microbatch")
     p.add_argument("--json", default=None, help="also write the results here")
+    show_defaults(p)
     args = p.parse_args(argv)
     out = {}
     for setting in (("synthetic", "model") if args.setting == "both" else (args.setting,)):

@@ -36,6 +36,8 @@ import torch
 
 from lmo.base import state_dict
 
+from gpu_runs.cli import show_defaults
+
 FIELDS = ("step", "train_loss", "lr", "tokens", "step_time", "val_loss")
 
 
@@ -45,7 +47,10 @@ def stage_file(run_dir, s: int, step: int | None = None) -> Path:
 
 
 def save_stage(out: Path, rank: int, engine, step: int, args, final: bool = False) -> None:
-    """The stage checkpoint after ``step`` steps (module docstring), taken at U(step - 1)."""
+    """The stage checkpoint after ``step`` steps (module docstring), taken at U(step - 1);
+    written atomically (temporary file, then os.replace)."""
+    from gpu_runs.checkpoint import save_checkpoint
+
     params = engine.ckpt_params if engine.ckpt_params is not None else engine.params
     M = 1 if args.schedule == "pipedream" else args.microbatches
     blob = dict(step=step, stage=rank, schedule=args.schedule, stages=engine.P, microbatches=M,
@@ -53,7 +58,70 @@ def save_stage(out: Path, rank: int, engine, step: int, args, final: bool = Fals
                 opt_state=state_dict(engine.opt_state), args=json.dumps(vars(args)))
     if args.schedule == "pipedream":
         blob["versions"] = engine.checkpoint_versions()
-    torch.save(blob, stage_file(out, rank, None if final else step))
+    save_checkpoint(stage_file(out, rank, None if final else step), blob)
+
+
+#: default cadence (--ckpt-every unset): the periodic sets older than the newest KEEP_SETS
+#: are removed (stages drift by less than that, so a complete set always remains)
+KEEP_SETS = 3
+
+
+def prune_stage(out: Path, rank: int, step: int) -> None:
+    """Remove this stage's periodic checkpoints older than the newest KEEP_SETS (default cadence)."""
+    steps = sorted(k for k in _periodic_steps(out, rank) if k <= step)
+    for k in steps[:-KEEP_SETS]:
+        stage_file(out, rank, k).unlink(missing_ok=True)
+
+
+def _periodic_steps(run_dir, s: int) -> list[int]:
+    pre, suf = "ckpt_step", f"_stage{s}.pt"
+    return [int(f.name[len(pre):-len(suf)]) for f in Path(run_dir).glob(f"{pre}*{suf}")
+            if f.name[len(pre):-len(suf)].isdigit()]
+
+
+def latest_set(run_dir, P: int) -> int | None:
+    """Which checkpoint set ``--resume RUN_DIR`` continues from: None for the final files
+    ``ckpt_stage{s}.pt`` when every stage has one, else the largest k with every stage's
+    ``ckpt_step{k}_stage{s}.pt`` (a killed run); ValueError when there is none."""
+    run_dir = Path(run_dir)
+    if all(stage_file(run_dir, s).exists() for s in range(P)):
+        return None
+    common = set(_periodic_steps(run_dir, 0))
+    for s in range(1, P):
+        common &= set(_periodic_steps(run_dir, s))
+    if not common:
+        raise ValueError(f"--resume: no complete set of {P} stage checkpoints in {run_dir} "
+                         f"(ckpt_stage{{s}}.pt or ckpt_step{{k}}_stage{{s}}.pt for s = 0..{P - 1}); "
+                         f"start a fresh run with another --out")
+    return max(common)
+
+
+#: options that may change between a run and its --resume (where to write, cadences, testing)
+RESUME_SAFE = ("out", "resume", "resume_set", "ckpt_every", "eval_every", "eval_batches", "timeout",
+               "quiet", "fault", "synthetic_ms", "diag_every", "diag_micro", "log_every", "compile")
+
+
+def run_identity(args, P: int) -> dict:
+    """What defines a pipeline run's trajectory: for --model llama the equivalent trainer
+    configuration (defaults resolved, so ``--clip 1.0`` equals the default) with the
+    schedule and M; for the toy model its options except --steps (its lr is constant)."""
+    if args.model == "llama":
+        from gpu_runs.pipeline_llama import run_config
+        return run_config(args, P)
+    return {k: v for k, v in vars(args).items() if k != "steps"}
+
+
+def check_same_run(args, P: int) -> None:
+    """ValueError listing the options that differ from the run that wrote ``--resume``'s set."""
+    from gpu_runs.checkpoint import config_differences
+
+    f = stage_file(args.resume, 0, args.resume_set)
+    ck = load(f)
+    saved = run_identity(_run_args(ck), P)
+    diff = config_differences(saved, run_identity(args, P), RESUME_SAFE)
+    if diff:
+        raise ValueError(f"--resume: {f} was made by a different run; these options differ "
+                         f"(saved -> now): {'; '.join(diff)}. Only {', '.join(RESUME_SAFE)} may change")
 
 
 def load(path) -> dict:
@@ -63,7 +131,7 @@ def load(path) -> dict:
 def resume_step(args) -> int:
     if args.resume is None:
         return 0
-    start = int(load(stage_file(args.resume, 0))["step"])
+    start = int(load(stage_file(args.resume, 0, getattr(args, "resume_set", None)))["step"])
     if start >= args.steps:
         raise ValueError(f"--resume: checkpoint is at step {start} >= --steps {args.steps}")
     return start
@@ -71,17 +139,18 @@ def resume_step(args) -> int:
 
 def load_resume(engine, args, rank: int, P: int, M: int, start: int) -> None:
     """Restore ``engine`` from ``--resume``'s ``ckpt_stage{rank}.pt`` (same schedule, P, M)."""
-    ck = load(stage_file(args.resume, rank))
+    k = getattr(args, "resume_set", None)
+    ck = load(stage_file(args.resume, rank, k))
     if ck["schedule"] != args.schedule or ck.get("stages", P) != P or ck.get("microbatches", M) != M:
         raise ValueError(f"--resume: checkpoint is {ck['schedule']} P={ck.get('stages')} "
                          f"M={ck.get('microbatches')}, this run {args.schedule} P={P} M={M}")
     if int(ck["step"]) != start:
-        raise ValueError(f"--resume: {stage_file(args.resume, rank)} is at step {ck['step']}, stage 0's at {start}")
+        raise ValueError(f"--resume: {stage_file(args.resume, rank, k)} is at step {ck['step']}, stage 0's at {start}")
     if args.schedule == "pipedream" and "versions" not in ck:
         raise ValueError("--resume: a pipedream checkpoint needs the stashed 'versions'")
     tied = None
     if engine.tied_role == "user":
-        ck0 = load(stage_file(args.resume, 0))
+        ck0 = load(stage_file(args.resume, 0, k))
         name = "embed.weight"
         tied = ({i: p[name] for i, p in ck0["versions"].items()} if args.schedule == "pipedream"
                 else {0: ck0["params"][name]})
@@ -220,19 +289,21 @@ def from_trainer(train_dir, stages: int, out_dir, microbatches: int | None = Non
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m gpu_runs.pipeline_ckpt", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m gpu_runs.pipeline_ckpt", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
-    a = sub.add_parser("to-trainer", help="merge RUN_DIR/ckpt_stage{s}.pt into the trainer's ckpt.pt")
+    a = sub.add_parser("to-trainer", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="merge RUN_DIR/ckpt_stage{s}.pt into the trainer's ckpt.pt")
     a.add_argument("run_dir")
     a.add_argument("--out", default=None, help="output file (default RUN_DIR/ckpt.pt)")
     a.add_argument("--step", type=int, default=None, help="use ckpt_step{STEP}_stage{s}.pt (default: the final ones)")
-    b = sub.add_parser("from-trainer", help="split TRAIN_DIR/ckpt.pt into ckpt_stage{s}.pt files")
+    b = sub.add_parser("from-trainer", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="split TRAIN_DIR/ckpt.pt into ckpt_stage{s}.pt files")
     b.add_argument("train_dir")
     b.add_argument("--stages", "-P", type=int, required=True)
     b.add_argument("--microbatches", "-M", type=int, default=None)
     b.add_argument("--schedule", choices=("gpipe", "1f1b", "2bw"), default=None,
                    help="default: 2bw for a 2bw run, 1f1b for sync")
     b.add_argument("--out", required=True, help="directory for the stage checkpoints")
+    show_defaults(p)
     ns = p.parse_args(argv)
     try:
         if ns.cmd == "to-trainer":

@@ -23,6 +23,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from gpu_runs.cli import show_defaults
+
 BOUND_OF = {"sync": "derived_sync_lemma", "2bw": "derived_delayed_lemma_x", "ef": "derived_ef_lemma_trajectory"}
 
 
@@ -159,6 +161,7 @@ def main(argv=None) -> int:
     from gpu_runs import seed_noise as sn
 
     p = argparse.ArgumentParser(prog="python -m gpu_runs.predict", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                                 epilog="Grids of runs: python -m gpu_runs.sweep OUT; then predict OUT/*_*.")
     p.add_argument("runs", nargs="+", help="run directories written by gpu_runs.train --diag-every N --out DIR")
     p.add_argument("--png", default=None, help="write the figure (measured/bound, gap vs lr, gap vs beta)")
@@ -167,11 +170,17 @@ def main(argv=None) -> int:
     p.add_argument("--all-rows", action="store_true", help="print every diagnostics record, not each run's worst")
     p.add_argument("--eta", choices=("step", "lr"), default="step",
                    help="the theory's eta: the measured step norm ||d_t|| (default) or the scheduled lr")
+    show_defaults(p)
     a = p.parse_args(argv)
     missing = [r for r in a.runs if not (Path(r) / "config.json").exists() or not (Path(r) / "log.jsonl").exists()]
     if missing:
         p.error(f"not a run directory (config.json and log.jsonl expected): {', '.join(missing)}")
-    results = [summarize(Path(r), a.eta) for r in a.runs]
+    try:
+        results = [summarize(Path(r), a.eta) for r in a.runs]
+    except (ValueError, KeyError) as e:   # a run directory whose files do not parse
+        print(f"python -m gpu_runs.predict: error: cannot read the runs: {type(e).__name__}: {e}",
+              file=sys.stderr)
+        return 2
     cs = od.cells(results)
     lr_ord, beta_ord, ef_ord = od.sweep_orderings(cs, "lr"), od.sweep_orderings(cs, "beta"), od.ef_orderings(cs)
     reps = sn.replicates(cs)

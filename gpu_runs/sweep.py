@@ -16,8 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
+
+from gpu_runs.cli import show_defaults
 
 VARIANTS = ("sync", "2bw", "ef")
 
@@ -66,24 +67,33 @@ def train_config(point: dict, out: Path, base: dict):
 
 
 def run_grid(points: list[dict], out_root: Path, base: dict, progress: bool = True) -> list[Path]:
-    """Train every point not yet finished; returns the run directories in grid order."""
+    """Train every point not yet finished; returns the run directories in grid order.
+
+    A directory with ``result.json`` is skipped, one with ``ckpt.pt`` resumed; one with a log
+    but no checkpoint (killed before its first one) keeps that log as ``log.jsonl.killed``
+    and starts again."""
+    from gpu_runs.progress import UnitProgress
     from gpu_runs.train import train
 
     dirs = []
-    t0 = time.perf_counter()
+    meter = UnitProgress("sweep", len(points))
     for i, pt in enumerate(points):
         d = out_root / run_name(pt["optimizer"], pt["lr_mult"], pt["beta"], pt["variant"])
         dirs.append(d)
         if (d / "result.json").exists():
             if progress:
-                print(f"[sweep {i + 1}/{len(points)}] {d.name}: done before, skipped", flush=True)
+                print(meter.line(i, f"{d.name}: done before, skipped", counted=False), flush=True)
             continue
         cfg = train_config(pt, d, base)
         cfg.resume = (d / "ckpt.pt").exists()
+        if not cfg.resume and (d / "log.jsonl").exists():
+            (d / "log.jsonl").replace(d / "log.jsonl.killed")
+        if progress:
+            how = "resuming" if cfg.resume else "starting"
+            print(f"[sweep {i + 1}/{len(points)}] {d.name}: {how} ({cfg.steps} steps)", flush=True)
         res = train(cfg, progress=False)
         if progress:
-            print(f"[sweep {i + 1}/{len(points)}] {d.name}: final val {res.final_val_loss:.4f} "
-                  f"({time.perf_counter() - t0:.0f} s so far)", flush=True)
+            print(meter.line(i, f"{d.name}: final val {res.final_val_loss:.4f}"), flush=True)
     return dirs
 
 
@@ -96,6 +106,7 @@ def floats(s: str) -> list[float]:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m gpu_runs.sweep", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                                 epilog="Then: python -m gpu_runs.predict OUT/* --png OUT/predict.png")
     p.add_argument("out", help="root directory; one run directory per grid point")
     p.add_argument("--optimizers", default="adamw,muon", help="comma-separated lmo.registry names")
@@ -114,6 +125,7 @@ def main(argv=None) -> int:
     p.add_argument("--data", default="stdlib")
     p.add_argument("--device", default="cpu")
     p.add_argument("--dry-run", action="store_true", help="print the grid and exit")
+    show_defaults(p)
     a = p.parse_args(argv)
     try:
         points = grid(a.optimizers.split(","), a.lr_mults, a.momenta, a.variants.split(","))
@@ -127,9 +139,19 @@ def main(argv=None) -> int:
     base = dict(config=a.config, steps=a.steps, batch_size=a.batch_size, seq_len=a.seq_len,
                 eval_every=a.eval_every, eval_batches=a.eval_batches, diag_every=a.diag_every,
                 ckpt_every=a.ckpt_every, seed=a.seed, data=a.data, device=a.device, log_every=0)
+    from gpu_runs.train import USER_ERRORS
+    try:
+        for pt in points:
+            train_config(pt, out / "x", base).validate()
+    except ValueError as e:
+        p.error(str(e))
     out.mkdir(parents=True, exist_ok=True)
     (out / "sweep.json").write_text(json.dumps(dict(base=base, points=points), indent=1))
-    run_grid(points, out, base)
+    try:
+        run_grid(points, out, base)
+    except USER_ERRORS as e:
+        print(f"python -m gpu_runs.sweep: error: {e}", file=sys.stderr, flush=True)
+        return 2
     print(f"{len(points)} runs under {out}; next: python -m gpu_runs.predict {out}/*_* --png {out}/predict.png")
     return 0
 

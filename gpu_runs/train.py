@@ -24,7 +24,6 @@ import argparse
 import dataclasses
 import json
 import math
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -32,8 +31,11 @@ from pathlib import Path
 
 import torch
 
+from gpu_runs import checkpoint
+from gpu_runs.cli import show_defaults
 from gpu_runs.data import Batcher, get_corpus, val_batches
 from gpu_runs.model import Llama, get_config, param_count, stage_of_params
+from gpu_runs.progress import StepProgress
 
 MODES = ("sync", "2bw", "pipedream")
 
@@ -65,7 +67,7 @@ class TrainConfig:
     data: str = "stdlib"
     device: str = "cpu"
     out: str | None = None
-    ckpt_every: int = 0
+    ckpt_every: int | None = None     # None: at every evaluation; 0: never
     diag_every: int = 0
     diag_micro: int = 4
     log_every: int = 10
@@ -87,11 +89,39 @@ class TrainConfig:
         for k in ("steps", "batch_size", "seq_len", "eval_batches"):
             if getattr(self, k) < 1:
                 raise ValueError(f"TrainConfig.{k} must be >= 1, got {getattr(self, k)}")
-        for k in ("eval_every", "ckpt_every", "diag_every", "log_every", "sync_start", "sync_cooldown"):
+        for k in ("eval_every", "diag_every", "log_every", "sync_start", "sync_cooldown"):
             if getattr(self, k) < 0:
                 raise ValueError(f"TrainConfig.{k} must be >= 0, got {getattr(self, k)}")
+        if self.ckpt_every is not None and self.ckpt_every < 0:
+            raise ValueError(f"TrainConfig.ckpt_every must be >= 0 (or None: at every evaluation), "
+                             f"got {self.ckpt_every}")
+        self.validate_recipe()
         if self.resume and not self.out:
             raise ValueError("TrainConfig.resume needs out= (the run directory)")
+
+    def validate_recipe(self) -> None:
+        """Names and numbers of the recipe: optimizer, model config, lr, momentum, decay, schedule."""
+        from lmo.registry import OPTIMIZERS
+
+        from gpu_runs.model import CONFIGS
+        if self.optimizer not in list(OPTIMIZERS):
+            raise ValueError(f"TrainConfig.optimizer: unknown optimizer {self.optimizer!r}; "
+                             f"choose from {', '.join(sorted(OPTIMIZERS))}")
+        if self.config not in CONFIGS:
+            raise ValueError(f"TrainConfig.config: unknown model config {self.config!r}; "
+                             f"choose from {', '.join(CONFIGS)}")
+        if self.lr is not None and not (math.isfinite(self.lr) and self.lr > 0):
+            raise ValueError(f"TrainConfig.lr must be a finite number > 0 (or None: the preset), got {self.lr}")
+        if self.momentum is not None and not 0 <= self.momentum < 1:
+            raise ValueError(f"TrainConfig.momentum must lie in [0, 1), got {self.momentum}")
+        for k in ("weight_decay", "grad_clip", "dc_asgd"):
+            v = getattr(self, k)
+            if not (math.isfinite(v) and v >= 0):
+                raise ValueError(f"TrainConfig.{k} must be a finite number >= 0, got {v}")
+        if not 0 <= self.warmup_frac < 1:
+            raise ValueError(f"TrainConfig.warmup_frac must lie in [0, 1), got {self.warmup_frac}")
+        if not 0 <= self.final_frac <= 1:
+            raise ValueError(f"TrainConfig.final_frac must lie in [0, 1], got {self.final_frac}")
 
 
 @dataclass
@@ -163,11 +193,28 @@ def make_history(cfg: TrainConfig, model: Llama, params: dict):
     return ParamHistory(delays), delays
 
 
-def loss_and_grads(model: Llama, point: dict, x, y, amp: bool):
-    """f(point; batch) and its gradient, via torch.func.functional_call (a tied head follows embed)."""
+def loss_fn(model: Llama, compile: bool = False):
+    """f(params, x, y) = model.loss(x, y) at ``params`` (torch.func.functional_call by the
+    model's own parameter names; a tied head follows embed). ``compile``: the same function
+    through torch.compile (Dynamo traces the functional call: same keys, same graph)."""
+    view = _LossView(model)
+
+    def f(params, x, y):
+        return torch.func.functional_call(view, {f"m.{k}": v for k, v in params.items()}, (x, y))
+
+    return torch.compile(f, backend=COMPILE_BACKEND) if compile else f
+
+
+#: torch.compile backend of ``--compile`` (tests use "aot_eager": no C++ toolchain needed)
+COMPILE_BACKEND = "inductor"
+
+
+def loss_and_grads(model: Llama, point: dict, x, y, amp: bool, fn=None):
+    """f(point; batch) and its gradient; ``fn``: a :func:`loss_fn` (default: eager on ``model``)."""
+    fn = fn or loss_fn(model)
     leaves = {k: v.detach().requires_grad_(True) for k, v in point.items()}
     with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
-        loss = torch.func.functional_call(_LossView(model), {f"m.{k}": v for k, v in leaves.items()}, (x, y))
+        loss = fn(leaves, x, y)
     grads = torch.autograd.grad(loss, list(leaves.values()))
     return loss.detach(), dict(zip(leaves, grads))
 
@@ -184,27 +231,18 @@ class _LossView(torch.nn.Module):
 
 
 @torch.no_grad()
-def evaluate(model: Llama, params: dict, batches, amp: bool) -> float:
-    view = _LossView(model)
+def evaluate(model: Llama, params: dict, batches, amp: bool, fn=None) -> float:
+    fn = fn or loss_fn(model)
     tot = 0.0
     for x, y in batches:
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
-            tot += float(torch.func.functional_call(view, {f"m.{k}": v for k, v in params.items()}, (x, y)))
+            tot += float(fn(params, x, y))
     return tot / len(batches)
 
 
 # ----------------------------------------------------------------------------- checkpoints
-def save_checkpoint(path: Path, blob: dict) -> None:
-    """torch.save to a temporary file, then os.replace (atomic: a kill never leaves half a file)."""
-    tmp = path.with_suffix(".tmp")
-    torch.save(blob, tmp)
-    os.replace(tmp, path)
-
-
-def _write_log(path: Path, log: list) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(json.dumps(r) + "\n" for r in log))
-    os.replace(tmp, path)
+save_checkpoint = checkpoint.save_checkpoint   # old names, kept for importers
+_write_log = checkpoint.write_log
 
 
 # ----------------------------------------------------------------------------- the loop
@@ -226,7 +264,7 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
     history = delays = None
     if cfg.mode == "pipedream":
         history, delays = make_history(cfg, model, params)
-    fwd = torch.compile(model) if cfg.compile else model
+    fn = loss_fn(model, cfg.compile)
     batcher = Batcher(corpus.train, cfg.batch_size, cfg.seq_len, cfg.seed, device=dev)
     vbatches = [(x.to(dev), y.to(dev)) for x, y in val_batches(corpus.val, cfg.eval_batches, cfg.batch_size, cfg.seq_len)]
     diag = None
@@ -234,33 +272,40 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
         from gpu_runs.diagnostics import Diagnostics
         diag = Diagnostics(cfg.optimizer, params, batcher, cfg.diag_micro, amp)
 
+    say = (lambda msg: print(msg, flush=True)) if progress else (lambda msg: None)
     out = Path(cfg.out) if cfg.out else None
     log, start = [], 0
     if out:
-        out.mkdir(parents=True, exist_ok=True)
         ck = out / "ckpt.pt"
-        if cfg.resume and ck.exists():
-            blob = torch.load(ck, map_location=dev, weights_only=True)
+        if cfg.resume:
+            blob = checkpoint.load_for_resume(out, dataclasses.asdict(cfg), map_location=dev)
             params = {k: blob["params"][k].to(dev) for k in params}
             state = load_state_dict(state, blob["opt"])
             if history is not None:
                 history.load_state_dict(blob["history"])
             start, log = int(blob["step"]), json.loads(blob["log"])
+            say(f"[gpu_runs.train] resumed at step {start} from {ck}")
+        else:
+            checkpoint.check_fresh(out)
+            out.mkdir(parents=True, exist_ok=True)
         (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1))
-        _write_log(out / "log.jsonl", log)
-    if progress and start == 0:
-        print(f"[gpu_runs.train] {cfg.config}: {n_params:,} params | {cfg.optimizer} {cfg.mode}"
-              f"{' +EF' if cfg.ef else ''} | {corpus!r} | {cfg.steps} steps on {dev}", flush=True)
+        checkpoint.write_log(out / "log.jsonl", log)
+    if start == 0:
+        say(f"[gpu_runs.train] {cfg.config}: {n_params:,} params | {cfg.optimizer} {cfg.mode}"
+            f"{' +EF' if cfg.ef else ''} | {corpus!r} | {cfg.steps} steps on {dev}")
+    if out:
+        say(f"[gpu_runs.train] checkpoints: {out / 'ckpt.pt'} {ckpt_cadence(cfg)}")
 
     tokens_per_step = cfg.batch_size * cfg.seq_len
     t_run, n_timed = 0.0, 0
     last_train = float("nan")
     t_wall = time.perf_counter()
+    meter = StepProgress(cfg.steps, start, tokens_per_step)
     for t in range(start, cfg.steps):
         t0 = time.perf_counter()
         x, y = batcher.batch(t)
         point = history.mixed_point(params) if history is not None else params
-        loss, grads = loss_and_grads(fwd, point, x, y, amp)
+        loss, grads = loss_and_grads(model, point, x, y, amp, fn)
         lr_t = float(sched(t))
         prev, state_prev = params, state          # pure update: the old state stays valid
         updates, state = opt.update(grads, state, params)
@@ -274,34 +319,31 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
         n_timed += 1
         last_train = float(loss)
         step = t + 1
-        rec = None
         d = None
         if diag is not None and (step % cfg.diag_every == 0 or step == 1):
             d = diag.measure(model, t, prev, params, updates, state, opt, lr_t, state_prev)
         is_eval = cfg.eval_every and (step % cfg.eval_every == 0) or step == cfg.steps
+        rec = dict(step=step, train_loss=last_train, lr=lr_t, tokens=step * tokens_per_step, step_time=dt)
+        if is_eval:
+            rec["val_loss"] = evaluate(model, params, vbatches, amp, fn)
         if is_eval or d is not None or (cfg.log_every and step % cfg.log_every == 0):
-            rec = dict(step=step, train_loss=last_train, lr=lr_t, tokens=step * tokens_per_step, step_time=dt)
-            if is_eval:
-                rec["val_loss"] = evaluate(fwd, params, vbatches, amp)
             if d is not None:
                 rec["diagnostics"] = d
             log.append(rec)
             if out:
-                with open(out / "log.jsonl", "a") as f:
-                    f.write(json.dumps(rec) + "\n")
-            if progress and (is_eval or step == 1):
-                v = f" val {rec['val_loss']:.4f}" if "val_loss" in rec else ""
-                print(f"step {step:>6}/{cfg.steps} train {last_train:.4f}{v} lr {lr_t:.2e} "
-                      f"{tokens_per_step / dt:,.0f} tok/s", flush=True)
+                checkpoint.append_log(out / "log.jsonl", rec)
+        if progress and meter.due(step, force=bool(is_eval)):
+            v = f"val {rec['val_loss']:.4f} " if "val_loss" in rec else ""
+            say(meter.line(step, f"train {last_train:.4f} {v}lr {lr_t:.2e} "))
         if not math.isfinite(last_train):
             raise FloatingPointError(f"train: loss became {last_train} at step {step}")
-        if out and cfg.ckpt_every and step % cfg.ckpt_every == 0:
-            save_checkpoint(out / "ckpt.pt", dict(
+        if out and ckpt_due(cfg, step, bool(is_eval)):
+            checkpoint.save_checkpoint(out / "ckpt.pt", dict(
                 params={k: v.detach().cpu() for k, v in params.items()}, opt=state_dict(state),
                 history=history.state_dict() if history is not None else {}, step=step,
-                log=json.dumps(log)))
+                log=json.dumps(log), config=json.dumps(dataclasses.asdict(cfg))))
     vals = [r["val_loss"] for r in log if "val_loss" in r]
-    final = vals[-1] if vals else evaluate(fwd, params, vbatches, amp)
+    final = vals[-1] if vals else evaluate(model, params, vbatches, amp, fn)
     res = TrainResult(log=log, final_val_loss=final, config=cfg, params=params, n_params=n_params,
                       tokens_per_s=tokens_per_step * n_timed / max(t_run, 1e-9),
                       wall_tokens_per_s=tokens_per_step * n_timed / max(time.perf_counter() - t_wall, 1e-9),
@@ -312,9 +354,23 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
     return res
 
 
+def ckpt_due(cfg: TrainConfig, step: int, is_eval: bool) -> bool:
+    """ckpt_every None: at every evaluation (and the last step); 0: never; k: every k steps."""
+    if cfg.ckpt_every is None:
+        return is_eval
+    return bool(cfg.ckpt_every) and step % cfg.ckpt_every == 0
+
+
+def ckpt_cadence(cfg: TrainConfig) -> str:
+    if cfg.ckpt_every is None:
+        return "at every evaluation and at the end"
+    return f"every {cfg.ckpt_every} steps" if cfg.ckpt_every else "never (--ckpt-every 0: a killed run cannot resume)"
+
+
 # ----------------------------------------------------------------------------- CLI
 def parse_args(argv=None) -> TrainConfig:
     p = argparse.ArgumentParser(prog="python -m gpu_runs.train", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                                 epilog="Modes and outputs: see the module docstring (python -c 'import gpu_runs.train as t; help(t)').")
     p.add_argument("--config", default="tiny", help="model config: tiny, small, 135m, 360m")
     p.add_argument("--optimizer", default="adamw", help="any name of lmo.registry.OPTIMIZERS")
@@ -326,30 +382,52 @@ def parse_args(argv=None) -> TrainConfig:
     p.add_argument("--dc-asgd", type=float, default=0.0, help="DC-ASGD lambda")
     p.add_argument("--lr", type=float, default=None, help="peak lr (default: lmo.presets.DEFAULT_LR)")
     p.add_argument("--momentum", type=float, default=None, help="primary momentum beta (Figure 4 sweeps)")
-    p.add_argument("--weight-decay", type=float, default=0.1)
-    p.add_argument("--steps", type=int, default=200)
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--seq-len", type=int, default=64)
-    p.add_argument("--eval-every", type=int, default=50)
-    p.add_argument("--eval-batches", type=int, default=4)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--weight-decay", type=float, default=0.1, help="decoupled weight decay lambda")
+    p.add_argument("--steps", type=int, default=200, help="optimizer steps T (the schedule's horizon)")
+    p.add_argument("--batch-size", type=int, default=32, help="sequences per step")
+    p.add_argument("--seq-len", type=int, default=64, help="tokens per sequence")
+    p.add_argument("--eval-every", type=int, default=50, help="validation loss every N steps and at the end (0: at the end only)")
+    p.add_argument("--eval-batches", type=int, default=4, help="validation batches per evaluation")
+    p.add_argument("--seed", type=int, default=0, help="seed of x_0 and of the batch order")
     p.add_argument("--data", default="stdlib", help="'stdlib', a text dir, a token shard or shard dir (gpu_runs.data)")
-    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help="cpu or cuda")
     p.add_argument("--out", default=None, help="run directory (log.jsonl, ckpt.pt, result.json)")
-    p.add_argument("--ckpt-every", type=int, default=0, help="checkpoint every N steps (0: never)")
+    p.add_argument("--ckpt-every", type=int, default=None,
+                   help="checkpoint OUT/ckpt.pt every N steps (0: never; default None: at every evaluation)")
     p.add_argument("--diag-every", type=int, default=0, help="theory diagnostics every N steps (0: off)")
     p.add_argument("--diag-micro", type=int, default=4, help="independent microbatches for sigma / momentum error")
-    p.add_argument("--log-every", type=int, default=10)
+    p.add_argument("--log-every", type=int, default=10, help="a log.jsonl record every N steps (evaluations always)")
     p.add_argument("--compile", action="store_true", help="torch.compile the model")
-    p.add_argument("--resume", action="store_true", help="continue from OUT/ckpt.pt (identical trajectory)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue from OUT/ckpt.pt (identical trajectory; refused if the saved run differs)")
+    show_defaults(p)
     a = vars(p.parse_args(argv))
     a = {k.replace("-", "_"): v for k, v in a.items()}
-    return TrainConfig(**a)
+    cfg = TrainConfig(**a)
+    try:
+        cfg.validate()
+    except ValueError as e:
+        p.error(str(e))
+    return cfg
+
+
+#: errors that come from the user's input (options, data, run directory): a message, no traceback
+USER_ERRORS = (ValueError, FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError,
+               FloatingPointError)
 
 
 def main(argv=None) -> int:
     cfg = parse_args(argv)
-    res = train(cfg)
+    try:
+        res = train(cfg)
+    except USER_ERRORS as e:
+        print(f"python -m gpu_runs.train: error: {e}", file=sys.stderr, flush=True)
+        return 2
+    except KeyboardInterrupt:
+        how = (f"; continue with the same options and --resume (last checkpoint in {cfg.out})"
+               if cfg.out and cfg.ckpt_every != 0 else "")
+        print(f"python -m gpu_runs.train: interrupted{how}", file=sys.stderr, flush=True)
+        return 130
     print(f"final val loss {res.final_val_loss:.4f} | {res.tokens_per_s:,.0f} tok/s")
     return 0
 
