@@ -109,7 +109,7 @@ class Diagnostics:
         """The quantities of the module docstring at step t; ``state_prev`` (the state before the
         update) gives ||d_t||, else ``d_norm`` is absent."""
         from lmo.base import find_field
-        from gpu_runs.train import loss_and_grads
+        from gpu_runs.recipe import loss_and_grads
 
         out = dict(step=t + 1, rho=self.rho, eta=lr)
         step_vec = diff(x_new, x_prev)

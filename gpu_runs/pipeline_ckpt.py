@@ -184,7 +184,7 @@ def _key_maps(args, P: int):
 
 
 def _trainer_template(tc, params: dict) -> dict:
-    from gpu_runs.train import build_optimizer
+    from gpu_runs.recipe import build_optimizer
 
     opt, _, _ = build_optimizer(tc, params)
     return state_dict(opt.init(params))
@@ -234,7 +234,7 @@ def to_trainer(run_dir, out=None, step: int | None = None) -> Path:
             if r["step"] <= k:
                 log.append({f: r[f] for f in FIELDS if f in r})
     out = Path(out) if out else run_dir / "ckpt.pt"
-    from gpu_runs.train import save_checkpoint
+    from gpu_runs.checkpoint import save_checkpoint
 
     out.parent.mkdir(parents=True, exist_ok=True)
     save_checkpoint(out, dict(params=params, opt=opt, history={}, step=k, log=json.dumps(log)))

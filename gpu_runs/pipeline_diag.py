@@ -95,7 +95,7 @@ def measure(out, args, P: int, device: str = "cpu", progress: bool = True) -> li
     from gpu_runs.model import Llama
     from gpu_runs.pipeline_ckpt import merge_stages, stage_file
     from gpu_runs.pipeline_llama import model_config
-    from gpu_runs.train import build_optimizer
+    from gpu_runs.recipe import build_optimizer
 
     d = diag_dir(out)
     steps = [t for t in diagnosed_steps(args.steps, args.diag_every)

@@ -11,15 +11,14 @@ same formula c = min(1, max_norm / (||g|| + 1e-6))).
 """
 from __future__ import annotations
 
-import math
+from gpu_runs import recipe
+from gpu_runs.recipe import TrainConfig
 
 MODE_OF = {"gpipe": "sync", "1f1b": "sync", "2bw": "2bw", "pipedream": "pipedream"}
 
 
 def train_config(args, num_stages: int | None = None):
-    """The :class:`gpu_runs.train.TrainConfig` a pipeline run is equivalent to."""
-    from gpu_runs.train import TrainConfig
-
+    """The :class:`gpu_runs.recipe.TrainConfig` a pipeline run is equivalent to."""
     return TrainConfig(
         config=args.config, optimizer=args.optimizer, lr=args.lr, momentum=args.momentum,
         weight_decay=0.1 if args.weight_decay is None else args.weight_decay,
@@ -44,19 +43,13 @@ def run_config(args, num_stages: int) -> dict:
 
 def model_config(tc, corpus):
     """The trainer's model config: vocabulary from the data, max_seq_len >= seq_len."""
-    from gpu_runs.model import get_config
-
-    vocab = int(math.ceil(corpus.vocab_size / 64) * 64) if corpus.vocab_size > 256 else corpus.vocab_size
-    return get_config(tc.config, vocab_size=vocab,
-                      max_seq_len=max(tc.seq_len, get_config(tc.config).max_seq_len))
+    return recipe.model_config(tc, corpus.vocab_size)
 
 
 def base_optimizer(tc, params):
     """The trainer's optimizer without clipping and without the delay wrappers, and its
-    schedule: ``gpu_runs.train.base_optimizer`` (the schedule on every parameter group)."""
-    from gpu_runs.train import base_optimizer as trainer_base
-
-    return trainer_base(tc, params)
+    schedule: ``gpu_runs.recipe.base_optimizer`` (the schedule on every parameter group)."""
+    return recipe.base_optimizer(tc, params)
 
 
 def num_layers(args) -> int:

@@ -83,7 +83,7 @@ def summarize(run_dir: Path, eta: str = "step") -> dict:
     """``predict_run`` plus what ``gpu_runs.orderings`` needs: the resolved peak lr and beta, the
     settings key, the mean r and the theorem's constants (L, sigma, rho, eta, mu, K, Delta_0)."""
     from gpu_runs.orderings import median_or_none, rest_key
-    from gpu_runs.train import TrainConfig, peak_lr
+    from gpu_runs.recipe import TrainConfig, peak_lr
 
     cfg, log = load_run(run_dir)
     res = predict_run(run_dir, eta)

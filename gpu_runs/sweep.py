@@ -58,7 +58,7 @@ def train_config(point: dict, out: Path, base: dict):
     """The TrainConfig of one grid point (``base``: the shared TrainConfig fields)."""
     from lmo.presets import DEFAULT_LR
 
-    from gpu_runs.train import TrainConfig
+    from gpu_runs.recipe import TrainConfig
 
     v = point["variant"]
     return TrainConfig(optimizer=point["optimizer"], lr=point["lr_mult"] * float(DEFAULT_LR[point["optimizer"]]),

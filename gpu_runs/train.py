@@ -34,94 +34,11 @@ import torch
 from gpu_runs import checkpoint
 from gpu_runs.cli import show_defaults
 from gpu_runs.data import Batcher, get_corpus, val_batches
-from gpu_runs.model import Llama, get_config, param_count, stage_of_params
+from gpu_runs.model import Llama, param_count
 from gpu_runs.progress import StepProgress
-
-MODES = ("sync", "2bw", "pipedream")
-
-
-@dataclass
-class TrainConfig:
-    """Everything that defines a run (its JSON is the run's identity)."""
-
-    config: str = "tiny"
-    optimizer: str = "adamw"
-    lr: float | None = None
-    momentum: float | None = None
-    weight_decay: float = 0.1
-    grad_clip: float = 1.0
-    warmup_frac: float = 0.1
-    final_frac: float = 0.1
-    mode: str = "sync"
-    stages: int = 2
-    ef: bool = False
-    sync_start: int = 0
-    sync_cooldown: int = 0
-    dc_asgd: float = 0.0
-    steps: int = 200
-    batch_size: int = 32
-    seq_len: int = 64
-    eval_every: int = 50
-    eval_batches: int = 4
-    seed: int = 0
-    data: str = "stdlib"
-    device: str = "cpu"
-    out: str | None = None
-    ckpt_every: int | None = None     # None: at every evaluation; 0: never
-    diag_every: int = 0
-    diag_micro: int = 4
-    log_every: int = 10
-    compile: bool = False
-    resume: bool = False
-    opt_kwargs: dict = field(default_factory=dict)
-
-    def validate(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"TrainConfig.mode must be one of {MODES}, got {self.mode!r}")
-        if self.ef and self.mode != "2bw":
-            raise ValueError("TrainConfig.ef: error feedback corrects the one-step delay; use mode='2bw'")
-        for k in ("sync_start", "sync_cooldown", "dc_asgd"):
-            if getattr(self, k) and self.mode != "2bw":
-                raise ValueError(f"TrainConfig.{k} mitigates the one-step delay; it needs mode='2bw', "
-                                 f"got mode={self.mode!r}")
-        if self.mode == "pipedream" and self.stages < 1:
-            raise ValueError(f"TrainConfig.stages must be >= 1, got {self.stages}")
-        for k in ("steps", "batch_size", "seq_len", "eval_batches"):
-            if getattr(self, k) < 1:
-                raise ValueError(f"TrainConfig.{k} must be >= 1, got {getattr(self, k)}")
-        for k in ("eval_every", "diag_every", "log_every", "sync_start", "sync_cooldown"):
-            if getattr(self, k) < 0:
-                raise ValueError(f"TrainConfig.{k} must be >= 0, got {getattr(self, k)}")
-        if self.ckpt_every is not None and self.ckpt_every < 0:
-            raise ValueError(f"TrainConfig.ckpt_every must be >= 0 (or None: at every evaluation), "
-                             f"got {self.ckpt_every}")
-        self.validate_recipe()
-        if self.resume and not self.out:
-            raise ValueError("TrainConfig.resume needs out= (the run directory)")
-
-    def validate_recipe(self) -> None:
-        """Names and numbers of the recipe: optimizer, model config, lr, momentum, decay, schedule."""
-        from lmo.registry import OPTIMIZERS
-
-        from gpu_runs.model import CONFIGS
-        if self.optimizer not in list(OPTIMIZERS):
-            raise ValueError(f"TrainConfig.optimizer: unknown optimizer {self.optimizer!r}; "
-                             f"choose from {', '.join(sorted(OPTIMIZERS))}")
-        if self.config not in CONFIGS:
-            raise ValueError(f"TrainConfig.config: unknown model config {self.config!r}; "
-                             f"choose from {', '.join(CONFIGS)}")
-        if self.lr is not None and not (math.isfinite(self.lr) and self.lr > 0):
-            raise ValueError(f"TrainConfig.lr must be a finite number > 0 (or None: the preset), got {self.lr}")
-        if self.momentum is not None and not 0 <= self.momentum < 1:
-            raise ValueError(f"TrainConfig.momentum must lie in [0, 1), got {self.momentum}")
-        for k in ("weight_decay", "grad_clip", "dc_asgd"):
-            v = getattr(self, k)
-            if not (math.isfinite(v) and v >= 0):
-                raise ValueError(f"TrainConfig.{k} must be a finite number >= 0, got {v}")
-        if not 0 <= self.warmup_frac < 1:
-            raise ValueError(f"TrainConfig.warmup_frac must lie in [0, 1), got {self.warmup_frac}")
-        if not 0 <= self.final_frac <= 1:
-            raise ValueError(f"TrainConfig.final_frac must lie in [0, 1], got {self.final_frac}")
+from gpu_runs.recipe import (COMPILE_BACKEND, MODES, TrainConfig, base_optimizer, build_optimizer,  # noqa: F401
+                             evaluate, loss_and_grads, loss_fn, lr_schedule, make_history, model_config,
+                             peak_lr)
 
 
 @dataclass
@@ -134,110 +51,6 @@ class TrainResult:
     tokens_per_s: float          # training steps only
     wall_tokens_per_s: float = 0.0  # including eval, diagnostics, logging, checkpoints
     diagnostics: list = field(default_factory=list)
-
-
-# ----------------------------------------------------------------------------- building blocks
-def peak_lr(cfg: TrainConfig) -> float:
-    if cfg.lr is not None:
-        return float(cfg.lr)
-    from lmo.presets import DEFAULT_LR
-    return float(DEFAULT_LR[cfg.optimizer])
-
-
-def lr_schedule(cfg: TrainConfig, peak: float | None = None):
-    """The paper protocol's schedule of a group with peak lr ``peak`` (default: the run's):
-    lmo.schedules.warmup_cosine(peak, steps, warmup_frac, final_frac)."""
-    from lmo.schedules import warmup_cosine
-
-    return warmup_cosine(peak_lr(cfg) if peak is None else peak, cfg.steps, cfg.warmup_frac, cfg.final_frac)
-
-
-def base_optimizer(cfg: TrainConfig, params: dict):
-    """The registry optimizer of the run with the schedule on *every* parameter group.
-
-    ``registry.build(name, params, lr=peak, schedule=peak -> warmup_cosine(peak, ...))``: for
-    the matrix optimizers (muon, normuon, adamuon) the AdamW group of embeddings, head, norms
-    and vectors follows the same warmup-cosine shape from its own peak. Returns (opt, sched)
-    with ``sched`` the schedule of the named optimizer's peak (the logged lr)."""
-    from lmo import registry
-
-    opt = registry.build(cfg.optimizer, params, lr=peak_lr(cfg), momentum=cfg.momentum,
-                         weight_decay=cfg.weight_decay, schedule=lambda peak: lr_schedule(cfg, peak),
-                         **cfg.opt_kwargs)
-    return opt, lr_schedule(cfg)
-
-
-def build_optimizer(cfg: TrainConfig, params: dict, stage_of: dict | None = None):
-    """clip -> registry optimizer with the warmup-cosine schedule, wrapped for the mode.
-
-    Returns (opt, inner, sched) where ``inner`` is the synchronous optimizer."""
-    from lmo.chain import chain, clip_by_global_norm
-
-    base, sched = base_optimizer(cfg, params)
-    inner = chain(clip_by_global_norm(cfg.grad_clip), base) if cfg.grad_clip else base
-    kw = dict(sync_start=cfg.sync_start, sync_cooldown=cfg.sync_cooldown, total_steps=cfg.steps,
-              dc_asgd=cfg.dc_asgd)
-    if cfg.mode == "2bw" and cfg.ef:
-        from lmo.error_feedback import error_feedback
-        return error_feedback(inner, **kw), inner, sched
-    if cfg.mode == "2bw":
-        from lmo.delay import delayed
-        return delayed(inner, 1, **kw), inner, sched
-    return inner, inner, sched
-
-
-def make_history(cfg: TrainConfig, model: Llama, params: dict):
-    """PipeDream stale-point model: per-parameter delays from the layer split, and the history."""
-    from lmo.pipedream import ParamHistory, pipedream_delays
-    delays = pipedream_delays(stage_of_params(model, cfg.stages), cfg.stages)
-    return ParamHistory(delays), delays
-
-
-def loss_fn(model: Llama, compile: bool = False):
-    """f(params, x, y) = model.loss(x, y) at ``params`` (torch.func.functional_call by the
-    model's own parameter names; a tied head follows embed). ``compile``: the same function
-    through torch.compile (Dynamo traces the functional call: same keys, same graph)."""
-    view = _LossView(model)
-
-    def f(params, x, y):
-        return torch.func.functional_call(view, {f"m.{k}": v for k, v in params.items()}, (x, y))
-
-    return torch.compile(f, backend=COMPILE_BACKEND) if compile else f
-
-
-#: torch.compile backend of ``--compile`` (tests use "aot_eager": no C++ toolchain needed)
-COMPILE_BACKEND = "inductor"
-
-
-def loss_and_grads(model: Llama, point: dict, x, y, amp: bool, fn=None):
-    """f(point; batch) and its gradient; ``fn``: a :func:`loss_fn` (default: eager on ``model``)."""
-    fn = fn or loss_fn(model)
-    leaves = {k: v.detach().requires_grad_(True) for k, v in point.items()}
-    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
-        loss = fn(leaves, x, y)
-    grads = torch.autograd.grad(loss, list(leaves.values()))
-    return loss.detach(), dict(zip(leaves, grads))
-
-
-class _LossView(torch.nn.Module):
-    """forward = model.loss, so functional_call can call it."""
-
-    def __init__(self, m):
-        super().__init__()
-        self.m = m
-
-    def forward(self, x, y):
-        return self.m.loss(x, y)
-
-
-@torch.no_grad()
-def evaluate(model: Llama, params: dict, batches, amp: bool, fn=None) -> float:
-    fn = fn or loss_fn(model)
-    tot = 0.0
-    for x, y in batches:
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
-            tot += float(fn(params, x, y))
-    return tot / len(batches)
 
 
 # ----------------------------------------------------------------------------- checkpoints
@@ -254,8 +67,7 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
     dev = torch.device(cfg.device)
     amp = dev.type == "cuda"
     corpus = get_corpus(cfg.data)
-    vocab = int(math.ceil(corpus.vocab_size / 64) * 64) if corpus.vocab_size > 256 else corpus.vocab_size
-    mcfg = get_config(cfg.config, vocab_size=vocab, max_seq_len=max(cfg.seq_len, get_config(cfg.config).max_seq_len))
+    mcfg = model_config(cfg, corpus.vocab_size)
     model = Llama(mcfg, seed=cfg.seed).to(dev)
     n_params = param_count(mcfg)
     params = {k: v.detach().clone() for k, v in model.named_parameters()}

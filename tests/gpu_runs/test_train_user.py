@@ -7,7 +7,7 @@ import torch
 
 import gpu_runs.checkpoint as ckpt
 import gpu_runs.progress as progress
-import gpu_runs.train as T
+import gpu_runs.recipe as recipe
 from gpu_runs.train import TrainConfig, main, train
 
 FAST = dict(config="tiny", steps=4, batch_size=4, seq_len=16, eval_every=2, eval_batches=1, log_every=1)
@@ -123,7 +123,7 @@ def test_step_progress_eta_from_a_fake_clock():
 def test_compile_agrees_with_eager_and_compiles_frames(monkeypatch):
     from torch._dynamo.utils import counters
 
-    monkeypatch.setattr(T, "COMPILE_BACKEND", "aot_eager")   # Dynamo + AOTAutograd, no C++ toolchain
+    monkeypatch.setattr(recipe, "COMPILE_BACKEND", "aot_eager")   # Dynamo + AOTAutograd, no C++ toolchain
     kw = dict(FAST, steps=3, optimizer="muon")
     eager = train(TrainConfig(**kw), progress=False)
     torch._dynamo.reset()
