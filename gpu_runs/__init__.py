@@ -17,7 +17,8 @@ A short tour::
 - ``gpu_runs.diagnostics``: ||d_t||, r_t, local L, sigma, rho, momentum error (``--diag-every``).
 - ``gpu_runs.sweep`` / ``gpu_runs.predict``: grids of diagnosed runs, measured constants into
   ``theory`` bounds; ``gpu_runs.bench``: tokens/s per mode.
-- ``gpu_runs.pipeline*``: multi-process pipeline parallelism (``torchrun ... -m gpu_runs.pipeline``);
+- ``gpu_runs.pipeline``: multi-process pipeline parallelism (``torchrun ... -m gpu_runs.pipeline``; a
+  subpackage, see its docstring);
   ``gpu_runs/device_check.sh``: the single-GPU check (135m).
 """
 from gpu_runs.data import Batcher, Corpus, get_corpus

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from gpu_runs.pipeline import build_parser, main, validate_args
-from gpu_runs.pipeline_ckpt import latest_set, stage_file
+from gpu_runs.pipeline.checkpoint import latest_set, stage_file
 from test_pipeline_llama import B, SEED, STEPS, T, corpus_dir, pipeline_log  # noqa: F401
 from test_pipeline_mitigations import assert_same
 

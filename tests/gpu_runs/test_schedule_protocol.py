@@ -14,7 +14,7 @@ import math
 import pytest
 import torch
 
-from gpu_runs import pipeline_llama
+from gpu_runs.pipeline import llama as pipeline_llama
 from gpu_runs.model import Llama, get_config
 from gpu_runs.train import TrainConfig, build_optimizer, peak_lr
 from lmo.partition import muon_labels

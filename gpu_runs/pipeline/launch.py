@@ -62,7 +62,7 @@ def _forked_rank(argv, env, log_path):
     os.dup2(fd, 2)
     sys.stdout = open(1, "w", buffering=1, closefd=False)
     sys.stderr = open(2, "w", buffering=1, closefd=False)
-    from gpu_runs.pipeline import main
+    from gpu_runs.pipeline.worker import main
 
     try:
         rc = main(argv)

@@ -64,7 +64,7 @@ def llama_problem(args):
 
     from gpu_runs.data import Batcher, get_corpus, val_batches
     from gpu_runs.model import Llama
-    from gpu_runs.pipeline import Problem
+    from gpu_runs.pipeline.problem import Problem
 
     tc = train_config(args)
     corpus = get_corpus(tc.data)
