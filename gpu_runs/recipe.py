@@ -18,6 +18,47 @@ from gpu_runs.model import Llama, get_config, stage_of_params
 MODES = ("sync", "2bw", "pipedream")
 
 
+#: one line of help per TrainConfig field: the command lines' options are generated from the
+#: fields with these texts (gpu_runs.cli.add_config_options), so their defaults are the fields'
+FIELD_HELP = {
+    "config": "model config: tiny, small, 135m, 360m (gpu_runs.model.CONFIGS)",
+    "optimizer": "any name of lmo.registry.OPTIMIZERS",
+    "lr": "peak lr (None: lmo.presets.DEFAULT_LR[optimizer])",
+    "momentum": "primary momentum beta (None: the optimizer's preset)",
+    "weight_decay": "decoupled weight decay lambda",
+    "grad_clip": "global-norm clipping threshold (0: off)",
+    "warmup_frac": "linear lr warmup, fraction of the steps",
+    "final_frac": "cosine floor as a fraction of the peak lr",
+    "mode": "sync | 2bw | pipedream",
+    "stages": "pipedream: number of pipeline stages P",
+    "ef": "error feedback x+2d_{t-1}-d_{t-2} (with --delay 2bw)",
+    "sync_start": "2bw: the first K steps synchronous",
+    "sync_cooldown": "2bw: the last K steps synchronous",
+    "dc_asgd": "2bw: DC-ASGD lambda",
+    "steps": "optimizer steps T (the schedule's horizon)",
+    "batch_size": "sequences per step",
+    "seq_len": "tokens per sequence",
+    "eval_every": "validation loss every N steps and at the end (0: at the end only)",
+    "eval_batches": "validation batches per evaluation",
+    "seed": "seed of x_0 and of the batch order",
+    "data": "'stdlib', a text dir, a token shard or shard dir (gpu_runs.data)",
+    "device": "cpu, cuda or auto (cuda if available)",
+    "out": "run directory (config.json, log.jsonl, ckpt.pt, result.json)",
+    "ckpt_every": "checkpoint every N steps (0: never; None: at every evaluation)",
+    "diag_every": "theory diagnostics every N steps (0: off)",
+    "diag_micro": "independent microbatches for sigma / momentum error",
+    "log_every": "a log.jsonl record every N steps (evaluations always)",
+    "compile": "torch.compile the loss (Dynamo traces the functional call)",
+    "resume": "continue from OUT/ckpt.pt (identical trajectory; refused if the saved run differs)",
+    "opt_kwargs": "extra keyword arguments of the optimizer (Python API only)",
+}
+
+
+def resolve_device(name: str) -> str:
+    """``auto`` -> cuda if available else cpu; any other name unchanged."""
+    return ("cuda" if torch.cuda.is_available() else "cpu") if name == "auto" else name
+
+
 @dataclass
 class TrainConfig:
     """Everything that defines a run (its JSON is the run's identity)."""
@@ -43,7 +84,7 @@ class TrainConfig:
     eval_batches: int = 4
     seed: int = 0
     data: str = "stdlib"
-    device: str = "cpu"
+    device: str = "auto"              # auto: cuda if available, else cpu
     out: str | None = None
     ckpt_every: int | None = None     # None: at every evaluation; 0: never
     diag_every: int = 0
@@ -54,6 +95,7 @@ class TrainConfig:
     opt_kwargs: dict = field(default_factory=dict)
 
     def validate(self) -> None:
+        """ValueError naming the field for any value outside its domain."""
         if self.mode not in MODES:
             raise ValueError(f"TrainConfig.mode must be one of {MODES}, got {self.mode!r}")
         if self.ef and self.mode != "2bw":

@@ -18,9 +18,14 @@ import json
 import sys
 from pathlib import Path
 
-from gpu_runs.cli import show_defaults
+from gpu_runs.cli import add_config_options, show_defaults
 
 VARIANTS = ("sync", "2bw", "ef")
+#: TrainConfig fields that are sweep options (gpu_runs.cli.add_config_options)
+SHARED = ("config", "steps", "batch_size", "seq_len", "eval_every", "eval_batches", "diag_every",
+          "ckpt_every", "seed", "data", "device")
+#: the sweep's own scale: its only defaults that differ from TrainConfig's, on purpose
+SWEEP_SCALE = dict(steps=500, batch_size=16, eval_every=100, diag_every=50, ckpt_every=100)
 
 
 def run_name(optimizer: str, lr_mult: float, beta: float, variant: str) -> str:
@@ -113,17 +118,7 @@ def main(argv=None) -> int:
     p.add_argument("--lr-mults", type=floats, default=[0.5, 1.0, 2.0], help="multiples of the preset lr")
     p.add_argument("--momenta", type=floats, default=[], help="primary momenta beta for the momentum sweep")
     p.add_argument("--variants", default="sync,2bw,ef", help="comma-separated subset of sync,2bw,ef")
-    p.add_argument("--config", default="tiny")
-    p.add_argument("--steps", type=int, default=500)
-    p.add_argument("--batch-size", type=int, default=16)
-    p.add_argument("--seq-len", type=int, default=64)
-    p.add_argument("--eval-every", type=int, default=100)
-    p.add_argument("--eval-batches", type=int, default=4)
-    p.add_argument("--diag-every", type=int, default=50)
-    p.add_argument("--ckpt-every", type=int, default=100, help="checkpoint cadence: a killed run resumes")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--data", default="stdlib")
-    p.add_argument("--device", default="cpu")
+    fields = add_config_options(p, SHARED, defaults=SWEEP_SCALE)
     p.add_argument("--dry-run", action="store_true", help="print the grid and exit")
     show_defaults(p)
     a = p.parse_args(argv)
@@ -136,9 +131,7 @@ def main(argv=None) -> int:
         for pt in points:
             print(run_name(pt["optimizer"], pt["lr_mult"], pt["beta"], pt["variant"]))
         return 0
-    base = dict(config=a.config, steps=a.steps, batch_size=a.batch_size, seq_len=a.seq_len,
-                eval_every=a.eval_every, eval_batches=a.eval_batches, diag_every=a.diag_every,
-                ckpt_every=a.ckpt_every, seed=a.seed, data=a.data, device=a.device, log_every=0)
+    base = dict({k: getattr(a, k) for k in fields}, log_every=0)
     from gpu_runs.train import USER_ERRORS
     try:
         for pt in points:

@@ -32,13 +32,13 @@ from pathlib import Path
 import torch
 
 from gpu_runs import checkpoint
-from gpu_runs.cli import show_defaults
+from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.data import Batcher, get_corpus, val_batches
 from gpu_runs.model import Llama, param_count
 from gpu_runs.progress import StepProgress
 from gpu_runs.recipe import (COMPILE_BACKEND, MODES, TrainConfig, base_optimizer, build_optimizer,  # noqa: F401
                              evaluate, loss_and_grads, loss_fn, lr_schedule, make_history, model_config,
-                             peak_lr)
+                             peak_lr, resolve_device)
 
 
 @dataclass
@@ -64,7 +64,7 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
     from lmo.base import apply_updates, load_state_dict, state_dict
 
     cfg.validate()
-    dev = torch.device(cfg.device)
+    dev = torch.device(resolve_device(cfg.device))
     amp = dev.type == "cuda"
     corpus = get_corpus(cfg.data)
     mcfg = model_config(cfg, corpus.vocab_size)
@@ -183,35 +183,9 @@ def ckpt_cadence(cfg: TrainConfig) -> str:
 def parse_args(argv=None) -> TrainConfig:
     p = argparse.ArgumentParser(prog="python -m gpu_runs.train", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-                                epilog="Modes and outputs: see the module docstring (python -c 'import gpu_runs.train as t; help(t)').")
-    p.add_argument("--config", default="tiny", help="model config: tiny, small, 135m, 360m")
-    p.add_argument("--optimizer", default="adamw", help="any name of lmo.registry.OPTIMIZERS")
-    p.add_argument("--delay", "--mode", dest="mode", default="sync", choices=MODES, help="sync | 2bw | pipedream")
-    p.add_argument("--stages", type=int, default=2, help="pipedream: number of pipeline stages P")
-    p.add_argument("--ef", action="store_true", help="error feedback x+2d_{t-1}-d_{t-2} (with --delay 2bw)")
-    p.add_argument("--sync-start", type=int, default=0, help="first K steps synchronous")
-    p.add_argument("--sync-cooldown", type=int, default=0, help="last K steps synchronous")
-    p.add_argument("--dc-asgd", type=float, default=0.0, help="DC-ASGD lambda")
-    p.add_argument("--lr", type=float, default=None, help="peak lr (default: lmo.presets.DEFAULT_LR)")
-    p.add_argument("--momentum", type=float, default=None, help="primary momentum beta (Figure 4 sweeps)")
-    p.add_argument("--weight-decay", type=float, default=0.1, help="decoupled weight decay lambda")
-    p.add_argument("--steps", type=int, default=200, help="optimizer steps T (the schedule's horizon)")
-    p.add_argument("--batch-size", type=int, default=32, help="sequences per step")
-    p.add_argument("--seq-len", type=int, default=64, help="tokens per sequence")
-    p.add_argument("--eval-every", type=int, default=50, help="validation loss every N steps and at the end (0: at the end only)")
-    p.add_argument("--eval-batches", type=int, default=4, help="validation batches per evaluation")
-    p.add_argument("--seed", type=int, default=0, help="seed of x_0 and of the batch order")
-    p.add_argument("--data", default="stdlib", help="'stdlib', a text dir, a token shard or shard dir (gpu_runs.data)")
-    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help="cpu or cuda")
-    p.add_argument("--out", default=None, help="run directory (log.jsonl, ckpt.pt, result.json)")
-    p.add_argument("--ckpt-every", type=int, default=None,
-                   help="checkpoint OUT/ckpt.pt every N steps (0: never; default None: at every evaluation)")
-    p.add_argument("--diag-every", type=int, default=0, help="theory diagnostics every N steps (0: off)")
-    p.add_argument("--diag-micro", type=int, default=4, help="independent microbatches for sigma / momentum error")
-    p.add_argument("--log-every", type=int, default=10, help="a log.jsonl record every N steps (evaluations always)")
-    p.add_argument("--compile", action="store_true", help="torch.compile the model")
-    p.add_argument("--resume", action="store_true",
-                   help="continue from OUT/ckpt.pt (identical trajectory; refused if the saved run differs)")
+                                epilog="Modes and outputs: see the module docstring (python -c 'import gpu_runs.train as t; help(t)'). "
+                                       "Every option is a field of gpu_runs.recipe.TrainConfig, with its default.")
+    add_config_options(p, flags={"mode": ("--delay", "--mode")}, choices={"mode": MODES})
     show_defaults(p)
     a = vars(p.parse_args(argv))
     a = {k.replace("-", "_"): v for k, v in a.items()}

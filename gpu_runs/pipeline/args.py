@@ -7,9 +7,34 @@ import argparse
 import math
 from pathlib import Path
 
-from gpu_runs.cli import show_defaults
+from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.pipeline.llama import train_config
 from gpu_runs.pipeline.schedules import SCHEDULES, check_schedule_args, check_sync_args
+
+
+#: TrainConfig fields that are pipeline options, generated with the fields' defaults
+#: (gpu_runs.cli.add_config_options): a pipeline run and a trainer run with the same
+#: options are the same run
+SHARED = ("config", "optimizer", "lr", "momentum", "weight_decay", "grad_clip", "ef", "sync_start",
+          "sync_cooldown", "dc_asgd", "warmup_frac", "final_frac", "steps", "batch_size", "seq_len", "seed",
+          "data", "eval_every", "eval_batches", "device", "out", "ckpt_every", "diag_every", "diag_micro")
+#: the pipeline's own wording where its meaning is narrower than the trainer's
+HELP = {
+    "ef": "2bw only: error feedback x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}",
+    "sync_start": "2bw only: the first K steps synchronous (flushed 1F1B), as the trainer's",
+    "sync_cooldown": "2bw only: the last K steps synchronous; the switch flushes the pending update",
+    "dc_asgd": "2bw only: DC-ASGD lambda, g + lambda g*g*(y_t - x_t) before clipping, per stage",
+    "batch_size": "rows per optimizer step (split into M microbatches)",
+    "eval_every": "validation loss on x_{t+1} after every k-th step and after the last (0: never)",
+    "device": "cpu, cuda (one GPU per rank, NCCL) or auto (cuda if available)",
+    "out": "directory for log.jsonl and per-stage checkpoints",
+    "ckpt_every": "checkpoint every k steps into OUT/ckpt_step{k}_stage{s}.pt (0: at the end only; "
+                  "None: at every evaluation, keeping the newest 3 sets)",
+    "diag_every": "the trainer's theory diagnostics at its cadence, measured after the run from per-stage "
+                  "snapshots (gpu_runs.pipeline.diagnostics; sync / 2bw, llama; 0: off)",
+    "lr": "peak lr (None: lmo.presets.DEFAULT_LR[optimizer]; toy model: 0.05)",
+    "momentum": "primary momentum beta (None: the optimizer's preset; toy model: 0.9)",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,36 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="microbatches per step M (default P); 2bw needs M >= P; ignored by pipedream")
     p.add_argument("--model", choices=("llama", "toy"), default="llama",
                    help="llama: gpu_runs.model with --config; toy: gpu_runs.pipeline.toy.ToyLM (tests, bench)")
-    p.add_argument("--config", default="tiny", help="model config name (gpu_runs.model.CONFIGS)")
-    p.add_argument("--optimizer", default="adamw")
-    p.add_argument("--lr", type=float, default=None)
-    p.add_argument("--momentum", type=float, default=None)
-    p.add_argument("--weight-decay", type=float, default=None)
-    p.add_argument("--clip", type=float, default=None,
-                   help="global-norm clipping threshold (default: the trainer's; 0 disables)")
-    p.add_argument("--ef", action="store_true",
-                   help="2bw only: error feedback x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}")
-    p.add_argument("--sync-start", type=int, default=0,
-                   help="2bw only: the first K steps synchronous (flushed 1F1B), as the trainer's")
-    p.add_argument("--sync-cooldown", type=int, default=0,
-                   help="2bw only: the last K steps synchronous; the switch flushes the pending update")
-    p.add_argument("--dc-asgd", type=float, default=0.0,
-                   help="2bw only: DC-ASGD lambda, g + lambda g*g*(y_t - x_t) before clipping, per stage")
-    p.add_argument("--warmup-frac", type=float, default=0.1, help="lr warmup fraction (llama; trainer default)")
-    p.add_argument("--final-frac", type=float, default=0.1, help="cosine floor as a fraction of peak lr")
-    p.add_argument("--steps", type=int, default=200)
-    p.add_argument("--batch-size", type=int, default=32, help="rows per optimizer step (split into M microbatches)")
-    p.add_argument("--seq-len", type=int, default=64)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--data", default=None, help="corpus name or path (gpu_runs.data.get_corpus)")
-    p.add_argument("--eval-every", type=int, default=50,
-                   help="validation loss on x_{t+1} after every k-th step and after the last (0: never)")
-    p.add_argument("--eval-batches", type=int, default=4)
-    p.add_argument("--device", default="cpu", help="cpu or cuda (cuda: one GPU per rank, NCCL)")
-    p.add_argument("--out", default=None, help="directory for log.jsonl and per-stage checkpoints")
-    p.add_argument("--ckpt-every", type=int, default=None,
-                   help="checkpoint every k steps into OUT/ckpt_step{k}_stage{s}.pt (0: at the end "
-                        "only; default None: at every evaluation, keeping the newest 3 sets)")
+    add_config_options(p, SHARED, flags={"grad_clip": ("--clip", "--grad-clip")}, dests={"grad_clip": "clip"},
+                       helps=HELP)
     p.add_argument("--resume", default=None,
                    help="run directory of the same run (options compared): continue from its final "
                         "ckpt_stage{s}.pt files, else from its newest complete ckpt_step{k}_stage{s}.pt "
@@ -71,10 +68,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--synthetic-ms", default=None, metavar="F,B",
                    help="benchmark: sleep F ms per forward and B ms per backward of a microbatch "
                         "on top of the model's compute (use with a tiny --model toy)")
-    p.add_argument("--diag-every", type=int, default=0,
-                   help="the trainer's theory diagnostics at its cadence, measured after the run "
-                        "from per-stage snapshots (gpu_runs.pipeline.diagnostics; sync / 2bw, llama; 0: off)")
-    p.add_argument("--diag-micro", type=int, default=4, help="independent microbatches for sigma / momentum error")
     p.add_argument("--quiet", action="store_true", help="no per-step progress lines")
     return show_defaults(p)
 

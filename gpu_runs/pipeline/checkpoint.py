@@ -42,7 +42,7 @@ from gpu_runs.pipeline.args import build_parser
 from gpu_runs.pipeline.delay import DelayRule
 from gpu_runs.pipeline.llama import llama_problem, run_config, train_config
 from gpu_runs.pipeline.stage import StageModule, split_layers
-from gpu_runs.recipe import build_optimizer
+from gpu_runs.recipe import build_optimizer, resolve_device
 
 
 FIELDS = ("step", "train_loss", "lr", "tokens", "step_time", "val_loss")
@@ -110,6 +110,7 @@ def run_identity(args, P: int) -> dict:
     """What defines a pipeline run's trajectory: for --model llama the equivalent trainer
     configuration (defaults resolved, so ``--clip 1.0`` equals the default) with the
     schedule and M; for the toy model its options except --steps (its lr is constant)."""
+    args = argparse.Namespace(**dict(vars(args), device=resolve_device(args.device)))
     if args.model == "llama":
         return run_config(args, P)
     return {k: v for k, v in vars(args).items() if k != "steps"}
@@ -184,6 +185,7 @@ def load_resume(engine, args, rank: int, P: int, M: int, start: int) -> None:
 def _run_args(ck: dict):
     args = build_parser().parse_args(["--schedule", ck["schedule"]])
     vars(args).update(json.loads(ck["args"]))
+    args.device = resolve_device(args.device)
     return args
 
 
@@ -275,6 +277,7 @@ def from_trainer(train_dir, stages: int, out_dir, microbatches: int | None = Non
     argv += ["--lr", str(cfg["lr"])] if cfg["lr"] is not None else []
     argv += ["--momentum", str(cfg["momentum"])] if cfg["momentum"] is not None else []
     args = build_parser().parse_args(argv)
+    args.device = resolve_device(args.device)
     prob = llama_problem(args)
     model = prob.model
     _, to_tr = _key_maps(args, stages)

@@ -24,6 +24,7 @@ from gpu_runs.pipeline.problem import Problem
 from gpu_runs.pipeline.schedules import stage_actions, with_evals
 from gpu_runs.pipeline.stage import StageEngine, StageModule, split_layers
 from gpu_runs.pipeline.toy import toy_problem
+from gpu_runs.recipe import resolve_device
 
 
 def validate_args(args, num_stages: int, num_layers: int | None) -> None:
@@ -232,6 +233,7 @@ def eval_steps_of(args) -> list[int]:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    args.device = resolve_device(args.device)
     P = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     tag = f"[pipeline rank {rank}/{P}]"
