@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from gpu_runs.recipe import FIELD_HELP, TrainConfig
+
 Formatter = argparse.ArgumentDefaultsHelpFormatter
 
 
@@ -38,8 +40,6 @@ def add_config_options(parser: argparse.ArgumentParser, names=None, *, defaults=
     """One option per TrainConfig field in ``names`` (default: all but opt_kwargs), with the
     field's default (``defaults`` overrides a command's scale, e.g. sweep's steps), type and
     help (recipe.FIELD_HELP). ``flags`` / ``dests`` rename an option; returns the field names."""
-    from gpu_runs.recipe import FIELD_HELP, TrainConfig
-
     defaults, flags, dests = defaults or {}, flags or {}, dests or {}
     choices, helps = choices or {}, helps or {}
     fields = {f.name: f for f in dataclasses.fields(TrainConfig)}

@@ -13,7 +13,16 @@ from dataclasses import dataclass, field
 
 import torch
 
-from gpu_runs.model import Llama, get_config, stage_of_params
+from lmo import registry
+from lmo.chain import chain, clip_by_global_norm
+from lmo.delay import delayed
+from lmo.error_feedback import error_feedback
+from lmo.pipedream import ParamHistory, pipedream_delays
+from lmo.presets import DEFAULT_LR
+from lmo.registry import OPTIMIZERS
+from lmo.schedules import warmup_cosine
+
+from gpu_runs.model import CONFIGS, Llama, get_config, stage_of_params
 
 MODES = ("sync", "2bw", "pipedream")
 
@@ -121,9 +130,6 @@ class TrainConfig:
 
     def validate_recipe(self) -> None:
         """Names and numbers of the recipe: optimizer, model config, lr, momentum, decay, schedule."""
-        from lmo.registry import OPTIMIZERS
-
-        from gpu_runs.model import CONFIGS
         if self.optimizer not in list(OPTIMIZERS):
             raise ValueError(f"TrainConfig.optimizer: unknown optimizer {self.optimizer!r}; "
                              f"choose from {', '.join(sorted(OPTIMIZERS))}")
@@ -147,15 +153,12 @@ class TrainConfig:
 def peak_lr(cfg: TrainConfig) -> float:
     if cfg.lr is not None:
         return float(cfg.lr)
-    from lmo.presets import DEFAULT_LR
     return float(DEFAULT_LR[cfg.optimizer])
 
 
 def lr_schedule(cfg: TrainConfig, peak: float | None = None):
     """The paper protocol's schedule of a group with peak lr ``peak`` (default: the run's):
     lmo.schedules.warmup_cosine(peak, steps, warmup_frac, final_frac)."""
-    from lmo.schedules import warmup_cosine
-
     return warmup_cosine(peak_lr(cfg) if peak is None else peak, cfg.steps, cfg.warmup_frac, cfg.final_frac)
 
 
@@ -166,8 +169,6 @@ def base_optimizer(cfg: TrainConfig, params: dict):
     the matrix optimizers (muon, normuon, adamuon) the AdamW group of embeddings, head, norms
     and vectors follows the same warmup-cosine shape from its own peak. Returns (opt, sched)
     with ``sched`` the schedule of the named optimizer's peak (the logged lr)."""
-    from lmo import registry
-
     opt = registry.build(cfg.optimizer, params, lr=peak_lr(cfg), momentum=cfg.momentum,
                          weight_decay=cfg.weight_decay, schedule=lambda peak: lr_schedule(cfg, peak),
                          **cfg.opt_kwargs)
@@ -178,24 +179,19 @@ def build_optimizer(cfg: TrainConfig, params: dict, stage_of: dict | None = None
     """clip -> registry optimizer with the warmup-cosine schedule, wrapped for the mode.
 
     Returns (opt, inner, sched) where ``inner`` is the synchronous optimizer."""
-    from lmo.chain import chain, clip_by_global_norm
-
     base, sched = base_optimizer(cfg, params)
     inner = chain(clip_by_global_norm(cfg.grad_clip), base) if cfg.grad_clip else base
     kw = dict(sync_start=cfg.sync_start, sync_cooldown=cfg.sync_cooldown, total_steps=cfg.steps,
               dc_asgd=cfg.dc_asgd)
     if cfg.mode == "2bw" and cfg.ef:
-        from lmo.error_feedback import error_feedback
         return error_feedback(inner, **kw), inner, sched
     if cfg.mode == "2bw":
-        from lmo.delay import delayed
         return delayed(inner, 1, **kw), inner, sched
     return inner, inner, sched
 
 
 def make_history(cfg: TrainConfig, model: Llama, params: dict):
     """PipeDream stale-point model: per-parameter delays from the layer split, and the history."""
-    from lmo.pipedream import ParamHistory, pipedream_delays
     delays = pipedream_delays(stage_of_params(model, cfg.stages), cfg.stages)
     return ParamHistory(delays), delays
 

@@ -18,7 +18,12 @@ import json
 import sys
 from pathlib import Path
 
+from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM
+
 from gpu_runs.cli import add_config_options, show_defaults
+from gpu_runs.progress import UnitProgress
+from gpu_runs.recipe import TrainConfig
+from gpu_runs.train import USER_ERRORS, train
 
 VARIANTS = ("sync", "2bw", "ef")
 #: TrainConfig fields that are sweep options (gpu_runs.cli.add_config_options)
@@ -35,8 +40,6 @@ def run_name(optimizer: str, lr_mult: float, beta: float, variant: str) -> str:
 def grid(optimizers, lr_mults, momenta, variants) -> list[dict]:
     """One dict (optimizer, lr_mult, beta, variant) per run: the lr sweep at the preset beta plus
     the momentum sweep at lr multiplier 1, without duplicates, in a fixed order."""
-    from lmo.presets import DEFAULT_MOMENTUM
-
     for v in variants:
         if v not in VARIANTS:
             raise ValueError(f"sweep: variant must be one of {VARIANTS}, got {v!r}")
@@ -61,10 +64,6 @@ def grid(optimizers, lr_mults, momenta, variants) -> list[dict]:
 
 def train_config(point: dict, out: Path, base: dict):
     """The TrainConfig of one grid point (``base``: the shared TrainConfig fields)."""
-    from lmo.presets import DEFAULT_LR
-
-    from gpu_runs.recipe import TrainConfig
-
     v = point["variant"]
     return TrainConfig(optimizer=point["optimizer"], lr=point["lr_mult"] * float(DEFAULT_LR[point["optimizer"]]),
                        momentum=point["beta"], mode="sync" if v == "sync" else "2bw", ef=v == "ef",
@@ -77,9 +76,6 @@ def run_grid(points: list[dict], out_root: Path, base: dict, progress: bool = Tr
     A directory with ``result.json`` is skipped, one with ``ckpt.pt`` resumed; one with a log
     but no checkpoint (killed before its first one) keeps that log as ``log.jsonl.killed``
     and starts again."""
-    from gpu_runs.progress import UnitProgress
-    from gpu_runs.train import train
-
     dirs = []
     meter = UnitProgress("sweep", len(points))
     for i, pt in enumerate(points):
@@ -132,7 +128,6 @@ def main(argv=None) -> int:
             print(run_name(pt["optimizer"], pt["lr_mult"], pt["beta"], pt["variant"]))
         return 0
     base = dict({k: getattr(a, k) for k in fields}, log_every=0)
-    from gpu_runs.train import USER_ERRORS
     try:
         for pt in points:
             train_config(pt, out / "x", base).validate()

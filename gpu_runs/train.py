@@ -31,14 +31,17 @@ from pathlib import Path
 
 import torch
 
+from lmo.base import apply_updates, load_state_dict, state_dict
+
 from gpu_runs import checkpoint
 from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.data import Batcher, get_corpus, val_batches
+from gpu_runs.diagnostics import Diagnostics
 from gpu_runs.model import Llama, param_count
 from gpu_runs.progress import StepProgress
 from gpu_runs.recipe import (COMPILE_BACKEND, MODES, TrainConfig, base_optimizer, build_optimizer,  # noqa: F401
                              evaluate, loss_and_grads, loss_fn, lr_schedule, make_history, model_config,
-                             peak_lr, resolve_device)
+                             peak_lr, resolve_device)  # the recipe's old home: its names stay importable here
 
 
 @dataclass
@@ -61,8 +64,6 @@ _write_log = checkpoint.write_log
 # ----------------------------------------------------------------------------- the loop
 def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
     """Run ``cfg.steps`` steps; returns the log (one dict per logged step), final val loss, params."""
-    from lmo.base import apply_updates, load_state_dict, state_dict
-
     cfg.validate()
     dev = torch.device(resolve_device(cfg.device))
     amp = dev.type == "cuda"
@@ -81,7 +82,6 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
     vbatches = [(x.to(dev), y.to(dev)) for x, y in val_batches(corpus.val, cfg.eval_batches, cfg.batch_size, cfg.seq_len)]
     diag = None
     if cfg.diag_every:
-        from gpu_runs.diagnostics import Diagnostics
         diag = Diagnostics(cfg.optimizer, params, batcher, cfg.diag_micro, amp)
 
     say = (lambda msg: print(msg, flush=True)) if progress else (lambda msg: None)

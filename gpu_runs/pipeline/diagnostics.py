@@ -27,6 +27,15 @@ from pathlib import Path
 
 import torch
 
+from lmo.base import load_state_dict
+
+from gpu_runs.data import Batcher, get_corpus
+from gpu_runs.diagnostics import Diagnostics
+from gpu_runs.model import Llama
+from gpu_runs.pipeline.checkpoint import merge_stages, save_stage, stage_file
+from gpu_runs.pipeline.llama import model_config
+from gpu_runs.recipe import build_optimizer
+
 
 def diagnosed_steps(steps: int, every: int, start: int = 0) -> list[int]:
     """Steps t in [start, steps) the trainer diagnoses: t + 1 == 1 or (t + 1) % every == 0."""
@@ -58,8 +67,6 @@ class Snapshots:
                 self.save(start)
 
     def save(self, k: int) -> None:
-        from gpu_runs.pipeline.checkpoint import save_stage   # checkpoint imports this module's users
-
         save_stage(self.dir, self.rank, self.engine, k, self.args)
 
     def after(self, a) -> None:
@@ -88,15 +95,6 @@ def measure(out, args, P: int, device: str = "cpu", progress: bool = True) -> li
     """The trainer's diagnostics records for every diagnosed step with both snapshots in
     ``RUN_DIR/diag`` (after ``--resume`` also those a crashed run left); written into
     ``log.jsonl``; the snapshots are removed afterwards."""
-    from lmo.base import load_state_dict
-
-    from gpu_runs.data import Batcher, get_corpus
-    from gpu_runs.diagnostics import Diagnostics
-    from gpu_runs.model import Llama
-    from gpu_runs.pipeline.checkpoint import merge_stages, stage_file
-    from gpu_runs.pipeline.llama import model_config
-    from gpu_runs.recipe import build_optimizer
-
     d = diag_dir(out)
     steps = [t for t in diagnosed_steps(args.steps, args.diag_every)
              if all(stage_file(d, s, k).exists() for s in range(P) for k in (t, t + 1))]

@@ -11,7 +11,14 @@ same formula c = min(1, max_norm / (||g|| + 1e-6))).
 """
 from __future__ import annotations
 
+import dataclasses
+
+import torch
+
 from gpu_runs import recipe
+from gpu_runs.data import Batcher, get_corpus, val_batches
+from gpu_runs.model import Llama, get_config
+from gpu_runs.pipeline.problem import Problem
 from gpu_runs.recipe import TrainConfig
 
 MODE_OF = {"gpipe": "sync", "1f1b": "sync", "2bw": "2bw", "pipedream": "pipedream"}
@@ -33,8 +40,6 @@ def train_config(args, num_stages: int | None = None):
 def run_config(args, num_stages: int) -> dict:
     """``config.json`` of a pipeline run: the equivalent trainer's TrainConfig fields (so
     ``gpu_runs.predict`` reads it like a trainer run) plus the schedule, P and M."""
-    import dataclasses
-
     tc = train_config(args, num_stages)
     tc.sync_start, tc.sync_cooldown, tc.dc_asgd = args.sync_start, args.sync_cooldown, args.dc_asgd
     tc.diag_every, tc.diag_micro, tc.out = args.diag_every, args.diag_micro, args.out
@@ -53,19 +58,11 @@ def base_optimizer(tc, params):
 
 
 def num_layers(args) -> int:
-    from gpu_runs.model import get_config
-
     return get_config(args.config).n_layers
 
 
 def llama_problem(args):
     """A :class:`gpu_runs.pipeline.Problem` for ``--model llama``."""
-    import torch
-
-    from gpu_runs.data import Batcher, get_corpus, val_batches
-    from gpu_runs.model import Llama
-    from gpu_runs.pipeline.problem import Problem
-
     tc = train_config(args)
     corpus = get_corpus(tc.data)
     mcfg = model_config(tc, corpus)

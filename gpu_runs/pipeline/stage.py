@@ -32,6 +32,8 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from lmo.base import load_state_dict
+
 from gpu_runs.pipeline.schedules import Action
 
 TAG_ACT, TAG_GRAD, TAG_EVAL, TAG_TIED_W, TAG_TIED_G = 0, 1, 2, 3, 4
@@ -308,8 +310,6 @@ class StageEngine:
         d_{step-1}; a resumed U(step - 1) creates x_{step+1} from it). pipedream:
         ``versions`` {k: u_k} for k = step - tau_s .. step (the stashed ones); the tied
         user gets the owner's versions ``tied_versions`` {k: w_k} likewise."""
-        from lmo.base import load_state_dict
-
         dev = lambda t: {k: v.to(self.device) for k, v in t.items()}
         self.opt_state = load_state_dict(self.opt_state, dev(opt_flat))
         self.restored_step = step - 1 if self.rule is not None else None
