@@ -16,7 +16,11 @@ decay 0.1, clip 1.0; the peak lr is ``lmo.presets.DEFAULT_LR[optimizer]`` unless
 Every step's batch is ``Batcher(train, B, T, seed).batch(t)``: the data order is the same in
 every mode and after a resume. Outputs under ``--out``: ``log.jsonl`` (one line per logged
 step), ``config.json``, ``ckpt.pt`` (atomic; model, optimizer + wrapper state incl. the delay
-queue / EF buffer and the pipedream history, step, log). ``--resume`` continues bit-for-bit.
+queue / EF buffer and the pipedream history, step, log, configuration), written at every
+evaluation by default (``--ckpt-every N`` / ``0``). ``--resume`` continues bit-for-bit and
+refuses a directory without a checkpoint or made by a different run; a fresh run refuses a
+directory that already holds one (``gpu_runs.checkpoint``). Progress: the first step, every
+evaluation and at least every ``gpu_runs.progress.EVERY_S`` seconds, with tokens/s and ETA.
 """
 from __future__ import annotations
 
