@@ -1,10 +1,32 @@
 """Language-model training with a real gradient delay, and the theory's quantities measured in training.
 
+A short tour::
+
+    from gpu_runs import TrainConfig, train
+    res = train(TrainConfig(config="tiny", optimizer="muon", mode="2bw", ef=True, steps=200))
+    res.final_val_loss, res.log[-1]
+
+- ``gpu_runs.recipe``: what a run is (``TrainConfig``), the peak lr and the warmup-cosine
+  schedule on every parameter group, the optimizer per mode, the loss, evaluation.
+- ``gpu_runs.train``: the loop (``train(cfg) -> TrainResult``) and ``python -m gpu_runs.train``
+  with modes sync / 2bw (+EF) / pipedream and the paper's mitigations.
+- ``gpu_runs.checkpoint``: run directories that never lose work (atomic checkpoints, resume
+  that refuses a different run); ``gpu_runs.progress``: progress lines with ETA.
 - ``gpu_runs.model``: Llama-style decoder, configs tiny / small / 135m / 360m, ``param_count``.
-- ``gpu_runs.data``: stdlib byte corpus (no network), text dirs, token shards; ``Batcher``.
-- ``gpu_runs.train``: ``TrainConfig``, ``train(cfg) -> TrainResult``; ``python -m gpu_runs.train``
-  with modes sync / 2bw (+EF) / pipedream and the paper's mitigations; checkpoints and resume.
+- ``gpu_runs.data``: stdlib byte corpus (no network), text dirs, token shards (checked); ``Batcher``.
 - ``gpu_runs.diagnostics``: ||d_t||, r_t, local L, sigma, rho, momentum error (``--diag-every``).
-- ``gpu_runs.predict``: measured constants into ``theory`` bounds; ``gpu_runs.bench``: tokens/s per mode.
-- ``gpu_runs/device_check.sh``: the single-GPU check (135m); ``gpu_runs.pipeline*``: multi-process pipeline.
+- ``gpu_runs.sweep`` / ``gpu_runs.predict``: grids of diagnosed runs, measured constants into
+  ``theory`` bounds; ``gpu_runs.bench``: tokens/s per mode.
+- ``gpu_runs.pipeline``: multi-process pipeline parallelism (``torchrun ... -m gpu_runs.pipeline``; a
+  subpackage, see its docstring);
+  ``gpu_runs/device_check.sh``: the single-GPU check (135m).
 """
+from gpu_runs.data import Batcher, Corpus, get_corpus
+from gpu_runs.model import CONFIGS, Llama, get_config, param_count
+from gpu_runs.recipe import MODES, TrainConfig, build_optimizer, evaluate, loss_and_grads, peak_lr
+from gpu_runs.train import TrainResult, train
+
+__all__ = [
+    "TrainConfig", "TrainResult", "train", "MODES", "build_optimizer", "peak_lr", "loss_and_grads",
+    "evaluate", "Llama", "CONFIGS", "get_config", "param_count", "Corpus", "get_corpus", "Batcher",
+]

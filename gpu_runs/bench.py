@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gpu_runs.cli import show_defaults
 from gpu_runs.train import TrainConfig, train
 
 VARIANTS = {"sync": {}, "2bw": dict(mode="2bw"), "2bw+ef": dict(mode="2bw", ef=True),
@@ -18,7 +19,8 @@ VARIANTS = {"sync": {}, "2bw": dict(mode="2bw"), "2bw+ef": dict(mode="2bw", ef=T
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m gpu_runs.bench", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m gpu_runs.bench", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--config", default="tiny")
     p.add_argument("--optimizer", default="muon")
     p.add_argument("--steps", type=int, default=30)
@@ -27,6 +29,7 @@ def main(argv=None) -> int:
     p.add_argument("--seq-len", type=int, default=64)
     p.add_argument("--device", default="cpu")
     p.add_argument("--diag-every", type=int, default=10)
+    show_defaults(p)
     a = p.parse_args(argv)
     VARIANTS["sync+diag"] = dict(diag_every=a.diag_every)
     tps = {k: [] for k in VARIANTS}

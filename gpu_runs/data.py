@@ -7,10 +7,16 @@
   (sorted by path, capped at ``max_bytes``). The exact bytes depend on the Python version.
 - a directory of text files (``*.txt``, ``*.md``, ``*.py``, ``*.rst``): byte-level, one
   document per file.
-- a token shard ``*.bin`` / ``*.npy`` or a directory of shards: flat ``uint16``/``uint32``
-  arrays, memory-mapped. Two ``.bin`` formats are read: the modded-nanogpt / llm.c format
-  (a header of 256 int32: magic 20240520, version 1 (uint16 tokens) or 2 (uint32), token
-  count; then the tokens) and raw headerless ``uint16`` arrays. ``.npy`` files carry their dtype.
+- a token shard ``*.bin`` / ``*.npy`` / ``*.u16`` or a directory of shards: flat integer
+  arrays, memory-mapped. ``.bin`` is the modded-nanogpt / llm.c format (a header of 256
+  int32: magic 20240520, version 1 (uint16 tokens) or 2 (uint32), token count; then the
+  tokens); a ``.bin`` without that header is refused. Headerless raw ``uint16`` tokens are
+  read only from files named ``*.u16`` (the extension is the user saying "raw uint16").
+  ``.npy`` files carry their dtype.
+
+Token ids are checked over the whole of every file once (memory-mapped, in chunks of
+``CHECK_CHUNK`` tokens): a negative id or one >= ``MAX_VOCAB`` is refused with the file name
+and the offset, and the vocabulary is 1 + the largest id of all files (not of a prefix).
 
 Train/val split. Text corpora split *by document*: document ``name`` goes to validation
 iff ``crc32(name) % val_every == 0`` (deterministic, never a document on both sides).
@@ -43,6 +49,11 @@ import torch
 SHARD_MAGIC = 20240520
 SHARD_HEADER_INTS = 256
 TEXT_SUFFIXES = (".txt", ".md", ".py", ".rst")
+SHARD_SUFFIXES = (".bin", ".npy", ".u16")
+RAW_SUFFIX = ".u16"
+#: largest accepted vocabulary (ids must be < MAX_VOCAB); larger ids are a corrupt file
+MAX_VOCAB = 1 << 22
+CHECK_CHUNK = 1 << 22
 
 
 @dataclass
@@ -93,8 +104,9 @@ def directory_documents(path: Path) -> list[tuple[str, bytes]]:
 
 
 def is_val_document(name: str, val_every: int = 20) -> bool:
-    """Document goes to validation iff crc32(name) % val_every == 0."""
-    return zlib.crc32(name.encode("utf-8")) % val_every == 0
+    """Document goes to validation iff crc32(name) % val_every == 0 (name as UTF-8 bytes; a file
+    name that is not valid UTF-8 keeps its raw bytes, os.fsencode's surrogateescape)."""
+    return zlib.crc32(name.encode("utf-8", "surrogateescape")) % val_every == 0
 
 
 def split_documents(docs: list[tuple[str, bytes]], val_every: int = 20):
@@ -119,10 +131,10 @@ def byte_corpus(name: str, docs: list[tuple[str, bytes]], val_every: int = 20) -
 
 # ----------------------------------------------------------------------------- token shards
 def load_shard(path: str | os.PathLike) -> np.ndarray:
-    """Memory-map one token shard (header format or raw uint16 ``.bin``, or ``.npy``).
+    """Memory-map one token shard (header ``.bin``, raw uint16 ``.u16``, or ``.npy``).
 
     Raises FileNotFoundError for a missing file and ValueError naming the file when the
-    header's token count or the file size does not fit."""
+    header's token count or the file size does not fit, or a ``.bin`` has no header."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"data: shard {path} does not exist")
@@ -132,6 +144,11 @@ def load_shard(path: str | os.PathLike) -> np.ndarray:
             raise ValueError(f"data: shard {path} must be a 1-D integer array, got {arr.dtype} {arr.shape}")
         return arr
     size = path.stat().st_size
+    if path.suffix == RAW_SUFFIX:
+        if size == 0 or size % 2:
+            raise ValueError(f"data: raw shard {path} is malformed: size {size} is not a positive "
+                             f"multiple of 2 (uint16 tokens)")
+        return np.memmap(path, dtype=np.uint16, mode="r")
     header = np.fromfile(path, dtype=np.int32, count=SHARD_HEADER_INTS) if size >= 4 * SHARD_HEADER_INTS else None
     if header is not None and header[0] == SHARD_MAGIC:
         version, ntok = int(header[1]), int(header[2])
@@ -143,10 +160,29 @@ def load_shard(path: str | os.PathLike) -> np.ndarray:
             raise ValueError(f"data: shard {path} is malformed: header says {ntok} tokens "
                              f"({expected} bytes) but the file has {size} bytes")
         return np.memmap(path, dtype=dtype, mode="r", offset=4 * SHARD_HEADER_INTS, shape=(ntok,))
-    if size == 0 or size % 2:
-        raise ValueError(f"data: shard {path} is malformed: no {SHARD_MAGIC} header and size {size} "
-                         "is not a positive multiple of 2 (raw uint16 tokens)")
-    return np.memmap(path, dtype=np.uint16, mode="r")
+    raise ValueError(f"data: shard {path} is malformed: a .bin shard must start with the "
+                     f"modded-nanogpt header (256 int32, magic {SHARD_MAGIC}, version, token count) "
+                     f"and this one does not ({size} bytes). If it holds headerless uint16 tokens, "
+                     f"name it *{RAW_SUFFIX}; or save the tokens with numpy as *.npy")
+
+
+def check_token_ids(arr: np.ndarray, source, max_vocab: int = MAX_VOCAB) -> int:
+    """The largest id of ``arr`` after checking every id lies in [0, max_vocab).
+
+    Reads the whole array once in chunks of CHECK_CHUNK (memory-mapped files stay on disk);
+    ValueError names ``source`` and the offset of the first bad id."""
+    if len(arr) == 0:
+        raise ValueError(f"data: {source} holds no tokens")
+    top = 0
+    for lo in range(0, len(arr), CHECK_CHUNK):
+        chunk = np.asarray(arr[lo:lo + CHECK_CHUNK])
+        cmin, cmax = int(chunk.min()), int(chunk.max())
+        if cmin < 0 or cmax >= max_vocab:
+            bad = int(np.flatnonzero((chunk < 0) | (chunk >= max_vocab))[0])
+            raise ValueError(f"data: {source} has token id {int(chunk[bad])} at offset {lo + bad} "
+                             f"(token index); ids must lie in [0, {max_vocab})")
+        top = max(top, cmax)
+    return top
 
 
 def _concat(arrs: list[np.ndarray]) -> np.ndarray:
@@ -154,16 +190,19 @@ def _concat(arrs: list[np.ndarray]) -> np.ndarray:
 
 
 def shard_corpus(name: str, files: list[Path], val_frac: float = 0.05) -> Corpus:
+    """Train / validation token arrays of ``files`` (module docstring), every id checked."""
+    shards = {f: load_shard(f) for f in files}
+    top = max(check_token_ids(a, f) for f, a in shards.items())
     val_files = [f for f in files if "val" in f.name]
     train_files = [f for f in files if f not in val_files]
     if train_files and val_files:
-        tr, va = _concat([load_shard(f) for f in train_files]), _concat([load_shard(f) for f in val_files])
+        tr, va = _concat([shards[f] for f in train_files]), _concat([shards[f] for f in val_files])
     else:
-        allt = _concat([load_shard(f) for f in files])
+        allt = _concat([shards[f] for f in files])
         cut = int(len(allt) * (1 - val_frac))
         tr, va = allt[:cut], allt[cut:]
-    vocab = int(max(np.asarray(tr[: 1 << 20]).max(initial=0), np.asarray(va[: 1 << 20]).max(initial=0))) + 1
-    if any(load_shard(f).dtype == np.uint16 for f in files[:1]) and vocab > 256:
+    vocab = top + 1
+    if shards[files[0]].dtype == np.uint16 and vocab > 256:
         vocab = max(vocab, 50257)  # GPT-2 tokens: the full vocabulary, not only those seen
     return Corpus(name, tr, va, vocab, [f.name for f in train_files or files], [f.name for f in val_files])
 
@@ -190,7 +229,7 @@ def get_corpus(name_or_path: str | os.PathLike | None = "stdlib", *, val_every: 
         if path.suffix in TEXT_SUFFIXES:
             raise ValueError(f"data: {path} is a single text file; pass its directory (documents are files)")
         return shard_corpus(path.name, [path])
-    shards = sorted(p for p in path.iterdir() if p.suffix in (".bin", ".npy"))
+    shards = sorted(p for p in path.iterdir() if p.suffix in SHARD_SUFFIXES)
     if shards:
         return shard_corpus(path.name, shards)
     return byte_corpus(path.name, directory_documents(path), val_every)

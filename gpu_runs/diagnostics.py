@@ -36,14 +36,17 @@ import statistics
 
 import torch
 
+from lmo.base import find_field
+from lmo.geometry import L2, Sign, Spectral
+from lmo.partition import muon_labels
+
+from gpu_runs.recipe import loss_and_grads
+
 MATRIX_OPTIMIZERS = ("muon", "normuon", "adamuon")
 
 
 def geometries(optimizer: str, params: dict) -> dict:
     """name -> Geometry object for the optimizer (module docstring)."""
-    from lmo.geometry import L2, Sign, Spectral
-    from lmo.partition import muon_labels
-
     labels = muon_labels(params)
     out = {}
     for k, v in params.items():
@@ -73,8 +76,6 @@ def product_rho(geo: dict, params: dict) -> float:
 
 def r_over_eta_summary(geo: dict, offset: dict, lr: float) -> dict:
     """r = max_b ||offset_b||, r / eta, and the per-block r_b / eta split by geometry (module docstring)."""
-    from lmo.geometry import Spectral
-
     per = {k: float(geo[k].norm(v.float())) for k, v in offset.items()}
     r = max(per.values())
     inv = 1.0 / lr if lr > 0 else float("nan")
@@ -108,9 +109,6 @@ class Diagnostics:
                 state_prev=None) -> dict:
         """The quantities of the module docstring at step t; ``state_prev`` (the state before the
         update) gives ||d_t||, else ``d_norm`` is absent."""
-        from lmo.base import find_field
-        from gpu_runs.train import loss_and_grads
-
         out = dict(step=t + 1, rho=self.rho, eta=lr)
         step_vec = diff(x_new, x_prev)
         out["update_norm"] = product_norm(self.geo, step_vec)

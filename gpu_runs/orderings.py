@@ -25,6 +25,8 @@ from __future__ import annotations
 import statistics
 from itertools import combinations
 
+from theory import registry
+
 IDENTITY_FIELDS = ("optimizer", "lr", "momentum", "mode", "schedule", "ef", "out", "resume", "ckpt_every",
                    "diag_every", "diag_micro", "log_every", "device", "compile")
 
@@ -59,8 +61,6 @@ def cells(runs: list[dict]) -> list[dict]:
 
 def predicted(sync: dict, ef: dict | None, L: float | None = None) -> dict:
     """pi_2bw, pi_ef and pi_2bw / B_sync at the sync run's constants (``L``: override)."""
-    from theory import registry
-
     k = sync["consts"]
     if k is None:
         return {}

@@ -23,6 +23,14 @@ import statistics
 import sys
 from pathlib import Path
 
+from lmo.presets import DEFAULT_MOMENTUM
+from theory import registry
+
+from gpu_runs import orderings as od, seed_noise as sn
+from gpu_runs.cli import show_defaults
+from gpu_runs.orderings import median_or_none, rest_key
+from gpu_runs.recipe import TrainConfig, peak_lr
+
 BOUND_OF = {"sync": "derived_sync_lemma", "2bw": "derived_delayed_lemma_x", "ef": "derived_ef_lemma_trajectory"}
 
 
@@ -41,7 +49,6 @@ def load_run(run_dir: Path) -> tuple[dict, list]:
 def primary_mu(cfg: dict) -> float:
     if cfg.get("momentum") is not None:
         return 1.0 - float(cfg["momentum"])
-    from lmo.presets import DEFAULT_MOMENTUM
     return 1.0 - float(DEFAULT_MOMENTUM[cfg["optimizer"]])
 
 
@@ -54,8 +61,6 @@ def eta_of(d: dict, eta: str) -> float:
 
 def predict_run(run_dir: Path, eta: str = "step") -> dict:
     """Rows (step, measured momentum error, bound) and the run's final val loss."""
-    from theory import registry
-
     cfg, log = load_run(run_dir)
     diags = [r["diagnostics"] for r in log if "diagnostics" in r]
     var = variant(cfg)
@@ -80,9 +85,6 @@ def predict_run(run_dir: Path, eta: str = "step") -> dict:
 def summarize(run_dir: Path, eta: str = "step") -> dict:
     """``predict_run`` plus what ``gpu_runs.orderings`` needs: the resolved peak lr and beta, the
     settings key, the mean r and the theorem's constants (L, sigma, rho, eta, mu, K, Delta_0)."""
-    from gpu_runs.orderings import median_or_none, rest_key
-    from gpu_runs.train import TrainConfig, peak_lr
-
     cfg, log = load_run(run_dir)
     res = predict_run(run_dir, eta)
     known = {k: v for k, v in cfg.items() if k in TrainConfig.__dataclass_fields__}
@@ -155,10 +157,8 @@ def plot(results: list[dict], lr_ord: list[dict], beta_ord: list[dict], path: st
 
 
 def main(argv=None) -> int:
-    from gpu_runs import orderings as od
-    from gpu_runs import seed_noise as sn
-
     p = argparse.ArgumentParser(prog="python -m gpu_runs.predict", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                                 epilog="Grids of runs: python -m gpu_runs.sweep OUT; then predict OUT/*_*.")
     p.add_argument("runs", nargs="+", help="run directories written by gpu_runs.train --diag-every N --out DIR")
     p.add_argument("--png", default=None, help="write the figure (measured/bound, gap vs lr, gap vs beta)")
@@ -167,11 +167,17 @@ def main(argv=None) -> int:
     p.add_argument("--all-rows", action="store_true", help="print every diagnostics record, not each run's worst")
     p.add_argument("--eta", choices=("step", "lr"), default="step",
                    help="the theory's eta: the measured step norm ||d_t|| (default) or the scheduled lr")
+    show_defaults(p)
     a = p.parse_args(argv)
     missing = [r for r in a.runs if not (Path(r) / "config.json").exists() or not (Path(r) / "log.jsonl").exists()]
     if missing:
         p.error(f"not a run directory (config.json and log.jsonl expected): {', '.join(missing)}")
-    results = [summarize(Path(r), a.eta) for r in a.runs]
+    try:
+        results = [summarize(Path(r), a.eta) for r in a.runs]
+    except (ValueError, KeyError) as e:   # a run directory whose files do not parse
+        print(f"python -m gpu_runs.predict: error: cannot read the runs: {type(e).__name__}: {e}",
+              file=sys.stderr)
+        return 2
     cs = od.cells(results)
     lr_ord, beta_ord, ef_ord = od.sweep_orderings(cs, "lr"), od.sweep_orderings(cs, "beta"), od.ef_orderings(cs)
     reps = sn.replicates(cs)

@@ -16,10 +16,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
+from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM
+
+from gpu_runs.cli import add_config_options, show_defaults
+from gpu_runs.progress import UnitProgress
+from gpu_runs.recipe import TrainConfig
+from gpu_runs.train import USER_ERRORS, train
+
 VARIANTS = ("sync", "2bw", "ef")
+#: TrainConfig fields that are sweep options (gpu_runs.cli.add_config_options)
+SHARED = ("config", "steps", "batch_size", "seq_len", "eval_every", "eval_batches", "diag_every",
+          "ckpt_every", "seed", "data", "device")
+#: the sweep's own scale: its only defaults that differ from TrainConfig's, on purpose
+SWEEP_SCALE = dict(steps=500, batch_size=16, eval_every=100, diag_every=50, ckpt_every=100)
 
 
 def run_name(optimizer: str, lr_mult: float, beta: float, variant: str) -> str:
@@ -29,8 +40,6 @@ def run_name(optimizer: str, lr_mult: float, beta: float, variant: str) -> str:
 def grid(optimizers, lr_mults, momenta, variants) -> list[dict]:
     """One dict (optimizer, lr_mult, beta, variant) per run: the lr sweep at the preset beta plus
     the momentum sweep at lr multiplier 1, without duplicates, in a fixed order."""
-    from lmo.presets import DEFAULT_MOMENTUM
-
     for v in variants:
         if v not in VARIANTS:
             raise ValueError(f"sweep: variant must be one of {VARIANTS}, got {v!r}")
@@ -55,10 +64,6 @@ def grid(optimizers, lr_mults, momenta, variants) -> list[dict]:
 
 def train_config(point: dict, out: Path, base: dict):
     """The TrainConfig of one grid point (``base``: the shared TrainConfig fields)."""
-    from lmo.presets import DEFAULT_LR
-
-    from gpu_runs.train import TrainConfig
-
     v = point["variant"]
     return TrainConfig(optimizer=point["optimizer"], lr=point["lr_mult"] * float(DEFAULT_LR[point["optimizer"]]),
                        momentum=point["beta"], mode="sync" if v == "sync" else "2bw", ef=v == "ef",
@@ -66,24 +71,30 @@ def train_config(point: dict, out: Path, base: dict):
 
 
 def run_grid(points: list[dict], out_root: Path, base: dict, progress: bool = True) -> list[Path]:
-    """Train every point not yet finished; returns the run directories in grid order."""
-    from gpu_runs.train import train
+    """Train every point not yet finished; returns the run directories in grid order.
 
+    A directory with ``result.json`` is skipped, one with ``ckpt.pt`` resumed; one with a log
+    but no checkpoint (killed before its first one) keeps that log as ``log.jsonl.killed``
+    and starts again."""
     dirs = []
-    t0 = time.perf_counter()
+    meter = UnitProgress("sweep", len(points))
     for i, pt in enumerate(points):
         d = out_root / run_name(pt["optimizer"], pt["lr_mult"], pt["beta"], pt["variant"])
         dirs.append(d)
         if (d / "result.json").exists():
             if progress:
-                print(f"[sweep {i + 1}/{len(points)}] {d.name}: done before, skipped", flush=True)
+                print(meter.line(i, f"{d.name}: done before, skipped", counted=False), flush=True)
             continue
         cfg = train_config(pt, d, base)
         cfg.resume = (d / "ckpt.pt").exists()
+        if not cfg.resume and (d / "log.jsonl").exists():
+            (d / "log.jsonl").replace(d / "log.jsonl.killed")
+        if progress:
+            how = "resuming" if cfg.resume else "starting"
+            print(f"[sweep {i + 1}/{len(points)}] {d.name}: {how} ({cfg.steps} steps)", flush=True)
         res = train(cfg, progress=False)
         if progress:
-            print(f"[sweep {i + 1}/{len(points)}] {d.name}: final val {res.final_val_loss:.4f} "
-                  f"({time.perf_counter() - t0:.0f} s so far)", flush=True)
+            print(meter.line(i, f"{d.name}: final val {res.final_val_loss:.4f}"), flush=True)
     return dirs
 
 
@@ -96,24 +107,16 @@ def floats(s: str) -> list[float]:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m gpu_runs.sweep", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                                 epilog="Then: python -m gpu_runs.predict OUT/* --png OUT/predict.png")
     p.add_argument("out", help="root directory; one run directory per grid point")
     p.add_argument("--optimizers", default="adamw,muon", help="comma-separated lmo.registry names")
     p.add_argument("--lr-mults", type=floats, default=[0.5, 1.0, 2.0], help="multiples of the preset lr")
     p.add_argument("--momenta", type=floats, default=[], help="primary momenta beta for the momentum sweep")
     p.add_argument("--variants", default="sync,2bw,ef", help="comma-separated subset of sync,2bw,ef")
-    p.add_argument("--config", default="tiny")
-    p.add_argument("--steps", type=int, default=500)
-    p.add_argument("--batch-size", type=int, default=16)
-    p.add_argument("--seq-len", type=int, default=64)
-    p.add_argument("--eval-every", type=int, default=100)
-    p.add_argument("--eval-batches", type=int, default=4)
-    p.add_argument("--diag-every", type=int, default=50)
-    p.add_argument("--ckpt-every", type=int, default=100, help="checkpoint cadence: a killed run resumes")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--data", default="stdlib")
-    p.add_argument("--device", default="cpu")
+    fields = add_config_options(p, SHARED, defaults=SWEEP_SCALE)
     p.add_argument("--dry-run", action="store_true", help="print the grid and exit")
+    show_defaults(p)
     a = p.parse_args(argv)
     try:
         points = grid(a.optimizers.split(","), a.lr_mults, a.momenta, a.variants.split(","))
@@ -124,12 +127,19 @@ def main(argv=None) -> int:
         for pt in points:
             print(run_name(pt["optimizer"], pt["lr_mult"], pt["beta"], pt["variant"]))
         return 0
-    base = dict(config=a.config, steps=a.steps, batch_size=a.batch_size, seq_len=a.seq_len,
-                eval_every=a.eval_every, eval_batches=a.eval_batches, diag_every=a.diag_every,
-                ckpt_every=a.ckpt_every, seed=a.seed, data=a.data, device=a.device, log_every=0)
+    base = dict({k: getattr(a, k) for k in fields}, log_every=0)
+    try:
+        for pt in points:
+            train_config(pt, out / "x", base).validate()
+    except ValueError as e:
+        p.error(str(e))
     out.mkdir(parents=True, exist_ok=True)
     (out / "sweep.json").write_text(json.dumps(dict(base=base, points=points), indent=1))
-    run_grid(points, out, base)
+    try:
+        run_grid(points, out, base)
+    except USER_ERRORS as e:
+        print(f"python -m gpu_runs.sweep: error: {e}", file=sys.stderr, flush=True)
+        return 2
     print(f"{len(points)} runs under {out}; next: python -m gpu_runs.predict {out}/*_* --png {out}/predict.png")
     return 0
 

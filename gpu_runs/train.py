@@ -16,7 +16,11 @@ decay 0.1, clip 1.0; the peak lr is ``lmo.presets.DEFAULT_LR[optimizer]`` unless
 Every step's batch is ``Batcher(train, B, T, seed).batch(t)``: the data order is the same in
 every mode and after a resume. Outputs under ``--out``: ``log.jsonl`` (one line per logged
 step), ``config.json``, ``ckpt.pt`` (atomic; model, optimizer + wrapper state incl. the delay
-queue / EF buffer and the pipedream history, step, log). ``--resume`` continues bit-for-bit.
+queue / EF buffer and the pipedream history, step, log, configuration), written at every
+evaluation by default (``--ckpt-every N`` / ``0``). ``--resume`` continues bit-for-bit and
+refuses a directory without a checkpoint or made by a different run; a fresh run refuses a
+directory that already holds one (``gpu_runs.checkpoint``). Progress: the first step, every
+evaluation and at least every ``gpu_runs.progress.EVERY_S`` seconds, with tokens/s and ETA.
 """
 from __future__ import annotations
 
@@ -24,7 +28,6 @@ import argparse
 import dataclasses
 import json
 import math
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -32,66 +35,17 @@ from pathlib import Path
 
 import torch
 
+from lmo.base import apply_updates, load_state_dict, state_dict
+
+from gpu_runs import checkpoint
+from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.data import Batcher, get_corpus, val_batches
-from gpu_runs.model import Llama, get_config, param_count, stage_of_params
-
-MODES = ("sync", "2bw", "pipedream")
-
-
-@dataclass
-class TrainConfig:
-    """Everything that defines a run (its JSON is the run's identity)."""
-
-    config: str = "tiny"
-    optimizer: str = "adamw"
-    lr: float | None = None
-    momentum: float | None = None
-    weight_decay: float = 0.1
-    grad_clip: float = 1.0
-    warmup_frac: float = 0.1
-    final_frac: float = 0.1
-    mode: str = "sync"
-    stages: int = 2
-    ef: bool = False
-    sync_start: int = 0
-    sync_cooldown: int = 0
-    dc_asgd: float = 0.0
-    steps: int = 200
-    batch_size: int = 32
-    seq_len: int = 64
-    eval_every: int = 50
-    eval_batches: int = 4
-    seed: int = 0
-    data: str = "stdlib"
-    device: str = "cpu"
-    out: str | None = None
-    ckpt_every: int = 0
-    diag_every: int = 0
-    diag_micro: int = 4
-    log_every: int = 10
-    compile: bool = False
-    resume: bool = False
-    opt_kwargs: dict = field(default_factory=dict)
-
-    def validate(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"TrainConfig.mode must be one of {MODES}, got {self.mode!r}")
-        if self.ef and self.mode != "2bw":
-            raise ValueError("TrainConfig.ef: error feedback corrects the one-step delay; use mode='2bw'")
-        for k in ("sync_start", "sync_cooldown", "dc_asgd"):
-            if getattr(self, k) and self.mode != "2bw":
-                raise ValueError(f"TrainConfig.{k} mitigates the one-step delay; it needs mode='2bw', "
-                                 f"got mode={self.mode!r}")
-        if self.mode == "pipedream" and self.stages < 1:
-            raise ValueError(f"TrainConfig.stages must be >= 1, got {self.stages}")
-        for k in ("steps", "batch_size", "seq_len", "eval_batches"):
-            if getattr(self, k) < 1:
-                raise ValueError(f"TrainConfig.{k} must be >= 1, got {getattr(self, k)}")
-        for k in ("eval_every", "ckpt_every", "diag_every", "log_every", "sync_start", "sync_cooldown"):
-            if getattr(self, k) < 0:
-                raise ValueError(f"TrainConfig.{k} must be >= 0, got {getattr(self, k)}")
-        if self.resume and not self.out:
-            raise ValueError("TrainConfig.resume needs out= (the run directory)")
+from gpu_runs.diagnostics import Diagnostics
+from gpu_runs.model import Llama, param_count
+from gpu_runs.progress import StepProgress
+from gpu_runs.recipe import (COMPILE_BACKEND, MODES, TrainConfig, base_optimizer, build_optimizer,  # noqa: F401
+                             evaluate, loss_and_grads, loss_fn, lr_schedule, make_history, model_config,
+                             peak_lr, resolve_device)  # the recipe's old home: its names stay importable here
 
 
 @dataclass
@@ -106,99 +60,19 @@ class TrainResult:
     diagnostics: list = field(default_factory=list)
 
 
-# ----------------------------------------------------------------------------- building blocks
-def peak_lr(cfg: TrainConfig) -> float:
-    if cfg.lr is not None:
-        return float(cfg.lr)
-    from lmo.presets import DEFAULT_LR
-    return float(DEFAULT_LR[cfg.optimizer])
-
-
-def build_optimizer(cfg: TrainConfig, params: dict, stage_of: dict | None = None):
-    """clip -> registry optimizer with the warmup-cosine schedule, wrapped for the mode.
-
-    Returns (opt, inner) where ``inner`` is the synchronous optimizer."""
-    from lmo import registry
-    from lmo.chain import chain, clip_by_global_norm
-    from lmo.schedules import warmup_cosine
-
-    sched = warmup_cosine(peak_lr(cfg), cfg.steps, cfg.warmup_frac, cfg.final_frac)
-    base = registry.build(cfg.optimizer, params, lr=sched, momentum=cfg.momentum,
-                          weight_decay=cfg.weight_decay, **cfg.opt_kwargs)
-    inner = chain(clip_by_global_norm(cfg.grad_clip), base) if cfg.grad_clip else base
-    kw = dict(sync_start=cfg.sync_start, sync_cooldown=cfg.sync_cooldown, total_steps=cfg.steps,
-              dc_asgd=cfg.dc_asgd)
-    if cfg.mode == "2bw" and cfg.ef:
-        from lmo.error_feedback import error_feedback
-        return error_feedback(inner, **kw), inner, sched
-    if cfg.mode == "2bw":
-        from lmo.delay import delayed
-        return delayed(inner, 1, **kw), inner, sched
-    return inner, inner, sched
-
-
-def make_history(cfg: TrainConfig, model: Llama, params: dict):
-    """PipeDream stale-point model: per-parameter delays from the layer split, and the history."""
-    from lmo.pipedream import ParamHistory, pipedream_delays
-    delays = pipedream_delays(stage_of_params(model, cfg.stages), cfg.stages)
-    return ParamHistory(delays), delays
-
-
-def loss_and_grads(model: Llama, point: dict, x, y, amp: bool):
-    """f(point; batch) and its gradient, via torch.func.functional_call (a tied head follows embed)."""
-    leaves = {k: v.detach().requires_grad_(True) for k, v in point.items()}
-    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
-        loss = torch.func.functional_call(_LossView(model), {f"m.{k}": v for k, v in leaves.items()}, (x, y))
-    grads = torch.autograd.grad(loss, list(leaves.values()))
-    return loss.detach(), dict(zip(leaves, grads))
-
-
-class _LossView(torch.nn.Module):
-    """forward = model.loss, so functional_call can call it."""
-
-    def __init__(self, m):
-        super().__init__()
-        self.m = m
-
-    def forward(self, x, y):
-        return self.m.loss(x, y)
-
-
-@torch.no_grad()
-def evaluate(model: Llama, params: dict, batches, amp: bool) -> float:
-    view = _LossView(model)
-    tot = 0.0
-    for x, y in batches:
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
-            tot += float(torch.func.functional_call(view, {f"m.{k}": v for k, v in params.items()}, (x, y)))
-    return tot / len(batches)
-
-
 # ----------------------------------------------------------------------------- checkpoints
-def save_checkpoint(path: Path, blob: dict) -> None:
-    """torch.save to a temporary file, then os.replace (atomic: a kill never leaves half a file)."""
-    tmp = path.with_suffix(".tmp")
-    torch.save(blob, tmp)
-    os.replace(tmp, path)
-
-
-def _write_log(path: Path, log: list) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(json.dumps(r) + "\n" for r in log))
-    os.replace(tmp, path)
+save_checkpoint = checkpoint.save_checkpoint   # old names, kept for importers
+_write_log = checkpoint.write_log
 
 
 # ----------------------------------------------------------------------------- the loop
 def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
     """Run ``cfg.steps`` steps; returns the log (one dict per logged step), final val loss, params."""
-    from lmo.base import apply_updates, load_state_dict, state_dict
-
     cfg.validate()
-    dev = torch.device(cfg.device)
+    dev = torch.device(resolve_device(cfg.device))
     amp = dev.type == "cuda"
     corpus = get_corpus(cfg.data)
-    vocab = int(math.ceil(corpus.vocab_size / 64) * 64) if corpus.vocab_size > 256 else corpus.vocab_size
-    mcfg = get_config(cfg.config, vocab_size=vocab, max_seq_len=max(cfg.seq_len, get_config(cfg.config).max_seq_len))
+    mcfg = model_config(cfg, corpus.vocab_size)
     model = Llama(mcfg, seed=cfg.seed).to(dev)
     n_params = param_count(mcfg)
     params = {k: v.detach().clone() for k, v in model.named_parameters()}
@@ -207,41 +81,47 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
     history = delays = None
     if cfg.mode == "pipedream":
         history, delays = make_history(cfg, model, params)
-    fwd = torch.compile(model) if cfg.compile else model
+    fn = loss_fn(model, cfg.compile)
     batcher = Batcher(corpus.train, cfg.batch_size, cfg.seq_len, cfg.seed, device=dev)
     vbatches = [(x.to(dev), y.to(dev)) for x, y in val_batches(corpus.val, cfg.eval_batches, cfg.batch_size, cfg.seq_len)]
     diag = None
     if cfg.diag_every:
-        from gpu_runs.diagnostics import Diagnostics
         diag = Diagnostics(cfg.optimizer, params, batcher, cfg.diag_micro, amp)
 
+    say = (lambda msg: print(msg, flush=True)) if progress else (lambda msg: None)
     out = Path(cfg.out) if cfg.out else None
     log, start = [], 0
     if out:
-        out.mkdir(parents=True, exist_ok=True)
         ck = out / "ckpt.pt"
-        if cfg.resume and ck.exists():
-            blob = torch.load(ck, map_location=dev, weights_only=True)
+        if cfg.resume:
+            blob = checkpoint.load_for_resume(out, dataclasses.asdict(cfg), map_location=dev)
             params = {k: blob["params"][k].to(dev) for k in params}
             state = load_state_dict(state, blob["opt"])
             if history is not None:
                 history.load_state_dict(blob["history"])
             start, log = int(blob["step"]), json.loads(blob["log"])
+            say(f"[gpu_runs.train] resumed at step {start} from {ck}")
+        else:
+            checkpoint.check_fresh(out)
+            out.mkdir(parents=True, exist_ok=True)
         (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1))
-        _write_log(out / "log.jsonl", log)
-    if progress and start == 0:
-        print(f"[gpu_runs.train] {cfg.config}: {n_params:,} params | {cfg.optimizer} {cfg.mode}"
-              f"{' +EF' if cfg.ef else ''} | {corpus!r} | {cfg.steps} steps on {dev}", flush=True)
+        checkpoint.write_log(out / "log.jsonl", log)
+    if start == 0:
+        say(f"[gpu_runs.train] {cfg.config}: {n_params:,} params | {cfg.optimizer} {cfg.mode}"
+            f"{' +EF' if cfg.ef else ''} | {corpus!r} | {cfg.steps} steps on {dev}")
+    if out:
+        say(f"[gpu_runs.train] checkpoints: {out / 'ckpt.pt'} {ckpt_cadence(cfg)}")
 
     tokens_per_step = cfg.batch_size * cfg.seq_len
     t_run, n_timed = 0.0, 0
     last_train = float("nan")
     t_wall = time.perf_counter()
+    meter = StepProgress(cfg.steps, start, tokens_per_step)
     for t in range(start, cfg.steps):
         t0 = time.perf_counter()
         x, y = batcher.batch(t)
         point = history.mixed_point(params) if history is not None else params
-        loss, grads = loss_and_grads(fwd, point, x, y, amp)
+        loss, grads = loss_and_grads(model, point, x, y, amp, fn)
         lr_t = float(sched(t))
         prev, state_prev = params, state          # pure update: the old state stays valid
         updates, state = opt.update(grads, state, params)
@@ -255,34 +135,31 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
         n_timed += 1
         last_train = float(loss)
         step = t + 1
-        rec = None
         d = None
         if diag is not None and (step % cfg.diag_every == 0 or step == 1):
             d = diag.measure(model, t, prev, params, updates, state, opt, lr_t, state_prev)
         is_eval = cfg.eval_every and (step % cfg.eval_every == 0) or step == cfg.steps
+        rec = dict(step=step, train_loss=last_train, lr=lr_t, tokens=step * tokens_per_step, step_time=dt)
+        if is_eval:
+            rec["val_loss"] = evaluate(model, params, vbatches, amp, fn)
         if is_eval or d is not None or (cfg.log_every and step % cfg.log_every == 0):
-            rec = dict(step=step, train_loss=last_train, lr=lr_t, tokens=step * tokens_per_step, step_time=dt)
-            if is_eval:
-                rec["val_loss"] = evaluate(fwd, params, vbatches, amp)
             if d is not None:
                 rec["diagnostics"] = d
             log.append(rec)
             if out:
-                with open(out / "log.jsonl", "a") as f:
-                    f.write(json.dumps(rec) + "\n")
-            if progress and (is_eval or step == 1):
-                v = f" val {rec['val_loss']:.4f}" if "val_loss" in rec else ""
-                print(f"step {step:>6}/{cfg.steps} train {last_train:.4f}{v} lr {lr_t:.2e} "
-                      f"{tokens_per_step / dt:,.0f} tok/s", flush=True)
+                checkpoint.append_log(out / "log.jsonl", rec)
+        if progress and meter.due(step, force=bool(is_eval)):
+            v = f"val {rec['val_loss']:.4f} " if "val_loss" in rec else ""
+            say(meter.line(step, f"train {last_train:.4f} {v}lr {lr_t:.2e} "))
         if not math.isfinite(last_train):
             raise FloatingPointError(f"train: loss became {last_train} at step {step}")
-        if out and cfg.ckpt_every and step % cfg.ckpt_every == 0:
-            save_checkpoint(out / "ckpt.pt", dict(
+        if out and ckpt_due(cfg, step, bool(is_eval)):
+            checkpoint.save_checkpoint(out / "ckpt.pt", dict(
                 params={k: v.detach().cpu() for k, v in params.items()}, opt=state_dict(state),
                 history=history.state_dict() if history is not None else {}, step=step,
-                log=json.dumps(log)))
+                log=json.dumps(log), config=json.dumps(dataclasses.asdict(cfg))))
     vals = [r["val_loss"] for r in log if "val_loss" in r]
-    final = vals[-1] if vals else evaluate(fwd, params, vbatches, amp)
+    final = vals[-1] if vals else evaluate(model, params, vbatches, amp, fn)
     res = TrainResult(log=log, final_val_loss=final, config=cfg, params=params, n_params=n_params,
                       tokens_per_s=tokens_per_step * n_timed / max(t_run, 1e-9),
                       wall_tokens_per_s=tokens_per_step * n_timed / max(time.perf_counter() - t_wall, 1e-9),
@@ -293,44 +170,54 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
     return res
 
 
+def ckpt_due(cfg: TrainConfig, step: int, is_eval: bool) -> bool:
+    """ckpt_every None: at every evaluation (and the last step); 0: never; k: every k steps."""
+    if cfg.ckpt_every is None:
+        return is_eval
+    return bool(cfg.ckpt_every) and step % cfg.ckpt_every == 0
+
+
+def ckpt_cadence(cfg: TrainConfig) -> str:
+    if cfg.ckpt_every is None:
+        return "at every evaluation and at the end"
+    return f"every {cfg.ckpt_every} steps" if cfg.ckpt_every else "never (--ckpt-every 0: a killed run cannot resume)"
+
+
 # ----------------------------------------------------------------------------- CLI
 def parse_args(argv=None) -> TrainConfig:
     p = argparse.ArgumentParser(prog="python -m gpu_runs.train", description=__doc__.split("\n\n")[0],
-                                epilog="Modes and outputs: see the module docstring (python -c 'import gpu_runs.train as t; help(t)').")
-    p.add_argument("--config", default="tiny", help="model config: tiny, small, 135m, 360m")
-    p.add_argument("--optimizer", default="adamw", help="any name of lmo.registry.OPTIMIZERS")
-    p.add_argument("--delay", "--mode", dest="mode", default="sync", choices=MODES, help="sync | 2bw | pipedream")
-    p.add_argument("--stages", type=int, default=2, help="pipedream: number of pipeline stages P")
-    p.add_argument("--ef", action="store_true", help="error feedback x+2d_{t-1}-d_{t-2} (with --delay 2bw)")
-    p.add_argument("--sync-start", type=int, default=0, help="first K steps synchronous")
-    p.add_argument("--sync-cooldown", type=int, default=0, help="last K steps synchronous")
-    p.add_argument("--dc-asgd", type=float, default=0.0, help="DC-ASGD lambda")
-    p.add_argument("--lr", type=float, default=None, help="peak lr (default: lmo.presets.DEFAULT_LR)")
-    p.add_argument("--momentum", type=float, default=None, help="primary momentum beta (Figure 4 sweeps)")
-    p.add_argument("--weight-decay", type=float, default=0.1)
-    p.add_argument("--steps", type=int, default=200)
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--seq-len", type=int, default=64)
-    p.add_argument("--eval-every", type=int, default=50)
-    p.add_argument("--eval-batches", type=int, default=4)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--data", default="stdlib", help="'stdlib', a text dir, a token shard or shard dir (gpu_runs.data)")
-    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    p.add_argument("--out", default=None, help="run directory (log.jsonl, ckpt.pt, result.json)")
-    p.add_argument("--ckpt-every", type=int, default=0, help="checkpoint every N steps (0: never)")
-    p.add_argument("--diag-every", type=int, default=0, help="theory diagnostics every N steps (0: off)")
-    p.add_argument("--diag-micro", type=int, default=4, help="independent microbatches for sigma / momentum error")
-    p.add_argument("--log-every", type=int, default=10)
-    p.add_argument("--compile", action="store_true", help="torch.compile the model")
-    p.add_argument("--resume", action="store_true", help="continue from OUT/ckpt.pt (identical trajectory)")
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                                epilog="Modes and outputs: see the module docstring (python -c 'import gpu_runs.train as t; help(t)'). "
+                                       "Every option is a field of gpu_runs.recipe.TrainConfig, with its default.")
+    add_config_options(p, flags={"mode": ("--delay", "--mode")}, choices={"mode": MODES})
+    show_defaults(p)
     a = vars(p.parse_args(argv))
     a = {k.replace("-", "_"): v for k, v in a.items()}
-    return TrainConfig(**a)
+    cfg = TrainConfig(**a)
+    try:
+        cfg.validate()
+    except ValueError as e:
+        p.error(str(e))
+    return cfg
+
+
+#: errors that come from the user's input (options, data, run directory): a message, no traceback
+USER_ERRORS = (ValueError, FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError,
+               FloatingPointError)
 
 
 def main(argv=None) -> int:
     cfg = parse_args(argv)
-    res = train(cfg)
+    try:
+        res = train(cfg)
+    except USER_ERRORS as e:
+        print(f"python -m gpu_runs.train: error: {e}", file=sys.stderr, flush=True)
+        return 2
+    except KeyboardInterrupt:
+        how = (f"; continue with the same options and --resume (last checkpoint in {cfg.out})"
+               if cfg.out and cfg.ckpt_every != 0 else "")
+        print(f"python -m gpu_runs.train: interrupted{how}", file=sys.stderr, flush=True)
+        return 130
     print(f"final val loss {res.final_val_loss:.4f} | {res.tokens_per_s:,.0f} tok/s")
     return 0
 

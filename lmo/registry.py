@@ -60,11 +60,20 @@ def build(name: str, params: Mapping, lr=None, momentum: float | None = None,
           adamw_betas=(0.9, 0.95), **kw) -> Optimizer:
     """The optimizer for a whole model.
 
-    ``lr``: peak lr (None -> lmo.presets.DEFAULT_LR[name]); ``schedule``: a function
-    peak -> (step -> lr), e.g. ``lambda peak: warmup_cosine(peak, T)``, applied to every
-    group's peak. For matrix optimizers the non-matrix group is AdamW at ``adamw_lr``
+    ``lr``: peak lr, a number (None -> lmo.presets.DEFAULT_LR[name]); ``schedule``: a
+    function peak -> (step -> lr), e.g. ``lambda peak: warmup_cosine(peak, T)``, applied to
+    every group's peak. This is the only way to schedule: a callable ``lr`` is refused
+    (TypeError), since it would reach the named optimizer's group only and leave the
+    AdamW group of a matrix optimizer at a constant lr. For matrix optimizers the non-matrix group is AdamW at ``adamw_lr``
     (default DEFAULT_LR["adamw"]) with ``adamw_betas`` and the same weight decay.
     """
+    if callable(lr):
+        raise TypeError(
+            f"build: lr must be a number (the peak lr), got the callable {lr!r}; pass the "
+            f"schedule as schedule=lambda peak: warmup_cosine(peak, T) so that every parameter "
+            f"group (the AdamW group of {', '.join(MATRIX_OPTIMIZERS)} included) follows it")
+    if schedule is not None and not callable(schedule):
+        raise TypeError(f"build: schedule must be a function peak -> (step -> lr), got {schedule!r}")
     peak = default_lr(name) if lr is None else lr
     sched = schedule or (lambda p: p)
     if name not in MATRIX_OPTIMIZERS:

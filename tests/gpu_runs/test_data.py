@@ -42,8 +42,9 @@ def test_header_and_raw_shards(tmp_path):
     np.testing.assert_array_equal(load_shard(tmp_path / "a_train_000.bin"), toks)
     write_header_shard(tmp_path / "b.bin", toks * 3, version=2)
     np.testing.assert_array_equal(load_shard(tmp_path / "b.bin"), toks * 3)
-    (tmp_path / "raw.bin").write_bytes(toks.astype(np.uint16).tobytes())
-    np.testing.assert_array_equal(load_shard(tmp_path / "raw.bin"), toks)
+    # headerless uint16 tokens: read from *.u16 only (a .bin without header is refused, test_data_checks)
+    (tmp_path / "raw.u16").write_bytes(toks.astype(np.uint16).tobytes())
+    np.testing.assert_array_equal(load_shard(tmp_path / "raw.u16"), toks)
 
 
 def test_shard_directory_split_by_name(tmp_path):

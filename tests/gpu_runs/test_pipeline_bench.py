@@ -1,8 +1,8 @@
 """The benchmark's plain-data result (slow: it launches 12 process groups)."""
 import pytest
 
-from gpu_runs.pipeline_bench import format_table, run_bench
-from gpu_runs.pipeline_schedules import ideal_bubble_ratio
+from gpu_runs.pipeline.bench import format_table, run_bench
+from gpu_runs.pipeline.schedules import ideal_bubble_ratio
 
 
 @pytest.mark.slow

@@ -6,7 +6,7 @@ import pytest
 import torch.distributed as dist
 
 from gpu_runs import pipeline
-from gpu_runs.pipeline_launch import launch_local, run_forked
+from gpu_runs.pipeline.launch import launch_local, run_forked
 
 ARGV = ["--model", "toy", "--optimizer", "sgd", "--batch-size", "2", "--seq-len", "8",
         "--microbatches", "2", "--eval-every", "0"]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from gpu_runs.pipeline_launch import run_forked
+from gpu_runs.pipeline.launch import run_forked
 from gpu_runs.train import TrainConfig, train
 
 STEPS, B, T, SEED = 8, 4, 16, 5

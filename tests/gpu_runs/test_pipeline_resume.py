@@ -1,6 +1,6 @@
 """Checkpoints across runs and programs (tiny Llama, 2 gloo stages, 8 steps, checkpoint
 after 4): pipedream --resume continues the trainer's pipedream trajectory; stage
-checkpoints merged by ``gpu_runs.pipeline_ckpt to-trainer`` let ``gpu_runs.train
+checkpoints merged by ``gpu_runs.pipeline.checkpoint to-trainer`` let ``gpu_runs.train
 --resume`` continue a pipeline run to the trainer's uninterrupted trajectory; and
 ``from-trainer`` splits the trainer's ckpt.pt back into stage checkpoints that the
 pipeline resumes from."""
@@ -11,7 +11,7 @@ import shutil
 import pytest
 import torch
 
-from gpu_runs.pipeline_ckpt import from_trainer, main as ckpt_main, to_trainer
+from gpu_runs.pipeline.checkpoint import from_trainer, main as ckpt_main, to_trainer
 from gpu_runs.train import TrainConfig
 from test_pipeline_llama import B, SEED, STEPS, T, corpus_dir, pipeline_log, trainer_log  # noqa: F401
 from test_pipeline_mitigations import argv_of, assert_same

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpu_runs.pipeline_schedules import (SCHEDULES, all_actions, check_schedule_args, check_sync_args,
+from gpu_runs.pipeline.schedules import (SCHEDULES, all_actions, check_schedule_args, check_sync_args,
                                          ideal_bubble_ratio, simulate, stage_actions,
                                          with_evals)
 

@@ -6,9 +6,9 @@ import json
 import pytest
 import torch
 
-from gpu_runs.pipeline_launch import run_forked
-from gpu_runs.pipeline_stage import split_layers
-from gpu_runs.pipeline_toy import ToyLM, sgd_momentum, toy_batch
+from gpu_runs.pipeline.launch import run_forked
+from gpu_runs.pipeline.stage import split_layers
+from gpu_runs.pipeline.toy import ToyLM, sgd_momentum, toy_batch
 
 P, M, T, B, L, SEED, LR, CLIP, WD, EVAL_EVERY = 2, 2, 6, 4, 8, 3, 0.2, 0.5, 0.1, 4
 

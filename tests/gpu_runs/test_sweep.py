@@ -35,3 +35,30 @@ def test_sweep_runs_skips_finished_and_feeds_predict(tmp_path, capsys):
     assert json.loads((tmp_path / "muon_lr1x_b0.95_2bw" / "result.json").read_text())["final_val_loss"] == val
     from gpu_runs.predict import main as predict
     assert predict([str(tmp_path / "muon_lr1x_b0.95_sync"), str(tmp_path / "muon_lr1x_b0.95_2bw")]) == 0
+
+
+def test_unit_progress_eta_from_a_fake_clock():
+    from gpu_runs.progress import UnitProgress
+    now = [0.0]
+    p = UnitProgress("sweep", 4, clock=lambda: now[0])
+    assert p.line(0, "a: skipped", counted=False) == "[sweep 1/4] a: skipped (0s so far)"
+    now[0] = 30.0
+    assert p.line(1, "b: done") == "[sweep 2/4] b: done (30s so far, ETA 1m00s)"   # 30 s per run, 2 left
+
+
+def test_killed_before_first_checkpoint_restarts_and_keeps_the_log(tmp_path, capsys):
+    args = [str(tmp_path), "--optimizers", "adamw", "--lr-mults", "1", "--variants", "sync", "--steps", "2",
+            "--batch-size", "4", "--seq-len", "16", "--eval-every", "2", "--eval-batches", "1", "--diag-every", "0"]
+    d = tmp_path / "adamw_lr1x_b0.9_sync"
+    d.mkdir()
+    (d / "log.jsonl").write_text('{"step": 1}\n')
+    assert main(args) == 0
+    assert (d / "log.jsonl.killed").read_text() == '{"step": 1}\n' and (d / "result.json").exists()
+    out = capsys.readouterr().out
+    assert "[sweep 1/1] adamw_lr1x_b0.9_sync: starting" in out and "ETA" not in out.splitlines()[-2]
+
+
+def test_bad_option_is_a_message(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        main([str(tmp_path), "--optimizers", "muon", "--lr-mults", "1", "--config", "huge"])
+    assert e.value.code == 2 and "huge" in capsys.readouterr().err

@@ -4,22 +4,28 @@ run and a trainer run with the same options share x_0, the batches, the validati
 the lr schedule and the optimizer (applied per stage block).
 
 The per-stage optimizer is the trainer's base optimizer, ``registry.build(name, params,
-lr=warmup_cosine(...), momentum, weight_decay)``, without the trainer's ``delayed`` /
+lr=peak, schedule=lambda peak: warmup_cosine(peak, ...), momentum, weight_decay)``, without the trainer's ``delayed`` /
 ``error_feedback`` wrappers (the schedule *is* the delay) and without its
 ``clip_by_global_norm`` (the engine clips with the all-reduced norm of every stage, the
 same formula c = min(1, max_norm / (||g|| + 1e-6))).
 """
 from __future__ import annotations
 
-import math
+import dataclasses
+
+import torch
+
+from gpu_runs import recipe
+from gpu_runs.data import Batcher, get_corpus, val_batches
+from gpu_runs.model import Llama, get_config
+from gpu_runs.pipeline.problem import Problem
+from gpu_runs.recipe import TrainConfig
 
 MODE_OF = {"gpipe": "sync", "1f1b": "sync", "2bw": "2bw", "pipedream": "pipedream"}
 
 
 def train_config(args, num_stages: int | None = None):
-    """The :class:`gpu_runs.train.TrainConfig` a pipeline run is equivalent to."""
-    from gpu_runs.train import TrainConfig
-
+    """The :class:`gpu_runs.recipe.TrainConfig` a pipeline run is equivalent to."""
     return TrainConfig(
         config=args.config, optimizer=args.optimizer, lr=args.lr, momentum=args.momentum,
         weight_decay=0.1 if args.weight_decay is None else args.weight_decay,
@@ -34,8 +40,6 @@ def train_config(args, num_stages: int | None = None):
 def run_config(args, num_stages: int) -> dict:
     """``config.json`` of a pipeline run: the equivalent trainer's TrainConfig fields (so
     ``gpu_runs.predict`` reads it like a trainer run) plus the schedule, P and M."""
-    import dataclasses
-
     tc = train_config(args, num_stages)
     tc.sync_start, tc.sync_cooldown, tc.dc_asgd = args.sync_start, args.sync_cooldown, args.dc_asgd
     tc.diag_every, tc.diag_micro, tc.out = args.diag_every, args.diag_micro, args.out
@@ -44,40 +48,21 @@ def run_config(args, num_stages: int) -> dict:
 
 def model_config(tc, corpus):
     """The trainer's model config: vocabulary from the data, max_seq_len >= seq_len."""
-    from gpu_runs.model import get_config
-
-    vocab = int(math.ceil(corpus.vocab_size / 64) * 64) if corpus.vocab_size > 256 else corpus.vocab_size
-    return get_config(tc.config, vocab_size=vocab,
-                      max_seq_len=max(tc.seq_len, get_config(tc.config).max_seq_len))
+    return recipe.model_config(tc, corpus.vocab_size)
 
 
 def base_optimizer(tc, params):
-    """The trainer's optimizer without clipping and without the delay wrappers, and its schedule."""
-    from lmo import registry
-    from lmo.schedules import warmup_cosine
-
-    from gpu_runs.train import peak_lr
-
-    sched = warmup_cosine(peak_lr(tc), tc.steps, tc.warmup_frac, tc.final_frac)
-    opt = registry.build(tc.optimizer, params, lr=sched, momentum=tc.momentum,
-                         weight_decay=tc.weight_decay, **tc.opt_kwargs)
-    return opt, sched
+    """The trainer's optimizer without clipping and without the delay wrappers, and its
+    schedule: ``gpu_runs.recipe.base_optimizer`` (the schedule on every parameter group)."""
+    return recipe.base_optimizer(tc, params)
 
 
 def num_layers(args) -> int:
-    from gpu_runs.model import get_config
-
     return get_config(args.config).n_layers
 
 
 def llama_problem(args):
     """A :class:`gpu_runs.pipeline.Problem` for ``--model llama``."""
-    import torch
-
-    from gpu_runs.data import Batcher, get_corpus, val_batches
-    from gpu_runs.model import Llama
-    from gpu_runs.pipeline import Problem
-
     tc = train_config(args)
     corpus = get_corpus(tc.data)
     mcfg = model_config(tc, corpus)

@@ -10,6 +10,8 @@ protocol, d_t = -lr (m_t + wd x_t), m_t = beta m_{t-1} + g_t.
 """
 from __future__ import annotations
 
+from gpu_runs.pipeline.problem import Problem
+
 import torch
 from torch import nn
 
@@ -73,3 +75,15 @@ def sgd_momentum(lr: float = 0.05, momentum: float = 0.9, weight_decay: float = 
 
     return Optimizer(init, update, name="sgd_momentum",
                      hyper=dict(lr=lr, momentum=momentum, weight_decay=weight_decay))
+
+
+def toy_problem(args) -> Problem:
+    model = ToyLM(vocab=32, dim=args.toy_dim, num_layers=args.toy_layers, seed=args.seed, tied=args.toy_tied)
+    lr = args.lr if args.lr is not None else 0.05
+    if args.optimizer != "sgd":
+        raise ValueError(f"--model toy supports --optimizer sgd only, got {args.optimizer!r}")
+    opt = lambda params: sgd_momentum(lr, args.momentum if args.momentum is not None else 0.9,
+                                      args.weight_decay or 0.0)
+    return Problem(model, lambda t: toy_batch(args.seed, t, args.batch_size, args.seq_len, 32),
+                   opt, lambda t: lr, args.clip or None, args.toy_dim,
+                   val_batch=lambda i: toy_batch(args.seed + 7919, i, args.batch_size, args.seq_len, 32))

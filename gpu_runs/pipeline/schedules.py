@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from lmo.delay import phase
+
 SCHEDULES = ("gpipe", "1f1b", "2bw", "pipedream")
 SYNC_SCHEDULES = ("gpipe", "1f1b")
 
@@ -92,8 +94,6 @@ def check_sync_args(schedule: str, steps: int, sync_start: int = 0, sync_cooldow
 def segments(steps: int, sync_start: int = 0, sync_cooldown: int = 0) -> list[tuple[str, int, int]]:
     """Maximal runs ``(phase, a, b)`` of steps a .. b-1 with one phase of
     :func:`lmo.delay.phase` ('sync': t < K or t >= T - K_c; else 'async')."""
-    from lmo.delay import phase
-
     out: list = []
     for t in range(steps):
         ph = phase(t, sync_start, sync_cooldown, steps)

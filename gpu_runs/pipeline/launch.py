@@ -6,12 +6,18 @@ that has torch imported already (POSIX; seconds faster per launch, for tests).
 """
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+
+import torch
+
+from gpu_runs.pipeline.worker import main
 
 
 def free_port() -> int:
@@ -54,7 +60,6 @@ def run_local(argv: list[str], nproc: int, timeout: float = 120.0, env: dict | N
 def _forked_rank(argv, env, log_path):
     # A forked child must not enter the OpenMP pool the parent may have started (GNU
     # OpenMP deadlocks there): run the rank single-threaded.
-    import torch
     torch.set_num_threads(1)
     os.environ.update(env)
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
@@ -62,7 +67,6 @@ def _forked_rank(argv, env, log_path):
     os.dup2(fd, 2)
     sys.stdout = open(1, "w", buffering=1, closefd=False)
     sys.stderr = open(2, "w", buffering=1, closefd=False)
-    from gpu_runs.pipeline import main
 
     try:
         rc = main(argv)
@@ -77,9 +81,6 @@ def run_forked(argv: list[str], nproc: int, timeout: float = 120.0, tmp: str | N
     """Like :func:`run_local` but the ranks are ``fork``-ed from this process (which has
     already imported torch), skipping the interpreter start; POSIX only, for tests.
     Returns a list of (returncode, output) per rank."""
-    import multiprocessing as mp
-    import tempfile
-
     ctx = mp.get_context("fork")
     port = free_port()
     tmp = tmp or tempfile.mkdtemp(prefix="pipeline_")

@@ -4,10 +4,10 @@ The trainer diagnoses step t (log record ``step = t + 1``) when t + 1 = 1 or N |
 (x_t, state_t) and (x_{t+1}, state_{t+1}): ||d_t||, r_t = ||x_t - y_t|| and r_t / eta per
 block, L_local, sigma, the momentum error (``gpu_runs.diagnostics``). In a pipeline these
 live on P ranks. Each stage writes its block after k steps, for every k in
-{t, t + 1 : t diagnosed} (the stage checkpoint of ``gpu_runs.pipeline_ckpt``, taken at U(k - 1),
+{t, t + 1 : t diagnosed} (the stage checkpoint of ``gpu_runs.pipeline.checkpoint``, taken at U(k - 1),
 without any collective, so the no-flush 2BW stream is not disturbed), under ``RUN_DIR/diag/``.
 After the run the last rank merges each pair into the trainer's format
-(``pipeline_ckpt.merge_stages``), calls the trainer's ``Diagnostics.measure`` on the full model
+(``pipeline.checkpoint.merge_stages``), calls the trainer's ``Diagnostics.measure`` on the full model
 and writes the records into ``log.jsonl`` under ``diagnostics``, as the trainer does; the
 snapshots are then removed. Because the pipeline's trajectory is the trainer's, so are the
 numbers (tested against ``gpu_runs.train`` with the same ``--diag-every``), and
@@ -26,6 +26,15 @@ import shutil
 from pathlib import Path
 
 import torch
+
+from lmo.base import load_state_dict
+
+from gpu_runs.data import Batcher, get_corpus
+from gpu_runs.diagnostics import Diagnostics
+from gpu_runs.model import Llama
+from gpu_runs.pipeline.checkpoint import merge_stages, save_stage, stage_file
+from gpu_runs.pipeline.llama import model_config
+from gpu_runs.recipe import build_optimizer
 
 
 def diagnosed_steps(steps: int, every: int, start: int = 0) -> list[int]:
@@ -58,8 +67,6 @@ class Snapshots:
                 self.save(start)
 
     def save(self, k: int) -> None:
-        from gpu_runs.pipeline_ckpt import save_stage
-
         save_stage(self.dir, self.rank, self.engine, k, self.args)
 
     def after(self, a) -> None:
@@ -88,15 +95,6 @@ def measure(out, args, P: int, device: str = "cpu", progress: bool = True) -> li
     """The trainer's diagnostics records for every diagnosed step with both snapshots in
     ``RUN_DIR/diag`` (after ``--resume`` also those a crashed run left); written into
     ``log.jsonl``; the snapshots are removed afterwards."""
-    from lmo.base import load_state_dict
-
-    from gpu_runs.data import Batcher, get_corpus
-    from gpu_runs.diagnostics import Diagnostics
-    from gpu_runs.model import Llama
-    from gpu_runs.pipeline_ckpt import merge_stages, stage_file
-    from gpu_runs.pipeline_llama import model_config
-    from gpu_runs.train import build_optimizer
-
     d = diag_dir(out)
     steps = [t for t in diagnosed_steps(args.steps, args.diag_every)
              if all(stage_file(d, s, k).exists() for s in range(P) for k in (t, t + 1))]

@@ -1,5 +1,5 @@
 """One pipeline stage: its slice of the model, its weight versions, its optimizer, and
-the executor of a schedule's action list (:mod:`gpu_runs.pipeline_schedules`).
+the executor of a schedule's action list (:mod:`gpu_runs.pipeline.schedules`).
 
 Weights are held functionally: a version is a dict name -> leaf tensor and a forward is
 ``torch.func.functional_call(module, version, inputs)``, so a microbatch's backward runs
@@ -32,7 +32,9 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from gpu_runs.pipeline_schedules import Action
+from lmo.base import load_state_dict
+
+from gpu_runs.pipeline.schedules import Action
 
 TAG_ACT, TAG_GRAD, TAG_EVAL, TAG_TIED_W, TAG_TIED_G = 0, 1, 2, 3, 4
 
@@ -102,7 +104,7 @@ class StageEngine:
     ``loss_scale``: the factor on each microbatch loss (1/M averages a step's
     microbatches). ``batch(mb) -> (x, y)`` gives microbatch ``mb``'s data.
     ``max_norm``: global-norm clipping threshold (None: no clipping, no all-reduce).
-    ``rule`` (2bw): a :class:`gpu_runs.pipeline_delay.DelayRule` whose wrapper ``opt`` is;
+    ``rule`` (2bw): a :class:`gpu_runs.pipeline.delay.DelayRule` whose wrapper ``opt`` is;
     a synchronous step's U(t) creates x_{t+1} = x_t + a_t, an asynchronous one's creates
     x_{t+2} = x_{t+1} + a_{t+1} (``apply=False``: none). pipedream (``"current"``): the
     forward of microbatch k runs on u_{max(0, k - tau_s)}, and the last tau_s versions
@@ -123,7 +125,7 @@ class StageEngine:
         self.opt, self.batch = opt, batch
         self.act_shape, self.act_dtype, self.device = tuple(act_shape), act_dtype, device
         self.loss_scale, self.update_params = loss_scale, update_params
-        self.rule = rule  # pipeline_delay.DelayRule (2bw): opt is then its wrapper
+        self.rule = rule  # gpu_runs.pipeline.delay.DelayRule (2bw): opt is then its wrapper
         self.amp = amp  # bf16 autocast on CUDA, as gpu_runs.train does there
         # pipedream: stage s forwards microbatch k on u_{max(0, k - tau_s)}
         self.tau = num_stages - 1 - stage if update_params == "current" else 0
@@ -308,8 +310,6 @@ class StageEngine:
         d_{step-1}; a resumed U(step - 1) creates x_{step+1} from it). pipedream:
         ``versions`` {k: u_k} for k = step - tau_s .. step (the stashed ones); the tied
         user gets the owner's versions ``tied_versions`` {k: w_k} likewise."""
-        from lmo.base import load_state_dict
-
         dev = lambda t: {k: v.to(self.device) for k, v in t.items()}
         self.opt_state = load_state_dict(self.opt_state, dev(opt_flat))
         self.restored_step = step - 1 if self.rule is not None else None

@@ -1,0 +1,56 @@
+"""What every gpu_runs command line shares: options generated from the TrainConfig fields
+(one config source: the defaults of train, pipeline and sweep cannot diverge), and
+defaults shown in ``--help`` for every option.
+
+``ArgumentDefaultsHelpFormatter`` adds ``(default: X)`` only to options that have a help
+text; :func:`show_defaults` gives the others their option name as help, so no default is
+hidden.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from gpu_runs.recipe import FIELD_HELP, TrainConfig
+
+Formatter = argparse.ArgumentDefaultsHelpFormatter
+
+
+def show_defaults(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Every option of ``parser`` (and of its sub-commands) gets a help line with its default."""
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for sub in a.choices.values():
+                show_defaults(sub)
+        elif a.help is None and a.option_strings:
+            a.help = a.dest.replace("_", " ")
+    return parser
+
+
+_TYPES = {"str": str, "int": int, "float": float}
+
+
+def _type_of(annotation: str):
+    """``int``, ``float | None`` ... -> the argparse type (the part before ``| None``)."""
+    return _TYPES[str(annotation).split("|")[0].strip()]
+
+
+def add_config_options(parser: argparse.ArgumentParser, names=None, *, defaults=None, flags=None,
+                       dests=None, choices=None, helps=None) -> list[str]:
+    """One option per TrainConfig field in ``names`` (default: all but opt_kwargs), with the
+    field's default (``defaults`` overrides a command's scale, e.g. sweep's steps), type and
+    help (recipe.FIELD_HELP). ``flags`` / ``dests`` rename an option; returns the field names."""
+    defaults, flags, dests = defaults or {}, flags or {}, dests or {}
+    choices, helps = choices or {}, helps or {}
+    fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    names = [n for n in fields if n != "opt_kwargs"] if names is None else list(names)
+    for n in names:
+        f = fields[n]
+        default = defaults.get(n, f.default)
+        kw = dict(default=default, help=helps.get(n, FIELD_HELP[n]), dest=dests.get(n, n))
+        opts = flags.get(n, ("--" + n.replace("_", "-"),))
+        if str(f.type) == "bool":
+            parser.add_argument(*opts, action="store_true", **kw)
+        else:
+            parser.add_argument(*opts, type=_type_of(f.type), choices=choices.get(n), **kw)
+    return names

@@ -1,0 +1,71 @@
+"""Multi-process pipeline-parallel training: ``torchrun --nproc-per-node P -m gpu_runs.pipeline``.
+
+Each process is one stage (rank s holds layers ``split_layers(n, P)[s]``, the embedding
+on the first, the final norm, head and loss on the last). Stages exchange activations
+and gradients over torch.distributed P2P (gloo on CPU, NCCL on CUDA) and run one of the
+schedules of :mod:`gpu_runs.pipeline.schedules`:
+
+- ``gpipe``, ``1f1b``: flush every step; exact gradients, x_{t+1} = x_t + d_t (= sync mode).
+- ``2bw``: PipeDream-2BW, no flush, two weight versions, x_{t+1} = x_t + d_{t-1} (= 2bw
+  mode; ``--ef``: x_{t+1} = x_t + 2 d_{t-1} - d_{t-2} = 2bw --ef). Needs M >= P.
+- ``pipedream``: one update per microbatch, weight stashing, block delay tau_s = P-1-s
+  (= pipedream --stages P mode; each microbatch is one optimizer step of --batch-size
+  rows, so ``--microbatches`` does not apply).
+
+Index alignment with ``gpu_runs.train``: the log's ``step`` is 1-based as the trainer's
+(record ``step = t + 1`` holds the loss of ``batch(t)``, ``lr = sched(t)`` and, on eval
+steps, the validation loss on x_{t+1}); the pipeline logs every step. For gpipe / 1f1b /
+2bw the batch of step t is split row-wise into M microbatches of batch_size / M rows,
+each loss scaled by 1/M (the batch mean). 2bw: steps 0 and 1 both run on x_0
+(x_1 = x_0 + d_{-1}, d_{-1} = 0: the pipeline fill); U(t), right before the first forward
+of step t + 2, makes x_{t+2} = x_{t+1} + d_t; d_{T-1} is computed but not applied (it is
+the trainer's pending delayed update, kept in the checkpoint; with mitigations see
+below). pipedream: stage s runs
+microbatch k on u_{max(0, k - tau_s)} (the trainer's mixed point, x_{<0} = x_0). A tied
+head belongs to the first stage (its delay), as ``gpu_runs.model.stage_of_params`` says.
+
+Global-norm clipping is exact: squared norms are all-reduced across stages (2bw launches
+it asynchronously after a step's last backward, no bubble). For pipedream that all-reduce
+after every microbatch is a barrier that reintroduces bubbles; ``--clip 0`` removes it.
+
+Mitigations (2bw only, as the trainer's ``TrainConfig(mode="2bw", ...)``): ``--sync-start
+K`` / ``--sync-cooldown K`` run the first / last K steps synchronously as flushed 1F1B
+steps and the rest as the 2BW stream (``gpu_runs.pipeline.schedules.stage_actions``); the stage
+optimizer is the trainer's ``lmo.delay.delayed`` / ``lmo.error_feedback`` wrapper on the
+stage's block (``gpu_runs.pipeline.delay``), so the first asynchronous step K applies nothing
+(steps K and K+1 both run on x_K) and the cooldown switch T-K_c applies the pending
+update with its own, x_{t+1} = y_t + d_t. ``--dc-asgd LAMBDA`` corrects each stage's
+gradient elementwise, g + lambda g*g*(y_t - x_t), before the clipping norm (as the
+trainer). They are refused for gpipe / 1f1b / pipedream, as the trainer refuses them outside 2bw.
+
+``--diag-every N`` logs the trainer's theory diagnostics at its cadence, measured after the
+run from per-stage snapshots (``gpu_runs.pipeline.diagnostics``; gpipe / 1f1b / 2bw).
+
+Checkpoints are per stage (``ckpt_stage{s}.pt``: ``gpu_runs.pipeline.checkpoint``, which also
+converts them to and from the trainer's single ``ckpt.pt`` for sync / 2bw runs);
+``--resume`` works for every schedule (pipedream's hold the tau_s = P-1-s stashed
+versions each stage still forwards on).
+
+Failure handling: bad arguments are refused before any process group starts; any
+exception, a peer's death (gloo reports a closed connection) or ``--timeout`` seconds
+without progress (a watchdog thread) make the rank print ``[pipeline rank s/P] …`` and
+exit non-zero at once; torchrun then stops the remaining ranks.
+
+Example: ``torchrun --nproc-per-node 2 -m gpu_runs.pipeline --schedule 2bw -M 4
+--config tiny --optimizer muon --steps 200 --out runs/pp_2bw``.
+
+Layout (one concept per module): ``args`` (options and their checks), ``schedules`` (the
+action lists of gpipe / 1f1b / 2bw / pipedream), ``stage`` (the stage engine that executes
+them), ``delay`` (the trainer's delay wrappers per stage block), ``problem`` / ``llama`` /
+``toy`` (what a stage trains), ``worker`` (one process: ``run_stage``, ``main``),
+``checkpoint`` (stage checkpoints, resume, conversion to and from the trainer's ``ckpt.pt``;
+``python -m gpu_runs.pipeline_ckpt``), ``diagnostics`` (``--diag-every``), ``launch``
+(local multi-process runs for tests and benchmarks), ``bench`` (``python -m gpu_runs.pipeline_bench``).
+"""
+from gpu_runs.pipeline.args import build_parser, check_options
+from gpu_runs.pipeline.problem import Problem
+from gpu_runs.pipeline.schedules import SCHEDULES
+from gpu_runs.pipeline.worker import eval_steps_of, main, run_stage, validate_args
+
+__all__ = ["build_parser", "check_options", "validate_args", "main", "run_stage", "eval_steps_of", "Problem",
+           "SCHEDULES"]

@@ -1,0 +1,330 @@
+"""Per-stage checkpoints of ``gpu_runs.pipeline`` and their interchange with the trainer's
+single ``ckpt.pt``: ``python -m gpu_runs.pipeline_ckpt to-trainer RUN_DIR [--out FILE]``
+and ``from-trainer TRAIN_DIR --stages P [-M M] --out DIR``.
+
+A stage checkpoint after k steps (``ckpt_stage{s}.pt`` at the end, ``ckpt_step{k}_stage{s}.pt``
+every ``--ckpt-every``) is taken at U(k - 1) and holds the trainer's checkpoint restricted
+to the stage's parameter block:
+
+- ``params``: x_k (2bw: U(k - 1) has already created x_{k+1}; the checkpoint holds x_k);
+- ``opt_state``: the optimizer state after k updates, ``lmo.base.state_dict`` of the
+  stage optimizer (sync / pipedream: the base optimizer; 2bw: the trainer's
+  ``delayed`` / ``error_feedback`` wrapper, so its queue d_{k-1}, EF buffer d_{k-2} and
+  step counter k come along);
+- ``versions`` (pipedream): {j: u_j} for j = k - tau_s .. k, tau_s = P - 1 - s, the
+  stashed versions the forwards of microbatches k .. k + tau_s - 1 run on;
+- ``args``: the run's options (JSON), for the conversion.
+
+Trainer format (``gpu_runs.train``): ``params`` (the full x_k), ``opt`` (its optimizer's
+state_dict: ``inner/<clip chain>/...`` inside the 2bw wrapper, ``pending`` / ``prev`` /
+``prev2`` / ``step`` as the stage's), ``history`` ({} outside pipedream), ``step`` = k
+(the data position: ``Batcher.batch(t)`` depends on t only) and ``log`` (JSON). The
+trainer's base optimizer sits inside ``chain(clip_by_global_norm, base)`` (state path
+``inner/1/`` in its chain; no chain when grad_clip = 0); the stage's is bare (the engine
+clips). Per-parameter entries belong to the stage owning the parameter; the scalar step
+counters are equal on every stage. Conversion covers gpipe / 1f1b (trainer mode sync) and
+2bw (with --ef, --sync-start / --sync-cooldown, --dc-asgd), --model llama.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+from lmo.base import state_dict
+
+from gpu_runs.checkpoint import config_differences, holds_run, save_checkpoint
+from gpu_runs.cli import show_defaults
+from gpu_runs.pipeline.args import build_parser
+from gpu_runs.pipeline.delay import DelayRule
+from gpu_runs.pipeline.llama import llama_problem, run_config, train_config
+from gpu_runs.pipeline.stage import StageModule, split_layers
+from gpu_runs.recipe import build_optimizer, resolve_device
+
+
+FIELDS = ("step", "train_loss", "lr", "tokens", "step_time", "val_loss")
+
+
+# ----------------------------------------------------------------------------- stage files
+def stage_file(run_dir, s: int, step: int | None = None) -> Path:
+    return Path(run_dir) / (f"ckpt_stage{s}.pt" if step is None else f"ckpt_step{step}_stage{s}.pt")
+
+
+def save_stage(out: Path, rank: int, engine, step: int, args, final: bool = False) -> None:
+    """The stage checkpoint after ``step`` steps (module docstring), taken at U(step - 1);
+    written atomically (temporary file, then os.replace)."""
+    params = engine.ckpt_params if engine.ckpt_params is not None else engine.params
+    M = 1 if args.schedule == "pipedream" else args.microbatches
+    blob = dict(step=step, stage=rank, schedule=args.schedule, stages=engine.P, microbatches=M,
+                params={k: v.detach().cpu() for k, v in params.items()},
+                opt_state=state_dict(engine.opt_state), args=json.dumps(vars(args)))
+    if args.schedule == "pipedream":
+        blob["versions"] = engine.checkpoint_versions()
+    save_checkpoint(stage_file(out, rank, None if final else step), blob)
+
+
+#: default cadence (--ckpt-every unset): the periodic sets older than the newest KEEP_SETS
+#: are removed (stages drift by less than that, so a complete set always remains)
+KEEP_SETS = 3
+
+
+def prune_stage(out: Path, rank: int, step: int) -> None:
+    """Remove this stage's periodic checkpoints older than the newest KEEP_SETS (default cadence)."""
+    steps = sorted(k for k in _periodic_steps(out, rank) if k <= step)
+    for k in steps[:-KEEP_SETS]:
+        stage_file(out, rank, k).unlink(missing_ok=True)
+
+
+def _periodic_steps(run_dir, s: int) -> list[int]:
+    pre, suf = "ckpt_step", f"_stage{s}.pt"
+    return [int(f.name[len(pre):-len(suf)]) for f in Path(run_dir).glob(f"{pre}*{suf}")
+            if f.name[len(pre):-len(suf)].isdigit()]
+
+
+def latest_set(run_dir, P: int) -> int | None:
+    """Which checkpoint set ``--resume RUN_DIR`` continues from: None for the final files
+    ``ckpt_stage{s}.pt`` when every stage has one, else the largest k with every stage's
+    ``ckpt_step{k}_stage{s}.pt`` (a killed run); ValueError when there is none."""
+    run_dir = Path(run_dir)
+    if all(stage_file(run_dir, s).exists() for s in range(P)):
+        return None
+    common = set(_periodic_steps(run_dir, 0))
+    for s in range(1, P):
+        common &= set(_periodic_steps(run_dir, s))
+    if not common:
+        raise ValueError(f"--resume: no complete set of {P} stage checkpoints in {run_dir} "
+                         f"(ckpt_stage{{s}}.pt or ckpt_step{{k}}_stage{{s}}.pt for s = 0..{P - 1}); "
+                         f"start a fresh run with another --out")
+    return max(common)
+
+
+#: options that may change between a run and its --resume (where to write, cadences, testing)
+RESUME_SAFE = ("out", "resume", "resume_set", "ckpt_every", "eval_every", "eval_batches", "timeout",
+               "quiet", "fault", "synthetic_ms", "diag_every", "diag_micro", "log_every", "compile")
+
+
+def run_identity(args, P: int) -> dict:
+    """What defines a pipeline run's trajectory: for --model llama the equivalent trainer
+    configuration (defaults resolved, so ``--clip 1.0`` equals the default) with the
+    schedule and M; for the toy model its options except --steps (its lr is constant)."""
+    args = argparse.Namespace(**dict(vars(args), device=resolve_device(args.device)))
+    if args.model == "llama":
+        return run_config(args, P)
+    return {k: v for k, v in vars(args).items() if k != "steps"}
+
+
+def check_same_run(args, P: int) -> None:
+    """ValueError listing the options that differ from the run that wrote ``--resume``'s set."""
+    f = stage_file(args.resume, 0, args.resume_set)
+    ck = load(f)
+    saved = run_identity(_run_args(ck), P)
+    diff = config_differences(saved, run_identity(args, P), RESUME_SAFE)
+    if diff:
+        raise ValueError(f"--resume: {f} was made by a different run; these options differ "
+                         f"(saved -> now): {'; '.join(diff)}. Only {', '.join(RESUME_SAFE)} may change")
+
+
+def check_run_dir(args, P: int) -> None:
+    """The run-directory checks before any process group: ``--resume`` needs a complete set
+    of checkpoints of the same run (sets ``args.resume_set``); a fresh run never writes over
+    an existing one."""
+    if args.resume is not None:
+        args.resume_set = latest_set(args.resume, P)
+        check_same_run(args, P)
+    if args.out is not None and holds_pipeline_run(Path(args.out)) and (
+            args.resume is None or Path(args.resume).resolve() != Path(args.out).resolve()):
+        raise ValueError(f"--out {args.out} already holds a run; pass --resume {args.out} to continue "
+                         f"it, or choose another --out (nothing was overwritten)")
+
+
+def holds_pipeline_run(out: Path) -> bool:
+    """A log with content, or any stage checkpoint."""
+    return holds_run(out) or any(out.glob("ckpt_stage*.pt")) or any(out.glob("ckpt_step*_stage*.pt"))
+
+
+def load(path) -> dict:
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def resume_step(args) -> int:
+    if args.resume is None:
+        return 0
+    start = int(load(stage_file(args.resume, 0, getattr(args, "resume_set", None)))["step"])
+    if start >= args.steps:
+        raise ValueError(f"--resume: checkpoint is at step {start} >= --steps {args.steps}")
+    return start
+
+
+def load_resume(engine, args, rank: int, P: int, M: int, start: int) -> None:
+    """Restore ``engine`` from ``--resume``'s ``ckpt_stage{rank}.pt`` (same schedule, P, M)."""
+    k = getattr(args, "resume_set", None)
+    ck = load(stage_file(args.resume, rank, k))
+    if ck["schedule"] != args.schedule or ck.get("stages", P) != P or ck.get("microbatches", M) != M:
+        raise ValueError(f"--resume: checkpoint is {ck['schedule']} P={ck.get('stages')} "
+                         f"M={ck.get('microbatches')}, this run {args.schedule} P={P} M={M}")
+    if int(ck["step"]) != start:
+        raise ValueError(f"--resume: {stage_file(args.resume, rank, k)} is at step {ck['step']}, stage 0's at {start}")
+    if args.schedule == "pipedream" and "versions" not in ck:
+        raise ValueError("--resume: a pipedream checkpoint needs the stashed 'versions'")
+    tied = None
+    if engine.tied_role == "user":
+        ck0 = load(stage_file(args.resume, 0, k))
+        name = "embed.weight"
+        tied = ({i: p[name] for i, p in ck0["versions"].items()} if args.schedule == "pipedream"
+                else {0: ck0["params"][name]})
+    try:
+        engine.restore(ck["params"], ck["opt_state"], start, tied, ck.get("versions"))
+    except KeyError as e:
+        raise ValueError(f"--resume: optimizer state does not match this run's options ({e})") from None
+
+
+# ----------------------------------------------------------------------------- trainer format
+def _run_args(ck: dict):
+    args = build_parser().parse_args(["--schedule", ck["schedule"]])
+    vars(args).update(json.loads(ck["args"]))
+    args.device = resolve_device(args.device)
+    return args
+
+
+def _key_maps(args, P: int):
+    """(trainer TrainConfig, trainer optimizer template state_dict keys, stage -> trainer key fn)."""
+    tc = train_config(args, P)
+    tc.sync_start, tc.sync_cooldown, tc.dc_asgd = args.sync_start, args.sync_cooldown, args.dc_asgd
+    chain = "inner/1/" if tc.grad_clip else ""
+    if args.schedule == "2bw":
+        to_tr = lambda k: "inner/" + chain + k[len("inner/"):] if k.startswith("inner/") else k
+    else:
+        to_tr = lambda k: chain + k
+    return tc, to_tr
+
+
+def _trainer_template(tc, params: dict) -> dict:
+    opt, _, _ = build_optimizer(tc, params)
+    return state_dict(opt.init(params))
+
+
+def merge_stages(run_dir, step: int | None = None):
+    """(TrainConfig, x_k, trainer optimizer state_dict, k) from the stage checkpoints of
+    RUN_DIR after ``step`` steps (default the final ones); ValueError when they do not fit."""
+    run_dir = Path(run_dir)
+    ck0 = load(stage_file(run_dir, 0, step))
+    if ck0["schedule"] == "pipedream":
+        raise ValueError("to-trainer: pipedream checkpoints are not converted (the trainer's "
+                         "history is per parameter, the stages' stash per microbatch)")
+    P = int(ck0["stages"])
+    cks = [ck0] + [load(stage_file(run_dir, s, step)) for s in range(1, P)]
+    args = _run_args(ck0)
+    if args.model != "llama":
+        raise ValueError(f"to-trainer: --model llama only, got {args.model!r}")
+    k = int(ck0["step"])
+    if any(int(c["step"]) != k for c in cks):
+        raise ValueError(f"to-trainer: stage checkpoints at different steps {[c['step'] for c in cks]}")
+    tc, to_tr = _key_maps(args, P)
+    params, opt = {}, {}
+    for c in cks:
+        params.update(c["params"])
+        for key, v in c["opt_state"].items():
+            tk = to_tr(key)
+            if tk in opt and v.numel() == 1 and not torch.equal(opt[tk], v):
+                raise ValueError(f"to-trainer: stages disagree on {tk}: {opt[tk]} vs {v}")
+            opt[tk] = v
+    want = _trainer_template(tc, params)
+    if set(want) != set(opt):
+        extra, missing = sorted(set(opt) - set(want)), sorted(set(want) - set(opt))
+        raise ValueError(f"to-trainer: optimizer keys differ (extra {extra[:3]}, missing {missing[:3]})")
+    return tc, params, opt, k
+
+
+def to_trainer(run_dir, out=None, step: int | None = None) -> Path:
+    """Merge the stage checkpoints of RUN_DIR (after ``step`` steps; default the final
+    ones) into the trainer's ``ckpt.pt``; returns its path (default RUN_DIR/ckpt.pt)."""
+    run_dir = Path(run_dir)
+    _, params, opt, k = merge_stages(run_dir, step)
+    log = []
+    if (run_dir / "log.jsonl").exists():
+        for line in open(run_dir / "log.jsonl"):
+            r = json.loads(line)
+            if r["step"] <= k:
+                log.append({f: r[f] for f in FIELDS if f in r})
+    out = Path(out) if out else run_dir / "ckpt.pt"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    save_checkpoint(out, dict(params=params, opt=opt, history={}, step=k, log=json.dumps(log)))
+    return out
+
+
+def from_trainer(train_dir, stages: int, out_dir, microbatches: int | None = None,
+                 schedule: str | None = None) -> Path:
+    """Split TRAIN_DIR/ckpt.pt (mode sync or 2bw, with its config.json) into the stage
+    checkpoints ``ckpt_stage{s}.pt`` that ``gpu_runs.pipeline --resume OUT_DIR`` reads."""
+
+    train_dir, out_dir = Path(train_dir), Path(out_dir)
+    cfg = json.loads((train_dir / "config.json").read_text())
+    if cfg["mode"] not in ("sync", "2bw"):
+        raise ValueError(f"from-trainer: mode {cfg['mode']!r} is not converted (sync or 2bw only)")
+    blob = load(train_dir / "ckpt.pt")
+    schedule = schedule or ("2bw" if cfg["mode"] == "2bw" else "1f1b")
+    argv = ["--schedule", schedule, "--config", cfg["config"], "--optimizer", cfg["optimizer"],
+            "--weight-decay", str(cfg["weight_decay"]), "--clip", str(cfg["grad_clip"]),
+            "--warmup-frac", str(cfg["warmup_frac"]), "--final-frac", str(cfg["final_frac"]),
+            "--steps", str(cfg["steps"]), "--batch-size", str(cfg["batch_size"]),
+            "--seq-len", str(cfg["seq_len"]), "--seed", str(cfg["seed"]), "--data", cfg["data"],
+            "--sync-start", str(cfg["sync_start"]), "--sync-cooldown", str(cfg["sync_cooldown"]),
+            "--dc-asgd", str(cfg["dc_asgd"]), "--microbatches", str(microbatches or stages)]
+    argv += ["--ef"] if cfg["ef"] else []
+    argv += ["--lr", str(cfg["lr"])] if cfg["lr"] is not None else []
+    argv += ["--momentum", str(cfg["momentum"])] if cfg["momentum"] is not None else []
+    args = build_parser().parse_args(argv)
+    args.device = resolve_device(args.device)
+    prob = llama_problem(args)
+    model = prob.model
+    _, to_tr = _key_maps(args, stages)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ranges = split_layers(len(model.layers), stages)
+    for s in range(stages):
+        module = StageModule(model, ranges[s], s == 0, s == stages - 1)
+        # a tied head is the first stage's (the trainer's params hold embed.weight only)
+        own = {k: blob["params"][k] for k, _ in module.named_parameters() if k in blob["params"]}
+        opt = prob.build_opt(own)
+        if schedule == "2bw":
+            opt = DelayRule(args.ef, args.sync_start, args.sync_cooldown, args.steps).wrap(opt)
+        keys = state_dict(opt.init(own))
+        opt_state = {key: blob["opt"][to_tr(key)] for key in keys}
+        torch.save(dict(step=int(blob["step"]), stage=s, schedule=schedule, stages=stages,
+                        microbatches=args.microbatches, params=own, opt_state=opt_state,
+                        args=json.dumps(vars(args))), stage_file(out_dir, s))
+    return out_dir
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m gpu_runs.pipeline_ckpt", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("to-trainer", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="merge RUN_DIR/ckpt_stage{s}.pt into the trainer's ckpt.pt")
+    a.add_argument("run_dir")
+    a.add_argument("--out", default=None, help="output file (default RUN_DIR/ckpt.pt)")
+    a.add_argument("--step", type=int, default=None, help="use ckpt_step{STEP}_stage{s}.pt (default: the final ones)")
+    b = sub.add_parser("from-trainer", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="split TRAIN_DIR/ckpt.pt into ckpt_stage{s}.pt files")
+    b.add_argument("train_dir")
+    b.add_argument("--stages", "-P", type=int, required=True)
+    b.add_argument("--microbatches", "-M", type=int, default=None)
+    b.add_argument("--schedule", choices=("gpipe", "1f1b", "2bw"), default=None,
+                   help="default: 2bw for a 2bw run, 1f1b for sync")
+    b.add_argument("--out", required=True, help="directory for the stage checkpoints")
+    show_defaults(p)
+    ns = p.parse_args(argv)
+    try:
+        if ns.cmd == "to-trainer":
+            print(to_trainer(ns.run_dir, ns.out, ns.step))
+        else:
+            print(from_trainer(ns.train_dir, ns.stages, ns.out, ns.microbatches, ns.schedule))
+    except (ValueError, FileNotFoundError) as e:
+        print(f"python -m gpu_runs.pipeline_ckpt: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,265 @@
+"""One pipeline stage per process: build it, run the schedule, write log and checkpoints
+(``run_stage``), and ``main``: check everything, start the process group, fail fast.
+The design, the index alignment and the failure handling: the package docstring."""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+from gpu_runs.pipeline import diagnostics as pipeline_diag
+from gpu_runs.pipeline.args import build_parser, check_options
+from gpu_runs.pipeline.checkpoint import check_run_dir, load_resume, prune_stage, resume_step, save_stage
+from gpu_runs.pipeline.delay import DelayRule
+from gpu_runs.pipeline.llama import llama_problem, num_layers, run_config
+from gpu_runs.pipeline.problem import Problem
+from gpu_runs.pipeline.schedules import stage_actions, with_evals
+from gpu_runs.pipeline.stage import StageEngine, StageModule, split_layers
+from gpu_runs.pipeline.toy import toy_problem
+from gpu_runs.recipe import resolve_device
+
+
+def validate_args(args, num_stages: int, num_layers: int | None) -> None:
+    """Refuse bad settings before any process group exists (ValueError naming the option):
+    option values, the diagnostics' needs, and the run directories (resume / existing run)."""
+    check_options(args, num_stages, num_layers)
+    pipeline_diag.check_args(args)
+    check_run_dir(args, num_stages)
+
+
+def make_problem(args) -> Problem:
+    if args.model == "toy":
+        return toy_problem(args)
+    return llama_problem(args)
+
+
+def num_layers_of(args) -> int:
+    if args.model == "toy":
+        return args.toy_layers
+    return num_layers(args)
+
+
+class Watchdog:
+    """Exits the process (code 3) when ``beat()`` has not been called for ``timeout`` s."""
+
+    def __init__(self, timeout: float, tag: str):
+        self.timeout, self.tag, self.last = timeout, tag, time.monotonic()
+        self.done = threading.Event()
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def beat(self) -> None:
+        self.last = time.monotonic()
+
+    def _watch(self) -> None:
+        while not self.done.wait(min(1.0, self.timeout / 4)):
+            if time.monotonic() - self.last > self.timeout:
+                fail(self.tag, f"no progress for {self.timeout:.0f} s (a peer died or hangs); giving up", 3)
+
+
+def fail(tag: str, msg: str, code: int = 1) -> None:
+    print(f"{tag} error: {msg}", file=sys.stderr, flush=True)
+    os._exit(code)
+
+
+def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
+    """Build stage ``rank``, run the schedule, write log / checkpoint; returns a summary."""
+    prob = make_problem(args)
+    device = torch.device(args.device if args.device != "cuda" else f"cuda:{rank % max(1, torch.cuda.device_count())}")
+    ranges = split_layers(len(prob.model.layers), P)
+    module = StageModule(prob.model, ranges[rank], rank == 0, rank == P - 1, prob.layer_fn).to(device)
+    M = 1 if args.schedule == "pipedream" else args.microbatches
+    mb_rows = args.batch_size // M
+    cache: dict = {}
+
+    def batch(mb: int):
+        t, i = divmod(mb, M)
+        if t not in cache:
+            cache.clear()
+            cache[t] = prob.batch(t)
+        x, y = cache[t]
+        return x[i * mb_rows:(i + 1) * mb_rows], y[i * mb_rows:(i + 1) * mb_rows]
+
+    fault = None
+    if args.fault is not None:
+        fr, fs, fk = args.fault.split(":")
+        fault = (int(fr), int(fs), fk)
+    eval_steps = eval_steps_of(args)
+    eval_set = set(eval_steps)
+    start = resume_step(args)
+    tied = tied_role(prob.model, rank, P, args, M, eval_steps, start)
+    own = {k: v for k, v in module.named_parameters() if not (tied and tied[0] == "user" and k == tied[1])}
+    opt = prob.build_opt(own)
+    rule = None
+    if args.schedule == "2bw":  # the trainer's delayed / error_feedback wrapper, per block
+        rule = DelayRule(args.ef, args.sync_start, args.sync_cooldown, args.steps, args.dc_asgd)
+        opt = rule.wrap(opt)
+    val = [prob.val_batch(i) for i in range(args.eval_batches)] if eval_steps else []
+    hook = None
+    if args.synthetic_ms is not None:
+        delay = dict(zip("FB", (float(v) / 1e3 for v in args.synthetic_ms.split(","))))
+        hook = lambda kind: time.sleep(delay[kind])
+    acts = with_evals(actions_of(args, rank, P, start), args.schedule, M, [t for t in eval_steps if t >= start])
+    engine = StageEngine(
+        module, rank, P, opt, batch=batch, act_shape=(mb_rows, args.seq_len, prob.dim),
+        loss_scale=1.0 / M, update_params="current" if args.schedule == "pipedream" else "stash",
+        max_norm=prob.max_norm, clip_group=clip_group, device=device, on_progress=watchdog.beat,
+        compute_hook=hook, val_batches=val, rule=rule,
+        tied=tied, amp=device.type == "cuda")
+    if args.resume is not None:
+        load_resume(engine, args, rank, P, M, start)
+    out = Path(args.out) if args.out else None
+    last = rank == P - 1
+    log_f = None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        if last:
+            log_f = open_log(out / "log.jsonl", start)
+            if start:
+                print(f"[pipeline rank {rank}/{P}] resumed at step {start} from {args.resume} "
+                      f"({'final' if args.resume_set is None else 'periodic'} checkpoints)", flush=True)
+            if args.ckpt_every != 0 and not args.quiet:
+                cad = "at every evaluation" if args.ckpt_every is None else f"every {args.ckpt_every} steps"
+                print(f"[pipeline rank {rank}/{P}] checkpoints: {out}/ckpt_step{{k}}_stage{{s}}.pt {cad}, "
+                      f"{out}/ckpt_stage{{s}}.pt at the end", flush=True)
+            if args.model == "llama":
+                (out / "config.json").write_text(json.dumps(run_config(args, P), indent=1))
+    snaps = pipeline_diag.Snapshots(out, rank, engine, args, start)
+    tag = f"[pipeline rank {rank}/{P}]"
+    t_prev = time.perf_counter()
+    tokens_per_step = args.batch_size * args.seq_len
+
+    def on_action(a):
+        nonlocal t_prev
+        if a.kind == "F" and fault is not None and fault[0] == rank and a.mb == fault[1] * M:
+            if fault[2] == "raise":
+                raise RuntimeError(f"injected fault at step {fault[1]}")
+            if fault[2] == "exit":
+                os._exit(7)
+            time.sleep(1e9)
+        if a.kind == "U" and out is not None and a.step >= start and a.step + 1 < args.steps and (
+                (a.step + 1) % args.ckpt_every == 0 if args.ckpt_every else
+                args.ckpt_every is None and a.step in eval_set):
+            save_stage(out, rank, engine, a.step + 1, args)
+            if args.ckpt_every is None:
+                prune_stage(out, rank, a.step + 1)
+        snaps.after(a)
+        if last and a.kind in "UE" and a.step >= start:
+            done_u.add(a.step) if a.kind == "U" else done_e.add(a.step)
+            if a.step in done_u and (a.step in done_e or a.step not in eval_steps):
+                now = time.perf_counter()
+                rec = dict(step=a.step + 1, train_loss=engine.losses.pop(a.step), lr=float(prob.lr_at(a.step)),
+                           tokens=(a.step + 1) * tokens_per_step, step_time=now - t_prev,
+                           grad_norm=engine.grad_norms[a.step], schedule=args.schedule, stages=P,
+                           microbatches=M)
+                if a.step in eval_steps:
+                    rec["val_loss"] = engine.val_losses[a.step]
+                t_prev = now
+                if log_f is not None:
+                    log_f.write(json.dumps(rec) + "\n")
+                    log_f.flush()
+                if not args.quiet:
+                    print(f"{tag} step {a.step:4d} loss {rec['train_loss']:.4f} "
+                          f"({rec['step_time']*1e3:.0f} ms)", flush=True)
+
+    done_u, done_e = set(), set()
+    t0 = time.perf_counter()
+    engine.run(acts, on_action)
+    wall = time.perf_counter() - t0
+    if out is not None:
+        save_stage(out, rank, engine, args.steps, args, final=True)
+    if log_f is not None:
+        log_f.close()
+    return dict(rank=rank, wall=wall, device=str(device))
+
+
+def open_log(path: Path, start: int):
+    """The log for appending: a resumed run keeps the records of steps <= start (later ones
+    are redone); a fresh run starts an empty one (validate_args refused an existing run)."""
+    if start and path.exists():
+        keep = [line for line in path.read_text().splitlines(keepends=True)
+                if line.strip() and json.loads(line)["step"] <= start]
+        path.write_text("".join(keep))
+        return open(path, "a")
+    return open(path, "a" if start else "w")
+
+
+def actions_of(args, stage: int, P: int, start: int):
+    return stage_actions(args.schedule, stage, P, args.microbatches, args.steps, start,
+                         sync_start=args.sync_start, sync_cooldown=args.sync_cooldown)
+
+
+def tied_role(model, rank: int, P: int, args, M: int, eval_steps, start: int):
+    """The engine's ``tied`` argument when ``lm_head.weight is embed.weight`` and P > 1:
+    the first stage owns it; the last stage gets, per ("F", mb) / ("E", step), how many
+    weight updates the first stage had applied at that point of its own action list."""
+    if P == 1 or model.lm_head.weight is not model.embed.weight:
+        return None
+    if rank == 0:
+        return ("owner", "embed.weight", P - 1)
+    if rank != P - 1:
+        return None
+    if args.schedule == "pipedream":  # absolute: stage 0 forwards k on u_{max(0, k - (P-1))}
+        version_of = {("F", k): max(0, k - (P - 1)) for k in range(start, args.steps)}
+        version_of.update({("E", t): t + 1 for t in eval_steps})
+        version_of[("end", None)] = args.steps
+        return ("user", "lm_head.weight", 0, version_of)
+    acts0 = with_evals(actions_of(args, 0, P, start), args.schedule, M, [t for t in eval_steps if t >= start])
+    count, version_of = 0, {}
+    for a in acts0:
+        if a.kind == "U" and a.apply:
+            count += 1
+        elif a.kind == "F":
+            version_of[("F", a.mb)] = count
+        elif a.kind == "E":
+            version_of[("E", a.step)] = count
+    version_of[("end", None)] = count  # drained after the run: every version sent is received
+    return ("user", "lm_head.weight", 0, version_of)
+
+
+def eval_steps_of(args) -> list[int]:
+    """Steps t after which x_{t+1} is evaluated: (t + 1) % eval_every == 0, and the last."""
+    if not args.eval_every:
+        return []
+    return sorted({t for t in range(args.steps) if (t + 1) % args.eval_every == 0} | {args.steps - 1})
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    args.device = resolve_device(args.device)
+    P = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    tag = f"[pipeline rank {rank}/{P}]"
+    try:
+        validate_args(args, P, num_layers_of(args))
+    except ValueError as e:
+        print(f"{tag} refused: {e}", file=sys.stderr, flush=True)
+        return 2
+    watchdog = Watchdog(args.timeout, tag)
+    backend = "nccl" if args.device.startswith("cuda") else "gloo"
+    try:
+        timeout = datetime.timedelta(seconds=args.timeout)
+        dist.init_process_group(backend, rank=rank, world_size=P, timeout=timeout)
+        clip_group = dist.new_group(backend=backend, timeout=timeout)
+        watchdog.beat()
+        summary = run_stage(args, rank, P, watchdog, clip_group)
+        dist.barrier()
+    except BaseException as e:  # noqa: BLE001 - every failure must end the process
+        if not isinstance(e, (RuntimeError, ValueError, KeyboardInterrupt, FileNotFoundError)):
+            traceback.print_exc()
+        fail(tag, f"{type(e).__name__}: {e}")
+    watchdog.done.set()
+    if not args.quiet and rank == P - 1:
+        print(f"{tag} done: {args.steps} steps in {summary['wall']:.2f} s", flush=True)
+    dist.destroy_process_group()
+    if args.diag_every and rank == P - 1:   # every stage's snapshots are on disk (barrier above)
+        pipeline_diag.measure(args.out, args, P, device=summary["device"], progress=not args.quiet)
+    return 0
+

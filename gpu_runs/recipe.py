@@ -1,0 +1,250 @@
+"""The run recipe shared by the trainer and the pipeline (docs/design.md §4): what a run is
+(:class:`TrainConfig`), its peak lr and warmup-cosine schedule on every parameter group, the
+optimizer for each mode, the loss and its gradient, and evaluation.
+
+``gpu_runs.train`` runs the loop and the CLI on top of it; ``gpu_runs.pipeline`` builds
+its stage optimizers and its equivalent trainer configuration from it; checkpoint files
+are ``gpu_runs.checkpoint``'s.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+from lmo import registry
+from lmo.chain import chain, clip_by_global_norm
+from lmo.delay import delayed
+from lmo.error_feedback import error_feedback
+from lmo.pipedream import ParamHistory, pipedream_delays
+from lmo.presets import DEFAULT_LR
+from lmo.registry import OPTIMIZERS
+from lmo.schedules import warmup_cosine
+
+from gpu_runs.model import CONFIGS, Llama, get_config, stage_of_params
+
+MODES = ("sync", "2bw", "pipedream")
+
+
+#: one line of help per TrainConfig field: the command lines' options are generated from the
+#: fields with these texts (gpu_runs.cli.add_config_options), so their defaults are the fields'
+FIELD_HELP = {
+    "config": "model config: tiny, small, 135m, 360m (gpu_runs.model.CONFIGS)",
+    "optimizer": "any name of lmo.registry.OPTIMIZERS",
+    "lr": "peak lr (None: lmo.presets.DEFAULT_LR[optimizer])",
+    "momentum": "primary momentum beta (None: the optimizer's preset)",
+    "weight_decay": "decoupled weight decay lambda",
+    "grad_clip": "global-norm clipping threshold (0: off)",
+    "warmup_frac": "linear lr warmup, fraction of the steps",
+    "final_frac": "cosine floor as a fraction of the peak lr",
+    "mode": "sync | 2bw | pipedream",
+    "stages": "pipedream: number of pipeline stages P",
+    "ef": "error feedback x+2d_{t-1}-d_{t-2} (with --delay 2bw)",
+    "sync_start": "2bw: the first K steps synchronous",
+    "sync_cooldown": "2bw: the last K steps synchronous",
+    "dc_asgd": "2bw: DC-ASGD lambda",
+    "steps": "optimizer steps T (the schedule's horizon)",
+    "batch_size": "sequences per step",
+    "seq_len": "tokens per sequence",
+    "eval_every": "validation loss every N steps and at the end (0: at the end only)",
+    "eval_batches": "validation batches per evaluation",
+    "seed": "seed of x_0 and of the batch order",
+    "data": "'stdlib', a text dir, a token shard or shard dir (gpu_runs.data)",
+    "device": "cpu, cuda or auto (cuda if available)",
+    "out": "run directory (config.json, log.jsonl, ckpt.pt, result.json)",
+    "ckpt_every": "checkpoint every N steps (0: never; None: at every evaluation)",
+    "diag_every": "theory diagnostics every N steps (0: off)",
+    "diag_micro": "independent microbatches for sigma / momentum error",
+    "log_every": "a log.jsonl record every N steps (evaluations always)",
+    "compile": "torch.compile the loss (Dynamo traces the functional call)",
+    "resume": "continue from OUT/ckpt.pt (identical trajectory; refused if the saved run differs)",
+    "opt_kwargs": "extra keyword arguments of the optimizer (Python API only)",
+}
+
+
+def resolve_device(name: str) -> str:
+    """``auto`` -> cuda if available else cpu; any other name unchanged."""
+    return ("cuda" if torch.cuda.is_available() else "cpu") if name == "auto" else name
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a run (its JSON is the run's identity)."""
+
+    config: str = "tiny"
+    optimizer: str = "adamw"
+    lr: float | None = None
+    momentum: float | None = None
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0
+    warmup_frac: float = 0.1
+    final_frac: float = 0.1
+    mode: str = "sync"
+    stages: int = 2
+    ef: bool = False
+    sync_start: int = 0
+    sync_cooldown: int = 0
+    dc_asgd: float = 0.0
+    steps: int = 200
+    batch_size: int = 32
+    seq_len: int = 64
+    eval_every: int = 50
+    eval_batches: int = 4
+    seed: int = 0
+    data: str = "stdlib"
+    device: str = "auto"              # auto: cuda if available, else cpu
+    out: str | None = None
+    ckpt_every: int | None = None     # None: at every evaluation; 0: never
+    diag_every: int = 0
+    diag_micro: int = 4
+    log_every: int = 10
+    compile: bool = False
+    resume: bool = False
+    opt_kwargs: dict = field(default_factory=dict)
+
+    def validate(self) -> None:
+        """ValueError naming the field for any value outside its domain."""
+        if self.mode not in MODES:
+            raise ValueError(f"TrainConfig.mode must be one of {MODES}, got {self.mode!r}")
+        if self.ef and self.mode != "2bw":
+            raise ValueError("TrainConfig.ef: error feedback corrects the one-step delay; use mode='2bw'")
+        for k in ("sync_start", "sync_cooldown", "dc_asgd"):
+            if getattr(self, k) and self.mode != "2bw":
+                raise ValueError(f"TrainConfig.{k} mitigates the one-step delay; it needs mode='2bw', "
+                                 f"got mode={self.mode!r}")
+        if self.mode == "pipedream" and self.stages < 1:
+            raise ValueError(f"TrainConfig.stages must be >= 1, got {self.stages}")
+        for k in ("steps", "batch_size", "seq_len", "eval_batches"):
+            if getattr(self, k) < 1:
+                raise ValueError(f"TrainConfig.{k} must be >= 1, got {getattr(self, k)}")
+        for k in ("eval_every", "diag_every", "log_every", "sync_start", "sync_cooldown"):
+            if getattr(self, k) < 0:
+                raise ValueError(f"TrainConfig.{k} must be >= 0, got {getattr(self, k)}")
+        if self.ckpt_every is not None and self.ckpt_every < 0:
+            raise ValueError(f"TrainConfig.ckpt_every must be >= 0 (or None: at every evaluation), "
+                             f"got {self.ckpt_every}")
+        self.validate_recipe()
+        if self.resume and not self.out:
+            raise ValueError("TrainConfig.resume needs out= (the run directory)")
+
+    def validate_recipe(self) -> None:
+        """Names and numbers of the recipe: optimizer, model config, lr, momentum, decay, schedule."""
+        if self.optimizer not in list(OPTIMIZERS):
+            raise ValueError(f"TrainConfig.optimizer: unknown optimizer {self.optimizer!r}; "
+                             f"choose from {', '.join(sorted(OPTIMIZERS))}")
+        if self.config not in CONFIGS:
+            raise ValueError(f"TrainConfig.config: unknown model config {self.config!r}; "
+                             f"choose from {', '.join(CONFIGS)}")
+        if self.lr is not None and not (math.isfinite(self.lr) and self.lr > 0):
+            raise ValueError(f"TrainConfig.lr must be a finite number > 0 (or None: the preset), got {self.lr}")
+        if self.momentum is not None and not 0 <= self.momentum < 1:
+            raise ValueError(f"TrainConfig.momentum must lie in [0, 1), got {self.momentum}")
+        for k in ("weight_decay", "grad_clip", "dc_asgd"):
+            v = getattr(self, k)
+            if not (math.isfinite(v) and v >= 0):
+                raise ValueError(f"TrainConfig.{k} must be a finite number >= 0, got {v}")
+        if not 0 <= self.warmup_frac < 1:
+            raise ValueError(f"TrainConfig.warmup_frac must lie in [0, 1), got {self.warmup_frac}")
+        if not 0 <= self.final_frac <= 1:
+            raise ValueError(f"TrainConfig.final_frac must lie in [0, 1], got {self.final_frac}")
+
+
+def peak_lr(cfg: TrainConfig) -> float:
+    if cfg.lr is not None:
+        return float(cfg.lr)
+    return float(DEFAULT_LR[cfg.optimizer])
+
+
+def lr_schedule(cfg: TrainConfig, peak: float | None = None):
+    """The paper protocol's schedule of a group with peak lr ``peak`` (default: the run's):
+    lmo.schedules.warmup_cosine(peak, steps, warmup_frac, final_frac)."""
+    return warmup_cosine(peak_lr(cfg) if peak is None else peak, cfg.steps, cfg.warmup_frac, cfg.final_frac)
+
+
+def base_optimizer(cfg: TrainConfig, params: dict):
+    """The registry optimizer of the run with the schedule on *every* parameter group.
+
+    ``registry.build(name, params, lr=peak, schedule=peak -> warmup_cosine(peak, ...))``: for
+    the matrix optimizers (muon, normuon, adamuon) the AdamW group of embeddings, head, norms
+    and vectors follows the same warmup-cosine shape from its own peak. Returns (opt, sched)
+    with ``sched`` the schedule of the named optimizer's peak (the logged lr)."""
+    opt = registry.build(cfg.optimizer, params, lr=peak_lr(cfg), momentum=cfg.momentum,
+                         weight_decay=cfg.weight_decay, schedule=lambda peak: lr_schedule(cfg, peak),
+                         **cfg.opt_kwargs)
+    return opt, lr_schedule(cfg)
+
+
+def build_optimizer(cfg: TrainConfig, params: dict, stage_of: dict | None = None):
+    """clip -> registry optimizer with the warmup-cosine schedule, wrapped for the mode.
+
+    Returns (opt, inner, sched) where ``inner`` is the synchronous optimizer."""
+    base, sched = base_optimizer(cfg, params)
+    inner = chain(clip_by_global_norm(cfg.grad_clip), base) if cfg.grad_clip else base
+    kw = dict(sync_start=cfg.sync_start, sync_cooldown=cfg.sync_cooldown, total_steps=cfg.steps,
+              dc_asgd=cfg.dc_asgd)
+    if cfg.mode == "2bw" and cfg.ef:
+        return error_feedback(inner, **kw), inner, sched
+    if cfg.mode == "2bw":
+        return delayed(inner, 1, **kw), inner, sched
+    return inner, inner, sched
+
+
+def make_history(cfg: TrainConfig, model: Llama, params: dict):
+    """PipeDream stale-point model: per-parameter delays from the layer split, and the history."""
+    delays = pipedream_delays(stage_of_params(model, cfg.stages), cfg.stages)
+    return ParamHistory(delays), delays
+
+
+def loss_fn(model: Llama, compile: bool = False):
+    """f(params, x, y) = model.loss(x, y) at ``params`` (torch.func.functional_call by the
+    model's own parameter names; a tied head follows embed). ``compile``: the same function
+    through torch.compile (Dynamo traces the functional call: same keys, same graph)."""
+    view = _LossView(model)
+
+    def f(params, x, y):
+        return torch.func.functional_call(view, {f"m.{k}": v for k, v in params.items()}, (x, y))
+
+    return torch.compile(f, backend=COMPILE_BACKEND) if compile else f
+
+
+#: torch.compile backend of ``--compile`` (tests use "aot_eager": no C++ toolchain needed)
+COMPILE_BACKEND = "inductor"
+
+
+def loss_and_grads(model: Llama, point: dict, x, y, amp: bool, fn=None):
+    """f(point; batch) and its gradient; ``fn``: a :func:`loss_fn` (default: eager on ``model``)."""
+    fn = fn or loss_fn(model)
+    leaves = {k: v.detach().requires_grad_(True) for k, v in point.items()}
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+        loss = fn(leaves, x, y)
+    grads = torch.autograd.grad(loss, list(leaves.values()))
+    return loss.detach(), dict(zip(leaves, grads))
+
+
+class _LossView(torch.nn.Module):
+    """forward = model.loss, so functional_call can call it."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x, y):
+        return self.m.loss(x, y)
+
+
+@torch.no_grad()
+def evaluate(model: Llama, params: dict, batches, amp: bool, fn=None) -> float:
+    fn = fn or loss_fn(model)
+    tot = 0.0
+    for x, y in batches:
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+            tot += float(fn(params, x, y))
+    return tot / len(batches)
+
+
+def model_config(cfg: TrainConfig, vocab_size: int):
+    """The model config of a run on data with ``vocab_size`` ids: byte data keeps 256, larger
+    vocabularies round up to a multiple of 64; max_seq_len >= seq_len."""
+    vocab = int(math.ceil(vocab_size / 64) * 64) if vocab_size > 256 else vocab_size
+    return get_config(cfg.config, vocab_size=vocab, max_seq_len=max(cfg.seq_len, get_config(cfg.config).max_seq_len))
