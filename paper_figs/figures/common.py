@@ -109,16 +109,21 @@ def variant_grid(profile: Profile, kinds: Sequence[str], axes: dict, seeds: Sequ
                  **fixed: Any) -> dict:
     """A figure's grid ``{(*axis values, kind): [settings per seed]}`` over the product of ``axes``.
 
-    ``axes``: {setting name: values}, ``"optimizer"`` among them (e.g. {"optimizer": opts,
-    "steps": horizons}); the key lists the axis values in that order, then the variant kind.
-    Each run is ``variant(profile, optimizer, kind, seed=s, **other axis values, **fixed)``;
+    ``axes``: {setting name: values} (e.g. {"optimizer": opts, "steps": horizons}); the key
+    lists the axis values in that order, then the variant kind. Each run is
+    ``variant(profile, optimizer, kind, seed=s, **other axis values, **fixed)``, the
+    optimizer taken from ``axes`` or, for a one-optimizer figure, from ``fixed``;
     ``seeds`` default to the profile's.
     """
     seeds = profile.seeds if seeds is None else seeds
+    fixed = dict(fixed)
+    one_optimizer = fixed.pop("optimizer", None)
+    if ("optimizer" in axes) == (one_optimizer is not None):
+        raise ValueError("optimizer: give it either as an axis or as a fixed setting, once")
     grid = {}
     for values in itertools.product(*axes.values()):
         cell = dict(zip(axes, values))
-        optimizer = cell.pop("optimizer")
+        optimizer = cell.pop("optimizer", one_optimizer)
         for kind in kinds:
             grid[(*values, kind)] = [variant(profile, optimizer, kind, seed=s, **cell, **fixed) for s in seeds]
     return grid
