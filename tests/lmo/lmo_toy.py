@@ -18,6 +18,16 @@ def make(seed=0, shapes=(("a", (4, 3)), ("b", (3, 3)), ("c", (5,)))):
     return x0, grad
 
 
+def run(opt, x0, grad, steps):
+    """``steps`` steps of ``opt`` from x0 on gradients ``grad(x)``: ([x_0, ..., x_T], final state)."""
+    x, s, traj = dict(x0), opt.init(x0), [dict(x0)]
+    for _ in range(steps):
+        u, s = opt.update(grad(x), s, x)
+        x = apply_updates(x, u)
+        traj.append(x)
+    return traj, s
+
+
 def gaussian(shape, seed=0):
     """A float64 N(0, 1) tensor of ``shape``, reproducible from ``seed``."""
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
