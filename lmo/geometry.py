@@ -69,11 +69,17 @@ class Geometry:
 
     def norm(self, x: Tensor) -> Tensor:
         """||x||."""
-        return self._norm(x, *self._norm_args())
+        return self._pair()[0](x, *self._norm_args())
 
     def dual_norm(self, g: Tensor) -> Tensor:
         """||g||_*."""
-        return self._dual(g, *self._norm_args())
+        return self._pair()[1](g, *self._norm_args())
+
+    def _pair(self) -> tuple:
+        if self._norm is None or self._dual is None:
+            raise NotImplementedError(f"{type(self).__name__}: set _norm and _dual (lmo.norms functions) "
+                                      "or override norm and dual_norm")
+        return self._norm, self._dual
 
     def inner(self, g: Tensor, d: Tensor) -> Tensor:
         """<g, d> over the geometry's event dims."""
