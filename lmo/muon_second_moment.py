@@ -17,7 +17,7 @@ from typing import Callable, NamedTuple
 import torch
 
 from lmo.base import (Optimizer, ScalarOrSchedule, check_beta, check_lr, check_mu, check_nonneg,
-                      check_update_inputs, decoupled_decay, resolve, step_counter)
+                      check_update_inputs, decoupled_decay, resolve, step_counter, zeros_like_tree)
 from lmo.muon_family import check_matrices, muon_ns_dtype, nesterov_momentum, orthogonalize_many
 
 
@@ -64,7 +64,7 @@ def muon_second_moment(name: str, lr: ScalarOrSchedule, beta: float, nesterov: b
 
     def init(params):
         check_matrices(params, name)
-        return SecondMomentState(step_counter(), {k: torch.zeros_like(v) for k, v in params.items()},
+        return SecondMomentState(step_counter(), zeros_like_tree(params),
                                  {k: second_moment_like(v) for k, v in params.items()})
 
     def update(grads, state, params=None):
