@@ -15,21 +15,14 @@ updates then differ by bf16 rounding.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import torch
 
-from lmo.base import (check_update_inputs, Optimizer, ScalarOrSchedule, check_beta, check_lr,
-                      check_mu, check_nonneg, resolve, step_counter, decoupled_decay)
-from lmo.muon_family import check_matrices, muon_ns_dtype, nesterov_momentum, orthogonalize_many
+from lmo.base import Optimizer, ScalarOrSchedule
+from lmo.muon_second_moment import (SecondMomentState, check_second_moment_args, muon_second_moment,
+                                    ns_options)
 
-
-class AdaMuonState(NamedTuple):
-    """step t, momentum m_t and element-wise second moment v_t of the orthogonalized update."""
-
-    step: torch.Tensor
-    momentum: dict
-    second_moment: dict
+AdaMuonState = SecondMomentState   # step t, momentum m_t, element-wise second moment v_t
 
 
 def adamuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.999, eps: float = 1e-8,
@@ -48,46 +41,21 @@ def adamuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.999, 
 
     ``mu`` overrides the momentum as beta = 1 - mu. ``exact=True``: SVD polar instead of NS.
     ``ns_dtype``: None / "auto" = choose_ns_dtype (lmo.muon_family); ``ns_method``: "standard"
-    or "gram" NS. NS runs once per matrix shape per step.
+    or "gram" NS. NS runs once per matrix shape per step
+    (the shared part: lmo.muon_second_moment).
     (The code's eps sits inside sqrt(min(m,n))/(||O^||_F + eps); the same up to O(eps).)
     """
-    check_lr(lr)
-    if mu is not None:
-        check_mu(mu)
-        momentum = 1.0 - mu
-    check_beta(momentum, "momentum")
-    check_beta(beta2, "beta2")
-    check_nonneg(eps, "eps")
-    check_nonneg(weight_decay, "weight_decay")
-    beta = float(momentum)
-    ns_dtype = muon_ns_dtype(ns_dtype)
+    beta = check_second_moment_args(lr, momentum, beta2, eps, weight_decay, mu)
 
-    def init(params):
-        check_matrices(params, "adamuon")
-        z = lambda: {k: torch.zeros_like(v) for k, v in params.items()}  # noqa: E731
-        return AdaMuonState(step_counter(), z(), z())
+    def step(O, v_prev, t, eta):
+        """(v_t, -eta_t D_t) of the docstring, for one matrix."""
+        v = beta2 * v_prev + (1 - beta2) * O * O
+        Oh = O / ((v / (1 - beta2 ** t)).sqrt() + eps)
+        rows, cols = O.shape[-2:]
+        norm_h = torch.linalg.vector_norm(Oh, dim=(-2, -1), keepdim=True)
+        return v, -eta * (0.2 * math.sqrt(rows * cols)) * Oh / (norm_h + eps)
 
-    def update(grads, state, params=None):
-        check_update_inputs(grads, params, state.momentum, weight_decay)
-        eta = resolve(lr, state.step)
-        t = int(state.step) + 1
-        updates, ms, vs, us = {}, {}, {}, []
-        for k, g in grads.items():
-            ms[k], u = nesterov_momentum(g, state.momentum[k], beta, nesterov)
-            us.append(torch.sign(u) if sign_stabilize else u)
-        Os = orthogonalize_many(us, exact, ns_steps, ns_coefficients, ns_eps, ns_dtype, ns_method)
-        for (k, g), O in zip(grads.items(), Os):
-            v = beta2 * state.second_moment[k] + (1 - beta2) * O * O
-            Oh = O / ((v / (1 - beta2 ** t)).sqrt() + eps)
-            rows, cols = g.shape[-2:]
-            norm_h = torch.linalg.vector_norm(Oh, dim=(-2, -1), keepdim=True)
-            d = -eta * (0.2 * math.sqrt(rows * cols)) * Oh / (norm_h + eps)
-            updates[k] = decoupled_decay(d, eta, weight_decay, params, k)
-            vs[k] = v
-        return updates, AdaMuonState(state.step + 1, ms, vs)
-
-    return Optimizer(init, update, name="adamuon",
-                     hyper=dict(lr=lr, momentum=beta, beta2=beta2, eps=eps, weight_decay=weight_decay,
-                                nesterov=nesterov, sign_stabilize=sign_stabilize, ns_steps=ns_steps,
-                                ns_coefficients=ns_coefficients, ns_dtype=str(ns_dtype),
-                                ns_method=ns_method, exact=exact))
+    ns = ns_options(exact, ns_steps, ns_coefficients, ns_eps, ns_dtype, ns_method)
+    return muon_second_moment("adamuon", lr, beta, nesterov, weight_decay, ns, torch.zeros_like, step,
+                              dict(beta2=beta2, eps=eps, sign_stabilize=sign_stabilize),
+                              pre=torch.sign if sign_stabilize else None)

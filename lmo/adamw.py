@@ -20,7 +20,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (betas_with_mu, check_update_inputs, Optimizer, ScalarOrSchedule, check_lr,
-                      check_nonneg, resolve, step_counter, decoupled_decay)
+                      check_nonneg, resolve, step_counter, decoupled_decay, zeros_like_tree)
 
 
 class AdamWState(NamedTuple):
@@ -41,8 +41,8 @@ def adamw(lr: ScalarOrSchedule = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
     check_nonneg(weight_decay, "weight_decay")
 
     def init(params):
-        z = lambda: {k: torch.zeros_like(v) for k, v in params.items()}  # noqa: E731
-        return AdamWState(step_counter(), z(), z(), z() if amsgrad else {})
+        return AdamWState(step_counter(), zeros_like_tree(params), zeros_like_tree(params),
+                          zeros_like_tree(params) if amsgrad else {})
 
     def update(grads, state, params=None):
         check_update_inputs(grads, params, state.exp_avg, weight_decay)

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (check_update_inputs, Optimizer, ScalarOrSchedule, check_beta, check_lr,
-                      check_mu, check_nonneg, resolve, step_counter)
+                      check_mu, check_nonneg, resolve, step_counter, zeros_like_tree)
 
 
 class AdanState(NamedTuple):
@@ -62,8 +62,7 @@ def adan(lr: ScalarOrSchedule = 1e-3, betas=(0.98, 0.92, 0.99), eps: float = 1e-
     check_nonneg(weight_decay, "weight_decay")
 
     def init(params):
-        z = lambda: {k: torch.zeros_like(v) for k, v in params.items()}  # noqa: E731
-        return AdanState(step_counter(), z(), z(), z(), z())
+        return AdanState(step_counter(), *(zeros_like_tree(params) for _ in range(4)))
 
     def update(grads, state, params=None):
         check_update_inputs(grads, params, state.exp_avg, weight_decay)

@@ -57,9 +57,29 @@ def _shape2(shape: Sequence[int]) -> tuple[int, int]:
 
 
 class Geometry:
-    """Base: subclasses set ``name`` and implement norm, dual_norm, lmo, rho."""
+    """Base: subclasses set ``name``, the norm pair ``_norm`` / ``_dual`` (lmo.norms
+    functions f(x, *self._norm_args())) and implement lmo, rho."""
     name = "geometry"
     event_ndim = 2
+    _norm = _dual = None
+
+    def _norm_args(self) -> tuple:
+        """The options the norm pair takes after x (event_ndim, normalized, ...)."""
+        return ()
+
+    def norm(self, x: Tensor) -> Tensor:
+        """||x||."""
+        return self._pair()[0](x, *self._norm_args())
+
+    def dual_norm(self, g: Tensor) -> Tensor:
+        """||g||_*."""
+        return self._pair()[1](g, *self._norm_args())
+
+    def _pair(self) -> tuple:
+        if self._norm is None or self._dual is None:
+            raise NotImplementedError(f"{type(self).__name__}: set _norm and _dual (lmo.norms functions) "
+                                      "or override norm and dual_norm")
+        return self._norm, self._dual
 
     def inner(self, g: Tensor, d: Tensor) -> Tensor:
         """<g, d> over the geometry's event dims."""
@@ -82,6 +102,7 @@ class Spectral(Geometry):
     g: -U_r V_r^T on its numerical range, see lmo.newton_schulz.polar) or approximately
     by Newton-Schulz (method="ns")."""
     name = "spectral"
+    _norm, _dual = staticmethod(N.spectral), staticmethod(N.nuclear)
 
     def __init__(self, method: str = "svd", ns_steps: int = 5, ns_coefficients="keller",
                  eps: float = 1e-7, ns_dtype: torch.dtype | str | None = None,
@@ -101,12 +122,6 @@ class Spectral(Geometry):
     def _ns_kwargs(self) -> dict:
         return dict(steps=self.ns_steps, coefficients=self.ns_coefficients, eps=self.eps,
                     dtype=self.ns_dtype, method=self.ns_method)
-
-    def norm(self, x: Tensor) -> Tensor:
-        return N.spectral(x)
-
-    def dual_norm(self, g: Tensor) -> Tensor:
-        return N.nuclear(g)
 
     def lmo(self, g: Tensor) -> Tensor:
         N.check_matrix(g, "g")
@@ -138,12 +153,7 @@ class RMSToRMS(Spectral):
     """RMS->RMS operator norm sqrt(n/m) ||x||_2 (m = fan_out, n = fan_in); dual
     sqrt(m/n) ||g||_nuc; lmo(g) = -sqrt(m/n) U V^T (same options as Spectral)."""
     name = "rms_to_rms"
-
-    def norm(self, x: Tensor) -> Tensor:
-        return N.rms_to_rms(x)
-
-    def dual_norm(self, g: Tensor) -> Tensor:
-        return N.rms_to_rms_dual(g)
+    _norm, _dual = staticmethod(N.rms_to_rms), staticmethod(N.rms_to_rms_dual)
 
     def lmo(self, g: Tensor) -> Tensor:
         d = super().lmo(g)
@@ -161,12 +171,7 @@ class RMSToRMS(Spectral):
 class Frobenius(Geometry):
     """Frobenius norm on the last two dims (self-dual); lmo(g) = -g / ||g||_F."""
     name = "frobenius"
-
-    def norm(self, x: Tensor) -> Tensor:
-        return N.frobenius(x)
-
-    def dual_norm(self, g: Tensor) -> Tensor:
-        return N.frobenius(g)
+    _norm = _dual = staticmethod(N.frobenius)
 
     def lmo(self, g: Tensor) -> Tensor:
         N.check_matrix(g, "g")
@@ -179,8 +184,13 @@ class Frobenius(Geometry):
 
 
 class _Entrywise(Geometry):
+    """What Sign and L2 share: a norm and dual of lmo.norms over the last event_ndim dims."""
+
     def __init__(self, event_ndim: int = 2):
         self.event_ndim = check_int(event_ndim, "event_ndim", 1)
+
+    def _norm_args(self) -> tuple:
+        return (self.event_ndim,)
 
     def _d(self, shape) -> int:
         shape = tuple(shape)
@@ -194,12 +204,7 @@ class _Entrywise(Geometry):
 class Sign(_Entrywise):
     """l_inf norm, l_1 dual over the last event_ndim dims; lmo(g) = -sign(g)."""
     name = "sign"
-
-    def norm(self, x: Tensor) -> Tensor:
-        return N.linf(x, self.event_ndim)
-
-    def dual_norm(self, g: Tensor) -> Tensor:
-        return N.l1(g, self.event_ndim)
+    _norm, _dual = staticmethod(N.linf), staticmethod(N.l1)
 
     def lmo(self, g: Tensor) -> Tensor:
         N._check_tensor(g, "g")
@@ -213,12 +218,7 @@ class L2(_Entrywise):
     """Euclidean norm over the last event_ndim dims (self-dual); lmo(g) = -g / ||g||_2.
     Equals Frobenius on matrices, and also accepts vectors."""
     name = "l2"
-
-    def norm(self, x: Tensor) -> Tensor:
-        return N.l2(x, self.event_ndim)
-
-    def dual_norm(self, g: Tensor) -> Tensor:
-        return N.l2(g, self.event_ndim)
+    _norm = _dual = staticmethod(N.l2)
 
     def lmo(self, g: Tensor) -> Tensor:
         N._check_tensor(g, "g")
@@ -229,58 +229,55 @@ class L2(_Entrywise):
         return 1.0
 
 
-class ColNorm(Geometry):
+class _LineNorm(Geometry):
+    """What ColNorm and RowNorm share: c max over lines of ||line||_2, a line being a column
+    (``dim`` = -2, reduced over the rows) or a row (``dim`` = -1); dual (1/c) sum over lines;
+    lmo(g) = -(1/c) g_line / ||g_line||_2 per line; rho = sqrt(number of lines) / c."""
+    dim = -2
+    _scale = None   # subclasses: lmo.norms' c(shape, normalized)
+
+    def __init__(self, normalized: bool):
+        self.normalized = bool(normalized)
+
+    def _norm_args(self) -> tuple:
+        return (self.normalized,)
+
+    def lmo(self, g: Tensor) -> Tensor:
+        N.check_matrix(g, "g")
+        c = self._scale(g.shape, self.normalized)
+        return -_safe_div(g, torch.linalg.vector_norm(g, dim=self.dim, keepdim=True)) / c
+
+    def rho(self, shape) -> float:
+        m, n = _shape2(shape)
+        lines = n if self.dim == -2 else m
+        return math.sqrt(lines) / self._scale((m, n), self.normalized)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(normalized={self.normalized})"
+
+
+class ColNorm(_LineNorm):
     """Scion's ColNorm: c max_j ||x_{:,j}||_2 with c = 1/sqrt(m) (x n if normalized),
     i.e. every column has RMS <= 1; lmo sets every column to RMS 1/(c sqrt(m)) along -g."""
     name = "colnorm"
+    dim = -2
+    _norm, _dual, _scale = (staticmethod(N.colnorm), staticmethod(N.colnorm_dual),
+                            staticmethod(N.colnorm_scale))
 
     def __init__(self, normalized: bool = False):
-        self.normalized = bool(normalized)
-
-    def norm(self, x: Tensor) -> Tensor:
-        return N.colnorm(x, self.normalized)
-
-    def dual_norm(self, g: Tensor) -> Tensor:
-        return N.colnorm_dual(g, self.normalized)
-
-    def lmo(self, g: Tensor) -> Tensor:
-        N.check_matrix(g, "g")
-        c = N.colnorm_scale(g.shape, self.normalized)
-        return -_safe_div(g, torch.linalg.vector_norm(g, dim=-2, keepdim=True)) / c
-
-    def rho(self, shape) -> float:
-        m, n = _shape2(shape)
-        return math.sqrt(n) / N.colnorm_scale((m, n), self.normalized)
-
-    def __repr__(self) -> str:
-        return f"ColNorm(normalized={self.normalized})"
+        super().__init__(normalized)
 
 
-class RowNorm(Geometry):
+class RowNorm(_LineNorm):
     """Scion's RowNorm: c max_i ||x_{i,:}||_2 with c = sqrt(n) if normalized (Scion's
     default) else 1; lmo sets every row to l_2 norm 1/c along -g."""
     name = "rownorm"
+    dim = -1
+    _norm, _dual, _scale = (staticmethod(N.rownorm), staticmethod(N.rownorm_dual),
+                            staticmethod(N.rownorm_scale))
 
     def __init__(self, normalized: bool = True):
-        self.normalized = bool(normalized)
-
-    def norm(self, x: Tensor) -> Tensor:
-        return N.rownorm(x, self.normalized)
-
-    def dual_norm(self, g: Tensor) -> Tensor:
-        return N.rownorm_dual(g, self.normalized)
-
-    def lmo(self, g: Tensor) -> Tensor:
-        N.check_matrix(g, "g")
-        c = N.rownorm_scale(g.shape, self.normalized)
-        return -_safe_div(g, torch.linalg.vector_norm(g, dim=-1, keepdim=True)) / c
-
-    def rho(self, shape) -> float:
-        m, n = _shape2(shape)
-        return math.sqrt(m) / N.rownorm_scale((m, n), self.normalized)
-
-    def __repr__(self) -> str:
-        return f"RowNorm(normalized={self.normalized})"
+        super().__init__(normalized)
 
 
 GEOMETRIES = {"spectral": Spectral, "frobenius": Frobenius, "sign": Sign, "l2": L2,

@@ -20,7 +20,7 @@ from typing import Callable, NamedTuple, Union
 import torch
 
 from lmo.base import (Optimizer, ScalarOrSchedule, check_finite, check_lr, check_mu,
-                      check_nonneg, check_same_keys, resolve, step_counter, decoupled_decay)
+                      check_nonneg, check_same_keys, resolve, step_counter, decoupled_decay, zeros_like_tree)
 
 ShapeScale = Union[None, float, str, Callable[[tuple], float]]
 
@@ -97,7 +97,7 @@ def lmo_momentum(lr: ScalarOrSchedule, geometry, mu: float = 0.05, nesterov: boo
     def init(params):
         check_shapes(params, "params")
         return LMOMomentumState(step=step_counter(),
-                                momentum={k: torch.zeros_like(v) for k, v in params.items()})
+                                momentum=zeros_like_tree(params))
 
     def update(grads, state, params=None):
         check_same_keys(grads, params)

@@ -18,7 +18,8 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (betas_with_mu, Optimizer, ScalarOrSchedule, check_beta, check_finite,
-                      check_lr, check_nonneg, check_same_keys, resolve, step_counter, decoupled_decay, check_int)
+                      check_lr, check_nonneg, check_same_keys, resolve, step_counter, decoupled_decay, check_int,
+                      zeros_like_tree)
 
 
 class MARSState(NamedTuple):
@@ -83,8 +84,7 @@ def mars(lr: ScalarOrSchedule = 3e-3, betas=(0.95, 0.99), eps: float = 1e-8,
         for k, v in params.items():
             if v.ndim < batch_dims + 1:
                 raise ValueError(f"params['{k}'] has {v.ndim} dims, fewer than batch_dims+1 = {batch_dims + 1}")
-        z = lambda: {k: torch.zeros_like(v) for k, v in params.items()}  # noqa: E731
-        return MARSState(step_counter(), z(), z(), z())
+        return MARSState(step_counter(), *(zeros_like_tree(params) for _ in range(3)))
 
     def update(grads, state, params=None):
         check_same_keys(grads, params)

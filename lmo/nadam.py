@@ -9,13 +9,12 @@ tests/lmo/test_reference_heavyball.py).
 """
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import torch
 
 from lmo.base import (betas_with_mu, check_update_inputs, Optimizer, ScalarOrSchedule, check_lr,
-                      check_nonneg, resolve, step_counter, decoupled_decay)
+                      check_nonneg, resolve, step_counter, decoupled_decay, zeros_like_tree)
 
 
 class NAdamState(NamedTuple):
@@ -59,8 +58,8 @@ def nadam(lr: ScalarOrSchedule = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
     def init(params):
         return NAdamState(step=step_counter(),
                           mu_product=torch.ones((), dtype=torch.float64),
-                          exp_avg={k: torch.zeros_like(v) for k, v in params.items()},
-                          exp_avg_sq={k: torch.zeros_like(v) for k, v in params.items()})
+                          exp_avg=zeros_like_tree(params),
+                          exp_avg_sq=zeros_like_tree(params))
 
     def update(grads, state, params=None):
         check_update_inputs(grads, params, state.exp_avg, weight_decay)

@@ -133,29 +133,35 @@ def rownorm_scale(shape, normalized: bool = True) -> float:
     return math.sqrt(shape[-1]) if normalized else 1.0
 
 
+def _max_line(x: Tensor, c: float, dim: int) -> Tensor:
+    """c max over lines of ||line||_2, a line reducing over ``dim`` (-2: columns, -1: rows)."""
+    return (c * torch.linalg.vector_norm(_up(x), dim=dim).amax(dim=-1)).to(x.dtype)
+
+
+def _sum_lines(g: Tensor, c: float, dim: int) -> Tensor:
+    """(1/c) sum over lines of ||line||_2, a line reducing over ``dim`` (-2: columns, -1: rows)."""
+    return (torch.linalg.vector_norm(_up(g), dim=dim).sum(dim=-1) / c).to(g.dtype)
+
+
 def colnorm(x: Tensor, normalized: bool = False) -> Tensor:
     """c max_j ||x_{:,j}||_2 (c = colnorm_scale)."""
     check_matrix(x)
-    c = colnorm_scale(x.shape, normalized)
-    return (c * torch.linalg.vector_norm(_up(x), dim=-2).amax(dim=-1)).to(x.dtype)
+    return _max_line(x, colnorm_scale(x.shape, normalized), -2)
 
 
 def colnorm_dual(g: Tensor, normalized: bool = False) -> Tensor:
     """(1/c) sum_j ||g_{:,j}||_2."""
     check_matrix(g, "g")
-    c = colnorm_scale(g.shape, normalized)
-    return (torch.linalg.vector_norm(_up(g), dim=-2).sum(dim=-1) / c).to(g.dtype)
+    return _sum_lines(g, colnorm_scale(g.shape, normalized), -2)
 
 
 def rownorm(x: Tensor, normalized: bool = True) -> Tensor:
     """c max_i ||x_{i,:}||_2 (c = rownorm_scale)."""
     check_matrix(x)
-    c = rownorm_scale(x.shape, normalized)
-    return (c * torch.linalg.vector_norm(_up(x), dim=-1).amax(dim=-1)).to(x.dtype)
+    return _max_line(x, rownorm_scale(x.shape, normalized), -1)
 
 
 def rownorm_dual(g: Tensor, normalized: bool = True) -> Tensor:
     """(1/c) sum_i ||g_{i,:}||_2."""
     check_matrix(g, "g")
-    c = rownorm_scale(g.shape, normalized)
-    return (torch.linalg.vector_norm(_up(g), dim=-1).sum(dim=-1) / c).to(g.dtype)
+    return _sum_lines(g, rownorm_scale(g.shape, normalized), -1)

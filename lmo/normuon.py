@@ -14,21 +14,14 @@ Cross-checked (tests/lmo/test_reference_pytorch_optimizer.py): pytorch-optimizer
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import torch
 
-from lmo.base import (check_update_inputs, Optimizer, ScalarOrSchedule, check_beta, check_lr,
-                      check_mu, check_nonneg, resolve, step_counter, decoupled_decay)
-from lmo.muon_family import check_matrices, muon_ns_dtype, nesterov_momentum, orthogonalize_many
+from lmo.base import Optimizer, ScalarOrSchedule
+from lmo.muon_second_moment import (SecondMomentState, check_second_moment_args, muon_second_moment,
+                                    ns_options)
 
-
-class NorMuonState(NamedTuple):
-    """step t, momentum m_t (..., m, n) and per-row second moment v_t (..., m, 1)."""
-
-    step: torch.Tensor
-    momentum: dict
-    second_moment: dict
+NorMuonState = SecondMomentState   # step t, momentum m_t (..., m, n), per-row v_t (..., m, 1)
 
 
 def normuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.95, eps: float = 1e-10,
@@ -49,51 +42,27 @@ def normuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.95, e
     ||.||_F is per matrix. No bias correction (as both sources). ``mu`` overrides the
     momentum as beta = 1 - mu. ``exact=True`` uses the SVD polar factor instead of NS.
     ``ns_dtype``: None / "auto" = choose_ns_dtype (lmo.muon_family); ``ns_method``:
-    "standard" or "gram" NS (lmo.newton_schulz). NS runs once per matrix shape per step.
+    "standard" or "gram" NS (lmo.newton_schulz). NS runs once per matrix shape per step
+    (the shared part: lmo.muon_second_moment).
     """
-    check_lr(lr)
-    if mu is not None:
-        check_mu(mu)
-        momentum = 1.0 - mu
-    check_beta(momentum, "momentum")
-    check_beta(beta2, "beta2")
-    check_nonneg(eps, "eps")
-    check_nonneg(weight_decay, "weight_decay")
+    beta = check_second_moment_args(lr, momentum, beta2, eps, weight_decay, mu)
     if scale not in ("rms", "frobenius"):
         raise ValueError(f"scale must be 'rms' or 'frobenius', got {scale!r}")
-    beta = float(momentum)
-    ns_dtype = muon_ns_dtype(ns_dtype)
+    ns = ns_options(exact, ns_steps, ns_coefficients, ns_eps, ns_dtype, ns_method)
 
-    def init(params):
-        check_matrices(params, "normuon")
-        return NorMuonState(step_counter(),
-                            {k: torch.zeros_like(v) for k, v in params.items()},
-                            {k: torch.zeros_like(v[..., :1]) for k, v in params.items()})
+    def step(O, v_prev, t, eta):
+        """(v_t, -eta_t D_t) of the docstring, for one matrix (no bias correction: t unused)."""
+        v = torch.lerp(v_prev, (O * O).mean(dim=-1, keepdim=True), 1 - beta2)
+        Oh = O / (v.sqrt() + eps)
+        norm_h = torch.linalg.vector_norm(Oh, dim=(-2, -1), keepdim=True)
+        rows, cols = O.shape[-2:]
+        if scale == "rms":
+            D = Oh * (0.2 * math.sqrt(rows * cols) / norm_h.clamp_min(1e-30))
+        else:
+            norm_o = torch.linalg.vector_norm(O, dim=(-2, -1), keepdim=True)
+            D = Oh * (norm_o / (norm_h + eps)) * max(1.0, rows / cols) ** 0.5
+        return v, -eta * D
 
-    def update(grads, state, params=None):
-        check_update_inputs(grads, params, state.momentum, weight_decay)
-        eta = resolve(lr, state.step)
-        updates, ms, vs, us = {}, {}, {}, []
-        for k, g in grads.items():
-            ms[k], u = nesterov_momentum(g, state.momentum[k], beta, nesterov)
-            us.append(u)
-        Os = orthogonalize_many(us, exact, ns_steps, ns_coefficients, ns_eps, ns_dtype, ns_method)
-        for (k, g), O in zip(grads.items(), Os):
-            v = torch.lerp(state.second_moment[k], (O * O).mean(dim=-1, keepdim=True), 1 - beta2)
-            Oh = O / (v.sqrt() + eps)
-            norm_h = torch.linalg.vector_norm(Oh, dim=(-2, -1), keepdim=True)
-            rows, cols = g.shape[-2:]
-            if scale == "rms":
-                D = Oh * (0.2 * math.sqrt(rows * cols) / norm_h.clamp_min(1e-30))
-            else:
-                norm_o = torch.linalg.vector_norm(O, dim=(-2, -1), keepdim=True)
-                D = Oh * (norm_o / (norm_h + eps)) * max(1.0, rows / cols) ** 0.5
-            updates[k] = decoupled_decay(-eta * D, eta, weight_decay, params, k)
-            vs[k] = v
-        return updates, NorMuonState(state.step + 1, ms, vs)
-
-    return Optimizer(init, update, name="normuon",
-                     hyper=dict(lr=lr, momentum=beta, beta2=beta2, eps=eps, weight_decay=weight_decay,
-                                nesterov=nesterov, scale=scale, ns_steps=ns_steps,
-                                ns_coefficients=ns_coefficients, ns_dtype=str(ns_dtype),
-                                ns_method=ns_method, exact=exact))
+    return muon_second_moment("normuon", lr, beta, nesterov, weight_decay, ns,
+                              lambda x: torch.zeros_like(x[..., :1]), step,
+                              dict(beta2=beta2, eps=eps, scale=scale))

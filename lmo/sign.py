@@ -24,7 +24,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (betas_with_mu, check_update_inputs, Optimizer, ScalarOrSchedule, check_beta,
-                      check_lr, check_nonneg, resolve, step_counter, decoupled_decay)
+                      check_lr, check_nonneg, resolve, step_counter, decoupled_decay, zeros_like_tree)
 from lmo.geometry import Sign
 from lmo.lmo_momentum import lmo_momentum
 
@@ -45,7 +45,7 @@ def lion(lr: ScalarOrSchedule = 1e-4, betas=(0.9, 0.99), weight_decay: float = 0
     geometry = Sign(event_ndim=1)
 
     def init(params):
-        return LionState(step_counter(), {k: torch.zeros_like(v) for k, v in params.items()})
+        return LionState(step_counter(), zeros_like_tree(params))
 
     def update(grads, state, params=None):
         check_update_inputs(grads, params, state.momentum, weight_decay)

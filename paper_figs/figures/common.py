@@ -3,7 +3,8 @@
 A figure module defines ``NAME``, ``TITLE``, ``grid(profile) -> {cell: [settings per seed]}``
 (the training runs it needs, declared once: the pipeline trains or looks up
 ``runs_of(grid)``, deduplicated across figures, and ``build`` reads the same cells back) and
-``build(ctx) -> FigureOutput``; a figure without training defines ``runs(profile) -> []``.
+``build(ctx) -> FigureOutput`` (for a grid figure: ``grid_figure(NAME, TITLE, grid, render)``);
+a figure without training defines ``runs(profile) -> []``.
 Variants of a run (docs/design.md §4):
 
     sync       x_{t+1} = x_t + d_t
@@ -13,11 +14,13 @@ Variants of a run (docs/design.md §4):
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
+from .. import plotting
 from ..cache import Cache
 from ..deps import Deps
 from ..profiles import Profile
@@ -102,6 +105,30 @@ def variant(profile: Profile, optimizer: str, kind: str, **extra: Any) -> dict:
     return s
 
 
+def variant_grid(profile: Profile, kinds: Sequence[str], axes: dict, seeds: Sequence[int] | None = None,
+                 **fixed: Any) -> dict:
+    """A figure's grid ``{(*axis values, kind): [settings per seed]}`` over the product of ``axes``.
+
+    ``axes``: {setting name: values} (e.g. {"optimizer": opts, "steps": horizons}); the key
+    lists the axis values in that order, then the variant kind. Each run is
+    ``variant(profile, optimizer, kind, seed=s, **other axis values, **fixed)``, the
+    optimizer taken from ``axes`` or, for a one-optimizer figure, from ``fixed``;
+    ``seeds`` default to the profile's.
+    """
+    seeds = profile.seeds if seeds is None else seeds
+    fixed = dict(fixed)
+    one_optimizer = fixed.pop("optimizer", None)
+    if ("optimizer" in axes) == (one_optimizer is not None):
+        raise ValueError("optimizer: give it either as an axis or as a fixed setting, once")
+    grid = {}
+    for values in itertools.product(*axes.values()):
+        cell = dict(zip(axes, values))
+        optimizer = cell.pop("optimizer", one_optimizer)
+        for kind in kinds:
+            grid[(*values, kind)] = [variant(profile, optimizer, kind, seed=s, **cell, **fixed) for s in seeds]
+    return grid
+
+
 def runs_of(grid: dict) -> list[dict]:
     """Every settings of a figure's grid ``{cell: [settings per seed]}``, in order."""
     return [s for ss in grid.values() for s in ss]
@@ -116,6 +143,56 @@ def figure_runs(mod, profile: Profile) -> list[dict]:
 def measure(ctx: Context, grid: dict, missing: list) -> dict:
     """{cell: [final val loss per seed]} of a grid; missing runs are nan, their reasons in ``missing``."""
     return {cell: finals(ctx, ss, missing) for cell, ss in grid.items()}
+
+
+def measure_cells(ctx: Context, out: FigureOutput, grid: dict) -> dict | None:
+    """``{cell: {kind: [final val loss per seed]}}`` of a grid keyed ``(*cell, kind)`` (a
+    one-element cell unwrapped); sets ``out.missing`` and ``out.status``. None when no run
+    is available (the figure then returns ``out`` as it is)."""
+    flat = measure(ctx, grid, out.missing)
+    out.status = status_of(out.missing, sum(map(len, grid.values())))
+    if out.status.startswith("not available"):
+        return None
+    res: dict = {}
+    for key, vals in flat.items():
+        res.setdefault(key[0] if len(key) == 2 else key[:-1], {})[key[-1]] = vals
+    return res
+
+
+def grid_figure(name: str, title: str, grid: Callable[[Profile], dict],
+                render: Callable[[Context, FigureOutput, dict, dict], FigureOutput]) -> "Builder":
+    """``build(ctx)`` of a figure that trains: ``out = FigureOutput(name, title)``, the
+    grid ``g = grid(profile)`` measured by :func:`measure_cells` into ``res``, then
+    ``render(ctx, out, g, res)`` draws and judges it (not called when no run is available)."""
+    def build(ctx: Context) -> FigureOutput:
+        out = FigureOutput(name, title)
+        g = grid(ctx.profile)
+        res = measure_cells(ctx, out, g)
+        return out if res is None else render(ctx, out, g, res)
+    return build
+
+
+def cell_sources(ctx: Context, grid: dict, cell, kinds: Sequence[str]) -> str:
+    """:func:`sources` of every run of one cell of a grid, over ``kinds``."""
+    key = cell if isinstance(cell, tuple) else (cell,)
+    return sources(ctx, [s for k in kinds for s in grid[(*key, k)]])
+
+
+def curve_panel(ctx: Context, ax, grid: dict, cell, kinds: Sequence[str], title: str) -> None:
+    """One panel of validation curves, one per variant kind of ``cell``, y cut to the
+    post-transient range (plotting.focus_ylim)."""
+    key = cell if isinstance(cell, tuple) else (cell,)
+    shown = []
+    for k in kinds:
+        cs = curves(ctx, grid[(*key, k)])
+        plotting.plot_curves(ax, cs, plotting.VARIANT_STYLE[k])
+        shown += cs
+    plotting.focus_ylim(ax, shown)
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel(plotting.STEP_LABEL)
+    ax.set_ylabel(LOSS_LABEL)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
 
 
 def curves(ctx: Context, settings_list: list) -> list[tuple[list, list]]:

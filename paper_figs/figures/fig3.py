@@ -8,8 +8,8 @@ from __future__ import annotations
 from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import ef_recovers, fmt, much_larger_gap
-from .common import LOSS_LABEL, VARIANTS, Context, FigureOutput, curves, paired, pct, sources, status_of, variant
-from .common import measure as common_measure
+from .common import (VARIANTS, Context, FigureOutput, cell_sources, curve_panel, grid_figure, paired, pct,
+                     variant_grid)
 
 NAME = "fig3"
 TITLE = "Figure 3: sync vs one-step-delayed training, AdamW and Muon, with error feedback"
@@ -19,15 +19,7 @@ PAPER_GAP = {"adamw": "0.278, EF recovers 90 %", "muon": "0.012, EF recovers 71 
 
 def grid(p) -> dict:
     """{(optimizer, variant): [settings per seed]}."""
-    return {(o, k): [variant(p, o, k, seed=s, config=p.main_size) for s in p.seeds_main]
-            for o in OPTIMIZERS for k in VARIANTS}
-
-
-def measure(ctx: Context):
-    """{opt: {variant: [final per seed]}} and the list of missing runs."""
-    missing = []
-    flat = common_measure(ctx, grid(ctx.profile), missing)
-    return {o: {k: flat[o, k] for k in VARIANTS} for o in OPTIMIZERS}, missing
+    return variant_grid(p, VARIANTS, {"optimizer": OPTIMIZERS}, seeds=p.seeds_main, config=p.main_size)
 
 
 def judge(res: dict) -> dict:
@@ -40,28 +32,13 @@ def judge(res: dict) -> dict:
     return v
 
 
-def build(ctx: Context) -> FigureOutput:
+def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
     p = ctx.profile
-    out = FigureOutput(NAME, TITLE)
-    g = grid(p)
-    res, out.missing = measure(ctx)
-    out.status = status_of(out.missing, sum(map(len, g.values())))
-    if out.status.startswith("not available"):
-        return out
     fig, axes = plotting.new(ncols=2)
     for ax, o in zip(axes, OPTIMIZERS):
-        shown = []
-        for k in VARIANTS:
-            cs = curves(ctx, g[o, k])
-            plotting.plot_curves(ax, cs, plotting.VARIANT_STYLE[k])
-            shown += cs
-        plotting.focus_ylim(ax, shown)
-        ax.set_title(f"{plotting.label(o)} ({p.main_size} model{plotting.seeds_note(len(p.seeds_main))})\n"
-                     f"paper (360M): gap {PAPER_GAP[o]}", fontsize=10)
-        ax.set_xlabel(plotting.STEP_LABEL)
-        ax.set_ylabel(LOSS_LABEL)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        curve_panel(ctx, ax, g, o, VARIANTS,
+                    f"{plotting.label(o)} ({p.main_size} model{plotting.seeds_note(len(p.seeds_main))})\n"
+                    f"paper (360M): gap {PAPER_GAP[o]}")
     out.files = plotting.save(fig, ctx.fig_dir, "fig3_sync_vs_delay")
     out.caption = (f"Validation loss of synchronous, one-step-delayed and delayed+EF training "
                    f"for AdamW and Muon ({p.main_size} model, {p.steps} steps, "
@@ -77,7 +54,7 @@ def build(ctx: Context) -> FigureOutput:
     for o in OPTIMIZERS:
         r = res[o]
         _, frac = ef_recovers(r["sync"], r["2bw"], r["2bw+ef"], o)
-        src = sources(ctx, [s for k in VARIANTS for s in g[o, k]])
+        src = cell_sources(ctx, g, o, VARIANTS)
         rows.append(f"| {plotting.label(o)} | {fmt(r['sync'])} | {fmt(r['2bw'])} | "
                     f"{fmt(r['2bw+ef'])} | {fmt(paired(r['sync'], r['2bw']))} | {pct(frac)} | {src} |")
         paper = pn.LOSSES.get((o, "360M"))
@@ -93,3 +70,6 @@ def build(ctx: Context) -> FigureOutput:
     out.verdicts = {k: ctx.verdict(v) for k, v in judge(res).items()}
     out.notes = [p.horizon_note]
     return out
+
+
+build = grid_figure(NAME, TITLE, grid, _render)

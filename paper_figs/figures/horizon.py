@@ -10,7 +10,7 @@ from __future__ import annotations
 from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import HOLDS, Verdict, combine, fmt, lower_is_better, mean, much_larger_gap, no_growth
-from .common import LOSS_LABEL, VARIANTS, Context, FigureOutput, measure, paired, sources, status_of, variant
+from .common import LOSS_LABEL, VARIANTS, Context, FigureOutput, cell_sources, grid_figure, paired, variant_grid
 
 NAME = "fig5"
 TITLE = "Figure 5: sync, delayed and delayed+EF final loss across training horizons"
@@ -18,19 +18,11 @@ TITLE = "Figure 5: sync, delayed and delayed+EF final loss across training horiz
 
 def grid(p) -> dict:
     """{(optimizer, horizon, variant): [settings per seed]}."""
-    return {(o, h, k): [variant(p, o, k, seed=s, steps=h) for s in p.seeds]
-            for o in p.horizon_optimizers for h in p.horizons for k in VARIANTS}
+    return variant_grid(p, VARIANTS, {"optimizer": p.horizon_optimizers, "steps": p.horizons})
 
 
-def build(ctx: Context) -> FigureOutput:
+def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
     p = ctx.profile
-    out = FigureOutput(NAME, TITLE)
-    g = grid(p)
-    flat = measure(ctx, g, out.missing)
-    res = {(o, h): {k: flat[o, h, k] for k in VARIANTS} for o in p.horizon_optimizers for h in p.horizons}
-    out.status = status_of(out.missing, sum(map(len, g.values())))
-    if out.status.startswith("not available"):
-        return out
     fig, axes = plotting.new(ncols=len(p.horizon_optimizers))
     growth, ef_parts = [], []
     rows = ["| optimizer | horizon (steps) | sync | async | async + EF | gap | runs from |",
@@ -58,7 +50,7 @@ def build(ctx: Context) -> FigureOutput:
             r = res[o, h]
             rows.append(f"| {plotting.label(o)} | {h} | {fmt(r['sync'])} | {fmt(r['2bw'])} | "
                         f"{fmt(r['2bw+ef'])} | {fmt(paired(r['sync'], r['2bw']))} | "
-                        f"{sources(ctx, [s for k in VARIANTS for s in g[o, h, k]])} |")
+                        f"{cell_sources(ctx, g, (o, h), VARIANTS)} |")
             ef_parts.append(lower_is_better(r["2bw+ef"], r["2bw"], f"{plotting.label(o)} at {h} steps"))
     out.files = plotting.save(fig, ctx.fig_dir, "fig5_horizons")
     out.caption = ("Final validation loss against the training horizon for sync, delayed and delayed+EF "
@@ -84,3 +76,6 @@ def build(ctx: Context) -> FigureOutput:
                     else f"same verdict ({statuses[0]}) at every horizon"))
     out.notes += [v.reason for v in growth]
     return out
+
+
+build = grid_figure(NAME, TITLE, grid, _render)

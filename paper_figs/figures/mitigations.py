@@ -12,7 +12,7 @@ import math
 from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import combine, ef_recovers, fmt, lower_is_better, mean
-from .common import Context, FigureOutput, measure, paired, pct, sources, status_of, variant
+from .common import Context, FigureOutput, cell_sources, grid_figure, paired, pct, variant_grid
 
 NAME = "fig2_table2"
 TITLE = "Figure 2 + Table 2: the sync-async gap under staleness mitigations"
@@ -23,8 +23,7 @@ ROBUST = ("muon", "adamuon", "soap", "normuon", "mars", "adamw")  # the claim's 
 
 def grid(p) -> dict:
     """{(optimizer, kind): [settings per seed]}."""
-    return {(o, k): [variant(p, o, k, seed=s, config=p.mitigation_size) for s in p.seeds]
-            for o in p.mitigation_optimizers for k in KINDS}
+    return variant_grid(p, KINDS, {"optimizer": p.mitigation_optimizers}, config=p.mitigation_size)
 
 
 def _paper_ef(o: str) -> str:
@@ -38,16 +37,9 @@ def _paper_ef(o: str) -> str:
     return "not given (said to hurt slightly)" if o in ("adan", "nadam") else "not given"
 
 
-def build(ctx: Context) -> FigureOutput:
+def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
     p = ctx.profile
-    out = FigureOutput(NAME, TITLE)
     opts = p.mitigation_optimizers
-    g = grid(p)
-    flat = measure(ctx, g, out.missing)
-    res = {o: {k: flat[o, k] for k in KINDS} for o in opts}
-    out.status = status_of(out.missing, sum(map(len, g.values())))
-    if out.status.startswith("not available"):
-        return out
     fig, axes = plotting.new(width=max(5.0, 1.2 * len(opts) + 2))
     ax = axes[0]
     kinds = ("2bw",) + MITIGATIONS
@@ -83,7 +75,7 @@ def build(ctx: Context) -> FigureOutput:
             frac = (a - m) / (a - s) if math.isfinite(a - s) and a != s else float("nan")
             cells.append(f"{fmt(r[k])} (recovers {pct(frac)})")
         rows.append(f"| {plotting.label(o)} | {fmt(r['sync'])} | {fmt(r['2bw'])} | " + " | ".join(cells)
-                    + f" | {_paper_ef(o)} | {sources(ctx, [s for k in KINDS for s in g[o, k]])} |")
+                    + f" | {_paper_ef(o)} | {cell_sources(ctx, g, o, KINDS)} |")
         if o in ROBUST:
             ef_v.append(ef_recovers(r["sync"], r["2bw"], r["2bw+ef"], plotting.label(o))[0])
         beat_v.append(lower_is_better(r["2bw+ef"], r["sync_start"], f"{plotting.label(o)} EF vs sync start"))
@@ -103,3 +95,6 @@ def build(ctx: Context) -> FigureOutput:
         out.notes.append("Optimizers not run in this profile: "
                          + ", ".join(plotting.label(o) for o in pn.GAPS if o not in opts) + ".")
     return out
+
+
+build = grid_figure(NAME, TITLE, grid, _render)

@@ -6,12 +6,10 @@ shrinks the gap.
 """
 from __future__ import annotations
 
-import math
-
 from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import combine, fmt, gap_shrinks_with, mean
-from .common import GAP_LABEL, Context, FigureOutput, measure, paired, sources, status_of, variant
+from .common import GAP_LABEL, Context, FigureOutput, grid_figure, paired, sources, variant_grid
 
 NAME = "fig4"
 TITLE = "Figure 4: final sync-async gap vs momentum"
@@ -22,20 +20,12 @@ KINDS = ("sync", "2bw")
 
 def grid(p) -> dict:
     """{(optimizer, momentum, variant): [settings per seed]}."""
-    return {(o, m, k): [variant(p, o, k, seed=s, momentum=m) for s in p.seeds]
-            for o in p.momentum_optimizers for m in p.momentum_grid for k in KINDS}
+    return variant_grid(p, KINDS, {"optimizer": p.momentum_optimizers, "momentum": p.momentum_grid})
 
 
-def build(ctx: Context) -> FigureOutput:
+def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
     p = ctx.profile
-    out = FigureOutput(NAME, TITLE)
-    g = grid(p)
-    flat = measure(ctx, g, out.missing)
-    gaps = {(o, m): paired(flat[o, m, "sync"], flat[o, m, "2bw"])
-            for o in p.momentum_optimizers for m in p.momentum_grid}
-    out.status = status_of(out.missing, sum(map(len, g.values())))
-    if out.status.startswith("not available"):
-        return out
+    gaps = {cell: paired(r["sync"], r["2bw"]) for cell, r in res.items()}
     fig, axes = plotting.new()
     ax = axes[0]
     parts = []
@@ -68,3 +58,6 @@ def build(ctx: Context) -> FigureOutput:
     out.verdicts = {"higher momentum shrinks the gap": ctx.verdict(combine(parts, "momentum"))}
     out.notes = [v.reason for v in parts]
     return out
+
+
+build = grid_figure(NAME, TITLE, grid, _render)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import combine, fmt, lower_is_better
-from .common import LOSS_LABEL, Context, FigureOutput, curves, measure, paired, sources, status_of, variant
+from .common import Context, FigureOutput, cell_sources, curve_panel, grid_figure, paired, variant_grid
 
 NAME = "fig6"
 TITLE = "Figure 6: sync vs PipeDream-2BW (constant delay) vs PipeDream (variable delay)"
@@ -19,42 +19,25 @@ KINDS = ("sync", "2bw", "pipedream")
 
 def grid(p) -> dict:
     """{(optimizer, kind): [settings per seed]}."""
-    return {(o, k): [variant(p, o, k, seed=s, config=p.pipedream_size) for s in p.seeds]
-            for o in p.pipedream_optimizers for k in KINDS}
+    return variant_grid(p, KINDS, {"optimizer": p.pipedream_optimizers}, config=p.pipedream_size)
 
 
-def build(ctx: Context) -> FigureOutput:
+def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
     p = ctx.profile
-    out = FigureOutput(NAME, TITLE)
     opts = p.pipedream_optimizers
-    g = grid(p)
-    flat = measure(ctx, g, out.missing)
-    res = {o: {k: flat[o, k] for k in KINDS} for o in opts}
-    out.status = status_of(out.missing, sum(map(len, g.values())))
-    if out.status.startswith("not available"):
-        return out
     fig, axes = plotting.new(ncols=len(opts))
     parts = []
     rows = ["| optimizer | sync | PipeDream-2BW | PipeDream | gap 2BW | gap PipeDream | runs from |",
             "|---|---|---|---|---|---|---|"]
     for ax, o in zip(axes, opts):
-        shown = []
-        for k in KINDS:
-            cs = curves(ctx, g[o, k])
-            plotting.plot_curves(ax, cs, plotting.VARIANT_STYLE[k])
-            shown += cs
-        plotting.focus_ylim(ax, shown)
-        ax.set_title(f"{plotting.label(o)} ({p.pipedream_size} model, PipeDream P={p.pipedream_stages}"
-                     f"{plotting.seeds_note(len(p.seeds))})\npaper: constant delay (2BW) beats "
-                     "variable delay (PipeDream)", fontsize=10)
-        ax.set_xlabel(plotting.STEP_LABEL)
-        ax.set_ylabel(LOSS_LABEL)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        curve_panel(ctx, ax, g, o, KINDS,
+                    f"{plotting.label(o)} ({p.pipedream_size} model, PipeDream P={p.pipedream_stages}"
+                    f"{plotting.seeds_note(len(p.seeds))})\npaper: constant delay (2BW) beats "
+                    "variable delay (PipeDream)")
         r = res[o]
         rows.append(f"| {plotting.label(o)} | {fmt(r['sync'])} | {fmt(r['2bw'])} | {fmt(r['pipedream'])} | "
                     f"{fmt(paired(r['sync'], r['2bw']))} | {fmt(paired(r['sync'], r['pipedream']))} | "
-                    f"{sources(ctx, [s for k in KINDS for s in g[o, k]])} |")
+                    f"{cell_sources(ctx, g, o, KINDS)} |")
         parts.append(lower_is_better(r["2bw"], r["pipedream"], f"{plotting.label(o)} 2BW vs PipeDream"))
     out.files = plotting.save(fig, ctx.fig_dir, "fig6_pipedream")
     out.caption = (f"Validation loss: synchronous, constant one-step delay (2BW) and PipeDream's "
@@ -65,3 +48,6 @@ def build(ctx: Context) -> FigureOutput:
     out.verdicts = {"constant delay beats variable delay": ctx.verdict(combine(parts, "constant delay"))}
     out.notes = [v.reason for v in parts]
     return out
+
+
+build = grid_figure(NAME, TITLE, grid, _render)

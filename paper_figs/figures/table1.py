@@ -12,7 +12,7 @@ import math
 from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import fmt, mean, much_larger_gap
-from .common import GAP_LABEL, Context, FigureOutput, measure, paired, sources, status_of, variant
+from .common import GAP_LABEL, Context, FigureOutput, cell_sources, grid_figure, paired, variant_grid
 
 NAME = "table1"
 TITLE = "Table 1: sync vs one-step delay across optimizers and two model sizes"
@@ -25,8 +25,7 @@ KINDS = ("sync", "2bw")
 
 def grid(p) -> dict:
     """{(size, optimizer, variant): [settings per seed]}."""
-    return {(size, o, k): [variant(p, o, k, seed=s, config=size) for s in p.seeds]
-            for size in p.sizes for o in p.table1_optimizers for k in KINDS}
+    return variant_grid(p, KINDS, {"config": p.sizes, "optimizer": p.table1_optimizers})
 
 
 def _paper_value(o: str, i: int) -> float | None:
@@ -40,15 +39,8 @@ def _paper_gap(o: str, i: int) -> str:
     return "not given" if v is None else f"{v:.3f} ({PAPER_SIZES[i]})"
 
 
-def build(ctx: Context) -> FigureOutput:
+def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
     p = ctx.profile
-    out = FigureOutput(NAME, TITLE)
-    g = grid(p)
-    flat = measure(ctx, g, out.missing)
-    res = {(size, o): {k: flat[size, o, k] for k in KINDS} for size in p.sizes for o in p.table1_optimizers}
-    out.status = status_of(out.missing, sum(map(len, g.values())))
-    if out.status.startswith("not available"):
-        return out
     rows = ["| size | optimizer | sync | async (2BW) | gap | paper gap | runs from |", "|---|---|---|---|---|---|---|"]
     csv_rows = [["size", "optimizer", "seed", "sync", "async", "gap"]]
     for i, size in enumerate(p.sizes):
@@ -56,7 +48,7 @@ def build(ctx: Context) -> FigureOutput:
             r = res[size, o]
             rows.append(f"| {size} | {plotting.label(o)} | {fmt(r['sync'])} | {fmt(r['2bw'])} | "
                         f"{fmt(paired(r['sync'], r['2bw']))} | {_paper_gap(o, i)} | "
-                        f"{sources(ctx, g[size, o, 'sync'] + g[size, o, '2bw'])} |")
+                        f"{cell_sources(ctx, g, (size, o), KINDS)} |")
             for s, a, b in zip(p.seeds, r["sync"], r["2bw"]):
                 csv_rows.append([size, o, s, a, b, b - a])
     ctx.out.joinpath("tables").mkdir(parents=True, exist_ok=True)
@@ -110,3 +102,6 @@ def build(ctx: Context) -> FigureOutput:
     if len(p.sizes) < 2:
         out.notes.append("Second model size (the paper's 360M column): not run in this profile.")
     return out
+
+
+build = grid_figure(NAME, TITLE, grid, _render)

@@ -4,9 +4,9 @@ import torch
 from hypothesis import given, strategies as st
 
 from lmo.adamw import adamw
-from lmo.base import apply_updates
 from lmo.geometry import Sign
 from lmo.lmo_momentum import lmo_momentum
+from side_by_side import step_beside_torch
 
 
 @given(lr=st.floats(1e-4, 0.1), b1=st.floats(0.0, 0.99), b2=st.floats(0.5, 0.9999),
@@ -15,19 +15,12 @@ def test_adamw_matches_torch(lr, b1, b2, wd, amsgrad, seed):
     g = torch.Generator().manual_seed(seed)
     init = {"a": torch.randn(5, 3, generator=g, dtype=torch.float64),
             "b": torch.randn(7, generator=g, dtype=torch.float64)}
-    tp = {k: torch.nn.Parameter(v.clone()) for k, v in init.items()}
-    ref = torch.optim.AdamW(list(tp.values()), lr=lr, betas=(b1, b2), weight_decay=wd, amsgrad=amsgrad)
     opt = adamw(lr, betas=(b1, b2), weight_decay=wd, amsgrad=amsgrad)
-    params, state = dict(init), opt.init(init)
-    for _ in range(5):
-        grads = {k: torch.randn(v.shape, generator=g, dtype=v.dtype) for k, v in init.items()}
-        for k, p in tp.items():
-            p.grad = grads[k].clone()
-        ref.step()
-        u, state = opt.update(grads, state, params)
-        params = apply_updates(params, u)
+    params, ref = step_beside_torch(
+        opt, lambda ps: torch.optim.AdamW(ps, lr=lr, betas=(b1, b2), weight_decay=wd, amsgrad=amsgrad), init,
+        lambda: {k: torch.randn(v.shape, generator=g, dtype=v.dtype) for k, v in init.items()}, steps=5)
     for k in init:
-        torch.testing.assert_close(params[k], tp[k].detach(), rtol=1e-10, atol=1e-12)
+        torch.testing.assert_close(params[k], ref[k], rtol=1e-10, atol=1e-12)
 
 
 def test_adamw_schedule_lr_uses_step_counter():

@@ -11,16 +11,7 @@ from lmo.delay import delayed
 from lmo.muon import muon
 from lmo.sign import signum
 
-from lmo_toy import make
-
-
-def run(opt, x0, grad, steps):
-    x, s, traj = dict(x0), opt.init(x0), [dict(x0)]
-    for _ in range(steps):
-        u, s = opt.update(grad(x), s, x)
-        x = apply_updates(x, u)
-        traj.append(x)
-    return traj, s
+from lmo_toy import make, run
 
 
 @given(tau=st.integers(0, 3), seed=st.integers(0, 100))

@@ -126,3 +126,15 @@ def test_get_geometry_and_bad_args():
         Spectral(method="ns", ns_coefficients=[(1.0, 2.0)])
     with pytest.raises(ValueError, match="event_ndim"):
         Sign(event_ndim=0)
+
+
+def test_a_geometry_without_a_norm_pair_says_what_to_define():
+    from lmo.geometry import Geometry
+
+    class Bare(Geometry):
+        pass
+
+    with pytest.raises(NotImplementedError, match="Bare: set _norm and _dual"):
+        Bare().norm(torch.ones(2, 2))
+    with pytest.raises(NotImplementedError, match="override norm and dual_norm"):
+        Bare().dual_norm(torch.ones(2, 2))

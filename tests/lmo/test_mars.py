@@ -4,27 +4,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import torch
 
-from lmo.base import apply_updates, state_dict
+from lmo.base import apply_updates
 from lmo.mars import mars
+from side_by_side import assert_refusals_keep_state, step_beside_torch
 
 
 def test_gamma_zero_no_clip_is_torch_adamw():
     gen = torch.Generator().manual_seed(0)
     p0 = {"w": torch.randn(6, 4, generator=gen, dtype=torch.float64),
           "b": torch.randn(4, generator=gen, dtype=torch.float64)}
-    tp = {k: v.clone().requires_grad_(True) for k, v in p0.items()}
-    ref = torch.optim.AdamW(list(tp.values()), lr=0.01, betas=(0.95, 0.99), eps=1e-8, weight_decay=0.1)
     opt = mars(0.01, betas=(0.95, 0.99), weight_decay=0.1, gamma=0.0, max_norm=None, betas_1d=(0.95, 0.99))
-    p, s = dict(p0), opt.init(p0)
-    for _ in range(6):
-        g = {k: 3 * torch.randn(v.shape, generator=gen, dtype=v.dtype) for k, v in p0.items()}
-        for k in tp:
-            tp[k].grad = g[k].clone()
-        ref.step()
-        u, s = opt.update(g, s, p)
-        p = apply_updates(p, u)
+    p, ref = step_beside_torch(
+        opt, lambda ps: torch.optim.AdamW(ps, lr=0.01, betas=(0.95, 0.99), eps=1e-8, weight_decay=0.1), p0,
+        lambda: {k: 3 * torch.randn(v.shape, generator=gen, dtype=v.dtype) for k, v in p0.items()}, steps=6)
     for k in p:
-        torch.testing.assert_close(p[k], tp[k].detach(), rtol=1e-10, atol=1e-12)
+        torch.testing.assert_close(p[k], ref[k], rtol=1e-10, atol=1e-12)
 
 
 def test_first_two_steps_written_out():
@@ -83,15 +77,7 @@ def test_bad_input():
         mars(0.1, gamma=-1.0)
     with pytest.raises(ValueError, match="lr"):
         mars(float("nan"))
-    opt = mars(0.1, weight_decay=0.1)
-    p = {"w": torch.zeros(2, 2)}
-    s = opt.init(p)
-    before = state_dict(s)
-    with pytest.raises(FloatingPointError, match="w"):
-        opt.update({"w": torch.full((2, 2), float("nan"))}, s, p)
-    with pytest.raises(ValueError, match="params"):
-        opt.update({"w": torch.ones(2, 2)}, s, None)
-    assert all(torch.equal(before[k], v) for k, v in state_dict(s).items())
+    assert_refusals_keep_state(mars(0.1, weight_decay=0.1), (2, 2))
 
 
 @settings(max_examples=15)

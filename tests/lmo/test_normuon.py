@@ -4,34 +4,10 @@ import math
 import pytest
 import torch
 
-from lmo.base import apply_updates, state_dict
+from lmo.base import state_dict
 from lmo.newton_schulz import polar
 from lmo.normuon import normuon
-
-
-def lsq_problem(m=12, n=6, k=4, seed=0, dtype=torch.float64):
-    g = torch.Generator().manual_seed(seed)
-    A = torch.randn(m, n, generator=g, dtype=dtype)
-    B = torch.randn(m, k, generator=g, dtype=dtype)
-    X_star = torch.linalg.lstsq(A, B).solution
-    loss = lambda X: 0.5 * ((A @ X - B) ** 2).sum()  # noqa: E731
-    grad = lambda X: A.T @ (A @ X - B)  # noqa: E731
-    return loss, grad, X_star, torch.zeros(n, k, dtype=dtype)
-
-
-def run_lsq(opt, steps=300, **kw):
-    """Relative excess loss (f(X_T) - f*) / (f(X_0) - f*) after ``steps`` steps."""
-    loss, grad, X_star, X0 = lsq_problem(**kw)
-    p = {"X": X0}
-    s = opt.init(p)
-    for _ in range(steps):
-        u, s = opt.update({"X": grad(p["X"])}, s, p)
-        p = apply_updates(p, u)
-    return float((loss(p["X"]) - loss(X_star)) / (loss(X0) - loss(X_star)))
-
-
-def _g(shape, seed=0):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+from lmo_toy import gaussian as _g, run_lsq
 
 
 @pytest.mark.parametrize("shape", [(3, 8, 5), (2, 4, 9)])

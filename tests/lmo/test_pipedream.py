@@ -2,12 +2,12 @@
 import pytest
 import torch
 
-from lmo.base import apply_updates, load_state_dict, state_dict
+from lmo.base import apply_updates
 from lmo.delay import delayed
 from lmo.pipedream import ParamHistory, contiguous_stages, pipedream_delays
 from lmo.sign import signum
 
-from lmo_toy import make
+from lmo_toy import make, run
 
 
 def stale_run(opt, x0, grad, delays, steps):
@@ -21,15 +21,6 @@ def stale_run(opt, x0, grad, delays, steps):
         x = apply_updates(x, u)
         traj.append(x)
     return traj, points
-
-
-def delayed_run(opt, x0, grad, steps):
-    x, s, traj = dict(x0), opt.init(x0), [dict(x0)]
-    for _ in range(steps):
-        u, s = opt.update(grad(x), s, x)
-        x = apply_updates(x, u)
-        traj.append(x)
-    return traj
 
 
 def test_delays_from_stages():
@@ -56,7 +47,7 @@ def test_uniform_delay_models_coincide_after_index_alignment():
     x0, grad = make(1)
     inner = signum(0.05, momentum=0.7)
     stale, _ = stale_run(inner, x0, grad, {k: 1 for k in x0}, 8)
-    dly = delayed_run(delayed(inner, 1), x0, grad, 9)
+    dly, _ = run(delayed(inner, 1), x0, grad, 9)
     for t in range(9):
         for k in x0:
             torch.testing.assert_close(dly[t + 1][k], stale[t][k], rtol=0, atol=0)
@@ -67,7 +58,7 @@ def test_non_uniform_delays_models_differ():
     inner = signum(0.05, momentum=0.7)
     delays = {"a": 2, "b": 1, "c": 0}
     stale, _ = stale_run(inner, x0, grad, delays, 8)
-    dly = delayed_run(delayed(inner, delays), x0, grad, 8)
+    dly, _ = run(delayed(inner, delays), x0, grad, 8)
     gap = max(float((stale[t][k] - dly[t][k]).abs().max()) for t in range(9) for k in x0)
     assert gap > 1e-3
 

@@ -1,0 +1,54 @@
+"""The figures' shared grid and measure helpers (paper_figs/figures/common.py), checked
+against the grids written out by hand."""
+from __future__ import annotations
+
+import pytest
+
+from paper_figs.figures.common import FigureOutput, measure_cells, variant, variant_grid
+from paper_figs.profiles import PROFILES
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_variant_grid_is_the_product_of_its_axes_seeds_and_kinds(name):
+    p = PROFILES[name]
+    kinds = ("sync", "2bw", "2bw+ef")
+    got = variant_grid(p, kinds, {"optimizer": ("adamw", "muon"), "steps": (8, 16)}, config="tiny")
+    want = {(o, h, k): [variant(p, o, k, seed=s, steps=h, config="tiny") for s in p.seeds]
+            for o in ("adamw", "muon") for h in (8, 16) for k in kinds}
+    assert got == want and list(got) == list(want)
+    one = variant_grid(p, ("sync",), {"steps": (8,)}, seeds=(5,), optimizer="lion")
+    assert one == {(8, "sync"): [variant(p, "lion", "sync", seed=5, steps=8)]}
+
+
+def test_variant_grid_needs_the_optimizer_once():
+    p = PROFILES["micro"]
+    with pytest.raises(ValueError, match="optimizer"):
+        variant_grid(p, ("sync",), {"steps": (8,)})
+    with pytest.raises(ValueError, match="optimizer"):
+        variant_grid(p, ("sync",), {"optimizer": ("muon",)}, optimizer="adamw")
+
+
+class _Outcome:
+    def __init__(self, final):
+        self.ok, self.final, self.error, self.source = final is not None, final, "no record", "kept"
+
+
+class _Ctx:
+    def __init__(self, finals):
+        self.finals = finals
+
+    def get(self, s):
+        return _Outcome(self.finals.get((s["optimizer"], s["mode"], s["seed"])))
+
+
+def test_measure_cells_groups_by_cell_and_sets_status():
+    p = PROFILES["micro"]
+    g = variant_grid(p, ("sync", "2bw"), {"optimizer": ("adamw",)}, seeds=(0, 1))
+    finals = {("adamw", "sync", 0): 1.0, ("adamw", "sync", 1): 2.0, ("adamw", "2bw", 0): 3.0}
+    out = FigureOutput("x", "x")
+    res = measure_cells(_Ctx(finals), out, g)
+    assert res["adamw"]["sync"] == [1.0, 2.0] and res["adamw"]["2bw"][0] == 3.0
+    assert res["adamw"]["2bw"][1] != res["adamw"]["2bw"][1]  # nan
+    assert out.status == "partial" and len(out.missing) == 1
+    out = FigureOutput("x", "x")
+    assert measure_cells(_Ctx({}), out, g) is None and out.status.startswith("not available")
