@@ -12,7 +12,8 @@ A short tour::
   with modes sync / 2bw (+EF) / pipedream and the paper's mitigations.
 - ``gpu_runs.checkpoint``: run directories that never lose work (atomic checkpoints, resume
   that refuses a different run); ``gpu_runs.progress``: progress lines with ETA.
-- ``gpu_runs.model``: Llama-style decoder, configs tiny / small / 135m / 360m, ``param_count``.
+- ``gpu_runs.model``: Llama-style decoder, configs tiny / small / 135m / 360m and the
+  mixture-of-experts tiny_moe / moe_2b (``gpu_runs.moe``), ``param_count`` (total / active).
 - ``gpu_runs.data``: stdlib byte corpus (no network), text dirs, token shards (checked); ``Batcher``.
 - ``gpu_runs.diagnostics``: ||d_t||, r_t, local L, sigma, rho, momentum error (``--diag-every``).
 - ``gpu_runs.sweep`` / ``gpu_runs.predict``: grids of diagnosed runs, measured constants into
@@ -21,12 +22,20 @@ A short tour::
   subpackage, see its docstring);
   ``gpu_runs/device_check.sh``: the single-GPU check (135m).
 """
-from gpu_runs.data import Batcher, Corpus, get_corpus
-from gpu_runs.model import CONFIGS, Llama, get_config, param_count
-from gpu_runs.recipe import MODES, TrainConfig, build_optimizer, evaluate, loss_and_grads, peak_lr
-from gpu_runs.train import TrainResult, train
+import warnings
+
+# ``python -m gpu_runs.train`` runs a module this package already imported (for the
+# top-level ``train``); runpy warns about that, harmlessly: the CLI's copy runs as __main__.
+warnings.filterwarnings("ignore", message=r"'gpu_runs\.[\w.]+' found in sys\.modules", category=RuntimeWarning)
+
+from gpu_runs.data import Batcher, Corpus, get_corpus  # noqa: E402
+from gpu_runs.model import CONFIGS, Llama, get_config, param_count  # noqa: E402
+from gpu_runs.moe import routing_stats  # noqa: E402
+from gpu_runs.recipe import MODES, TrainConfig, build_optimizer, evaluate, loss_and_grads, peak_lr  # noqa: E402
+from gpu_runs.train import TrainResult, train  # noqa: E402
 
 __all__ = [
     "TrainConfig", "TrainResult", "train", "MODES", "build_optimizer", "peak_lr", "loss_and_grads",
     "evaluate", "Llama", "CONFIGS", "get_config", "param_count", "Corpus", "get_corpus", "Batcher",
+    "routing_stats",
 ]

@@ -9,7 +9,7 @@ are ``gpu_runs.checkpoint``'s.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -17,6 +17,7 @@ from lmo import registry
 from lmo.chain import chain, clip_by_global_norm
 from lmo.delay import delayed
 from lmo.error_feedback import error_feedback
+from lmo.newton_schulz import choose_ns_dtype
 from lmo.pipedream import ParamHistory, pipedream_delays
 from lmo.presets import DEFAULT_LR
 from lmo.registry import OPTIMIZERS
@@ -58,9 +59,27 @@ FIELD_HELP = {
     "diag_micro": "independent microbatches for sigma / momentum error",
     "log_every": "a log.jsonl record every N steps (evaluations always)",
     "compile": "torch.compile the loss (Dynamo traces the functional call)",
+    "ns_dtype": "Newton-Schulz dtype of muon / normuon / adamuon: auto (bf16 where this machine's "
+                "bf16 matmul is fast, else fp32; the run records the choice), float32, bfloat16, float64",
     "resume": "continue from OUT/ckpt.pt (identical trajectory; refused if the saved run differs)",
     "opt_kwargs": "extra keyword arguments of the optimizer (Python API only)",
 }
+
+
+NS_DTYPES = ("auto", "float32", "bfloat16", "float64")
+
+
+def resolve_ns_dtype(name: str, device: str) -> str:
+    """``auto`` -> lmo.choose_ns_dtype(device) by name ("bfloat16" / "float32"); others unchanged."""
+    if name != "auto":
+        return name
+    return str(choose_ns_dtype(torch.device(resolve_device(device)))).removeprefix("torch.")
+
+
+def resolved(cfg: "TrainConfig") -> "TrainConfig":
+    """``cfg`` with every run-time choice made concrete (today: ns_dtype), so that config.json,
+    checkpoints and the resume check record what the run actually computed in."""
+    return replace(cfg, ns_dtype=resolve_ns_dtype(cfg.ns_dtype, cfg.device))
 
 
 def resolve_device(name: str) -> str:
@@ -101,6 +120,7 @@ class TrainConfig:
     log_every: int = 10
     compile: bool = False
     resume: bool = False
+    ns_dtype: str = "auto"
     opt_kwargs: dict = field(default_factory=dict)
 
     def validate(self) -> None:
@@ -144,6 +164,8 @@ class TrainConfig:
             v = getattr(self, k)
             if not (math.isfinite(v) and v >= 0):
                 raise ValueError(f"TrainConfig.{k} must be a finite number >= 0, got {v}")
+        if self.ns_dtype not in NS_DTYPES:
+            raise ValueError(f"TrainConfig.ns_dtype must be one of {NS_DTYPES}, got {self.ns_dtype!r}")
         if not 0 <= self.warmup_frac < 1:
             raise ValueError(f"TrainConfig.warmup_frac must lie in [0, 1), got {self.warmup_frac}")
         if not 0 <= self.final_frac <= 1:
@@ -169,9 +191,11 @@ def base_optimizer(cfg: TrainConfig, params: dict):
     the matrix optimizers (muon, normuon, adamuon) the AdamW group of embeddings, head, norms
     and vectors follows the same warmup-cosine shape from its own peak. Returns (opt, sched)
     with ``sched`` the schedule of the named optimizer's peak (the logged lr)."""
+    kw = dict(cfg.opt_kwargs)
+    if cfg.optimizer in registry.MATRIX_OPTIMIZERS and "ns_dtype" not in kw:
+        kw["ns_dtype"] = getattr(torch, resolve_ns_dtype(cfg.ns_dtype, cfg.device))
     opt = registry.build(cfg.optimizer, params, lr=peak_lr(cfg), momentum=cfg.momentum,
-                         weight_decay=cfg.weight_decay, schedule=lambda peak: lr_schedule(cfg, peak),
-                         **cfg.opt_kwargs)
+                         weight_decay=cfg.weight_decay, schedule=lambda peak: lr_schedule(cfg, peak), **kw)
     return opt, lr_schedule(cfg)
 
 
@@ -196,11 +220,11 @@ def make_history(cfg: TrainConfig, model: Llama, params: dict):
     return ParamHistory(delays), delays
 
 
-def loss_fn(model: Llama, compile: bool = False):
+def loss_fn(model: Llama, compile: bool = False, aux: bool = True):
     """f(params, x, y) = model.loss(x, y) at ``params`` (torch.func.functional_call by the
     model's own parameter names; a tied head follows embed). ``compile``: the same function
     through torch.compile (Dynamo traces the functional call: same keys, same graph)."""
-    view = _LossView(model)
+    view = _LossView(model, aux)
 
     def f(params, x, y):
         return torch.func.functional_call(view, {f"m.{k}": v for k, v in params.items()}, (x, y))
@@ -225,17 +249,18 @@ def loss_and_grads(model: Llama, point: dict, x, y, amp: bool, fn=None):
 class _LossView(torch.nn.Module):
     """forward = model.loss, so functional_call can call it."""
 
-    def __init__(self, m):
+    def __init__(self, m, aux: bool = True):
         super().__init__()
-        self.m = m
+        self.m, self.aux = m, aux
 
     def forward(self, x, y):
-        return self.m.loss(x, y)
+        return self.m.loss(x, y, aux=self.aux)
 
 
 @torch.no_grad()
 def evaluate(model: Llama, params: dict, batches, amp: bool, fn=None) -> float:
-    fn = fn or loss_fn(model)
+    """Mean validation cross-entropy over ``batches`` (an MoE model's balance loss left out)."""
+    fn = fn or loss_fn(model, aux=False)
     tot = 0.0
     for x, y in batches:
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):

@@ -42,10 +42,11 @@ from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.data import Batcher, get_corpus, val_batches
 from gpu_runs.diagnostics import Diagnostics
 from gpu_runs.model import Llama, param_count
+from gpu_runs.moe import routing_stats
 from gpu_runs.progress import StepProgress
 from gpu_runs.recipe import (COMPILE_BACKEND, MODES, TrainConfig, base_optimizer, build_optimizer,  # noqa: F401
                              evaluate, loss_and_grads, loss_fn, lr_schedule, make_history, model_config,
-                             peak_lr, resolve_device)  # the recipe's old home: its names stay importable here
+                             peak_lr, resolve_device, resolved)  # the recipe's old home: its names stay importable here
 
 
 @dataclass
@@ -69,6 +70,7 @@ _write_log = checkpoint.write_log
 def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
     """Run ``cfg.steps`` steps; returns the log (one dict per logged step), final val loss, params."""
     cfg.validate()
+    cfg = resolved(cfg)
     dev = torch.device(resolve_device(cfg.device))
     amp = dev.type == "cuda"
     corpus = get_corpus(cfg.data)
@@ -82,6 +84,7 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
     if cfg.mode == "pipedream":
         history, delays = make_history(cfg, model, params)
     fn = loss_fn(model, cfg.compile)
+    efn = loss_fn(model, cfg.compile, aux=False) if mcfg.n_experts else fn   # validation: CE only
     batcher = Batcher(corpus.train, cfg.batch_size, cfg.seq_len, cfg.seed, device=dev)
     vbatches = [(x.to(dev), y.to(dev)) for x, y in val_batches(corpus.val, cfg.eval_batches, cfg.batch_size, cfg.seq_len)]
     diag = None
@@ -122,6 +125,7 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
         x, y = batcher.batch(t)
         point = history.mixed_point(params) if history is not None else params
         loss, grads = loss_and_grads(model, point, x, y, amp, fn)
+        routing = routing_stats(model) if mcfg.n_experts else None   # this step's batch, not validation's
         lr_t = float(sched(t))
         prev, state_prev = params, state          # pure update: the old state stays valid
         updates, state = opt.update(grads, state, params)
@@ -141,10 +145,12 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
         is_eval = cfg.eval_every and (step % cfg.eval_every == 0) or step == cfg.steps
         rec = dict(step=step, train_loss=last_train, lr=lr_t, tokens=step * tokens_per_step, step_time=dt)
         if is_eval:
-            rec["val_loss"] = evaluate(model, params, vbatches, amp, fn)
+            rec["val_loss"] = evaluate(model, params, vbatches, amp, efn)
         if is_eval or d is not None or (cfg.log_every and step % cfg.log_every == 0):
             if d is not None:
                 rec["diagnostics"] = d
+            if routing is not None:
+                rec["routing"] = routing
             log.append(rec)
             if out:
                 checkpoint.append_log(out / "log.jsonl", rec)
@@ -159,7 +165,7 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
                 history=history.state_dict() if history is not None else {}, step=step,
                 log=json.dumps(log), config=json.dumps(dataclasses.asdict(cfg))))
     vals = [r["val_loss"] for r in log if "val_loss" in r]
-    final = vals[-1] if vals else evaluate(model, params, vbatches, amp, fn)
+    final = vals[-1] if vals else evaluate(model, params, vbatches, amp, efn)
     res = TrainResult(log=log, final_val_loss=final, config=cfg, params=params, n_params=n_params,
                       tokens_per_s=tokens_per_step * n_timed / max(t_run, 1e-9),
                       wall_tokens_per_s=tokens_per_step * n_timed / max(time.perf_counter() - t_wall, 1e-9),

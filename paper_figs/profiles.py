@@ -16,7 +16,11 @@ Why quick trains for 1500 steps (the horizon check): measured on a 2-core CPU wi
 paper protocol (wd 0.1, clip 1.0, warmup 10 %, cosine to 0.1 x peak). At 400 steps the
 early transient dominates: the sync-async gap was +0.20 (Muon) and +0.16 (AdamW), the
 opposite order of the paper's. At 1500 steps it was +0.097 (AdamW) and +0.008 (Muon): the
-paper's picture, at about 90-110 s per run. ``full`` repeats the comparison at 1500 and
+paper's picture, at about 90-110 s per run. (Those numbers predate the fix that gives the
+Muon family's AdamW group the lr schedule; after it, the tiny Llama model's Muon gap at
+1500 steps is +0.026: sync 1.3488, 2BW 1.3747, 2BW+EF 1.3512, from
+``python -m gpu_runs.train --config tiny --optimizer muon --steps 1500 --batch-size 32
+--seq-len 64 --delay {sync,2bw,2bw --ef}``.) ``full`` repeats the comparison at 1500 and
 3000 steps (Figure 5) and the report says whether the longer horizon reverses the verdict.
 """
 from __future__ import annotations
@@ -34,8 +38,9 @@ HORIZON_NOTE = (
     "Horizon chosen from a measurement on this kind of machine (2-layer width-128 "
     "byte-level transformer, batch 32x64 tokens, paper protocol): at 400 steps the early "
     "transient dominates (sync-async gap Muon +0.20, AdamW +0.16: the wrong order), at "
-    "1500 steps AdamW +0.097 vs Muon +0.008, the paper's picture. So no training figure "
-    "runs below 1500 steps outside the micro profile."
+    "1500 steps AdamW +0.097 vs Muon +0.008, the paper's picture (Muon +0.026 on the tiny "
+    "Llama model once the Muon family's AdamW group follows the lr schedule). So no training "
+    "figure runs below 1500 steps outside the micro profile."
 )
 
 
@@ -106,7 +111,9 @@ class Profile:
                                                 or settings.get("seed", 0) in self.live_seeds)
 
 
-_CPU_BASE = {"batch_size": 32, "seq_len": 64, "device": "cpu"}
+# Newton-Schulz dtype pinned, not "auto": the run's key then names what it computed in, and a
+# record kept on a CPU with fast bf16 replays on one without (fp32 costs Muon ~10 % there).
+_CPU_BASE = {"batch_size": 32, "seq_len": 64, "device": "cpu", "ns_dtype": "float32"}
 
 PROFILES: dict[str, Profile] = {}
 
@@ -142,7 +149,7 @@ QUICK = _register(replace(
 _register(Profile(
     name="gpu",
     description="the paper's model sizes (135m, 360m; MoE: moe_2b) on CUDA, 5000 steps of 64 x 512 tokens",
-    base={"batch_size": 64, "seq_len": 512, "device": "cuda"},
+    base={"batch_size": 64, "seq_len": 512, "device": "cuda", "ns_dtype": "bfloat16"},
     steps=5000, evals=25,
     figures=ALL_FIGURES,
     sizes=("135m", "360m"), main_size="135m", mitigation_size="360m", pipedream_size="135m",
@@ -158,7 +165,7 @@ _register(Profile(
     name="micro",
     description="seconds per figure, for tests: every figure at a few steps; verdicts are "
                 "'inconclusive: micro profile'",
-    base={"batch_size": 2, "seq_len": 16, "device": "cpu", "eval_batches": 1},
+    base={"batch_size": 2, "seq_len": 16, "device": "cpu", "eval_batches": 1, "ns_dtype": "float32"},
     steps=4, evals=2,
     figures=ALL_FIGURES,
     seeds_main=(0, 1),
