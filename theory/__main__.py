@@ -43,7 +43,7 @@ def _derivation_dict(d):
 def to_json(progress=None) -> dict:
     """Everything machine-readable (see module docstring)."""
     from . import rates
-    from .derivation import all_derivations
+    from .proofs import all_derivations
     from .limits import compare_on_grid, delay_penalty, limit_checks
     from .registry import all_bounds
     say = progress or (lambda msg: None)
@@ -88,7 +88,7 @@ def to_json(progress=None) -> dict:
 
 def show_bound(name: str) -> str:
     """Text block for one bound with its derivation checks."""
-    from .derivation import all_derivations
+    from .proofs import all_derivations
     from .proof_text import render_text
     from .registry import get
     b = get(name)
@@ -131,7 +131,7 @@ def main(argv=None) -> int:
             print(f"python -m theory: error: --slack-figure: cannot write {a.slack_figure}: {e}", file=sys.stderr)
             return 2
         return 0
-    from .derivation import all_derivations
+    from .proofs import all_derivations
     from .proof_text import delayed_proof, render_markdown, render_text
     if a.json:
         json.dump(to_json(lambda m: print(f"[theory] {m}", file=sys.stderr)), sys.stdout, indent=1)

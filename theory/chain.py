@@ -92,7 +92,7 @@ def chain_check(d, bound_expr=None, steps=None, _seen=()) -> ChainResult:
 
 
 def _chain(d, bound_expr, steps, _seen) -> ChainResult:
-    from .derivation import all_derivations
+    from .proofs import all_derivations
     target = get(d.bound).expr if bound_expr is None else bound_expr
     if not d.proves:
         return ChainResult(d.name, d.bound, True, "explanation, not a proof: no chain required")
@@ -125,5 +125,5 @@ def _chain(d, bound_expr, steps, _seen) -> ChainResult:
 
 
 def chain_all() -> list[ChainResult]:
-    from .derivation import all_derivations
+    from .proofs import all_derivations
     return [chain_check(d) for d in all_derivations()]

@@ -183,7 +183,7 @@ def _special(name, bound, statement, general, premise, reason, sub, final, r_sym
     return Derivation(name, bound, statement, tuple(steps), start=start)
 
 
-def all_derivations() -> list[Derivation]:
+def package_derivations() -> list[Derivation]:
     """Every derivation of the package, general ones first."""
     lem, thm = B.DERIVED_EF_LEMMA_TRAJECTORY.expr, B.DERIVED_EF_THEOREM_TRAJECTORY.expr
     out = [perturbed_lemma(), perturbed_theorem()]
@@ -247,14 +247,4 @@ def all_derivations() -> list[Derivation]:
              "L eta/mu = 2 L eta + L eta (1 - 2 mu)/mu: the noise term's 2 L eta covers the"
              " perturbation L r_t <= L eta plus one more L eta, not the lag L eta (1-mu)/mu"),
     ), proves=False))
-    from .paper_derivation import paper_derivations
-    out += paper_derivations()
     return out
-
-
-def get_derivation(name: str) -> Derivation:
-    """The derivation called ``name`` (see all_derivations)."""
-    for d in all_derivations():
-        if d.name == name:
-            return d
-    raise KeyError(f"no derivation {name!r}; known: {[d.name for d in all_derivations()]}")

@@ -23,7 +23,7 @@ import sympy as sp
 from . import bounds as B
 from . import paper_readings as PR
 from .chain import chain_check
-from .derivation import get_derivation
+from .proofs import get_derivation
 from .symbols import L, eta, mu, r_w
 from .witnesses import INSTANCES, witness
 

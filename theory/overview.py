@@ -10,7 +10,7 @@ from __future__ import annotations
 def check(n: int = 1500) -> dict:
     """Run every check of the package (see the module docstring)."""
     from .chain import chain_all
-    from .derivation import all_derivations
+    from .proofs import all_derivations
     from .mutation import mutation_table
     from .witnesses import all_witnesses
     steps = [(d.name, s.name, r.ok) for d in all_derivations() for s, r in d.check(n=n)]
@@ -24,7 +24,7 @@ def check(n: int = 1500) -> dict:
 
 def proof_text(all_derivations: bool = True) -> str:
     """The numbered proof with each step's check (python -m theory [--all])."""
-    from .derivation import all_derivations as every
+    from .proofs import all_derivations as every
     from .proof_text import delayed_proof, render_text
     return render_text(every() if all_derivations else delayed_proof())
 
@@ -32,7 +32,7 @@ def proof_text(all_derivations: bool = True) -> str:
 def proof_markdown() -> str:
     """docs/proof.md: every derivation as GitHub markdown with LaTeX, then the implication
     table of the paper's readings C1-C4 (theory.implications)."""
-    from .derivation import all_derivations
+    from .proofs import all_derivations
     from .implications import VARIANTS, implication
     from .paper_readings import READINGS
     from .proof_text import render_markdown

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .derivation import Derivation, get_derivation
+from .derivation import Derivation
+from .proofs import get_derivation
 from .registry import get
 
 GLOSSARY = (

@@ -110,7 +110,7 @@ def margin_of(step, values: dict) -> tuple[float, int]:
 def premise_steps(derivations=None) -> list:
     """The distinct premise steps (not citations) of every derivation."""
     if derivations is None:
-        from .derivation import all_derivations
+        from .proofs import all_derivations
         derivations = all_derivations()
     seen, out = set(), []
     for d in derivations:

@@ -2,7 +2,7 @@
 import dataclasses
 
 from theory.chain import chain_all, chain_check
-from theory.derivation import all_derivations, get_derivation
+from theory.proofs import all_derivations, get_derivation
 from theory.mutation import mutation_table
 from theory.registry import all_bounds
 

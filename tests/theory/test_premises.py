@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import sympy as sp
 
-from theory.derivation import all_derivations, get_derivation
+from theory.proofs import all_derivations, get_derivation
 from theory.symbols import L, eta, r_w
 from theory.witnesses import INSTANCES, all_witnesses, instance_values, premise_steps, step_margin, witness
 

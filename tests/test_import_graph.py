@@ -1,0 +1,146 @@
+"""The module import graph: no cycle anywhere, and imports only in the documented direction.
+
+docs/design.md §2: `lmo` and `theory` import nothing of ours; `verify` imports `lmo` and
+`theory`; `gpu_runs` imports `lmo` and `theory`; `paper_figs` may import everything;
+nothing imports `paper_figs`. Every import counts, function-local ones included, so a
+cycle cannot hide behind a deferred import. The graph is built from the source with
+`ast`, independently of what Python happens to have imported.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("lmo", "theory", "verify", "gpu_runs", "paper_figs")
+ALLOWED = {
+    "lmo": set(),
+    "theory": set(),
+    "verify": {"lmo", "theory"},
+    "gpu_runs": {"lmo", "theory"},
+    "paper_figs": {"lmo", "theory", "verify", "gpu_runs"},
+}
+
+
+def _modules() -> dict[str, Path]:
+    """Dotted module name -> file, for every .py file of our packages."""
+    out = {}
+    for pkg in PACKAGES:
+        for f in (ROOT / pkg).rglob("*.py"):
+            parts = list(f.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = f
+    return out
+
+
+def _resolve(name: str, modules: dict) -> str | None:
+    """The longest prefix of ``name`` that is one of our modules."""
+    parts = name.split(".")
+    for k in range(len(parts), 0, -1):
+        cand = ".".join(parts[:k])
+        if cand in modules:
+            return cand
+    return None
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """module -> set of our modules it imports (anywhere in the file)."""
+    graph: dict[str, set[str]] = {}
+    for mod, f in modules.items():
+        is_pkg = f.name == "__init__.py"
+        base = mod.split(".") if is_pkg else mod.split(".")[:-1]
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(f.read_text(), filename=str(f))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    anchor = base[: len(base) - (node.level - 1)]
+                    src = ".".join(anchor + ([node.module] if node.module else []))
+                else:
+                    src = node.module or ""
+                # `from pkg import sub` names a submodule when sub is one
+                targets = [f"{src}.{a.name}" if f"{src}.{a.name}" in modules else src
+                           for a in node.names]
+            for t in targets:
+                r = _resolve(t, modules)
+                if r is not None and r != mod:
+                    deps.add(r)
+        graph[mod] = deps
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+GRAPH = import_graph(_modules())
+
+
+def test_graph_is_not_empty():
+    assert len(GRAPH) > 50 and sum(len(d) for d in GRAPH.values()) > 50
+
+
+def test_no_import_cycle():
+    found = cycles(GRAPH)
+    assert not found, "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+@pytest.mark.parametrize("pkg", PACKAGES)
+def test_imports_follow_the_documented_direction(pkg):
+    bad = sorted(f"{m} -> {d}" for m, deps in GRAPH.items() if m.split(".")[0] == pkg
+                 for d in deps if d.split(".")[0] not in ALLOWED[pkg] | {pkg})
+    assert not bad, f"{pkg} imports against docs/design.md §2: {bad}"
+
+
+def test_the_checker_catches_a_planted_cycle_and_a_back_arrow():
+    planted = {k: set(v) for k, v in GRAPH.items()}
+    planted["lmo.base"].add("lmo.muon")
+    planted["lmo.muon"].add("lmo.base")
+    assert any({"lmo.base", "lmo.muon"} <= set(c) for c in cycles(planted))
+    g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}
+    assert cycles(g) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_file_cites_the_design_file_outside_the_repository():
+    hits = [str(f.relative_to(ROOT)) for pkg in PACKAGES + ("docs", "tests")
+            for f in (ROOT / pkg).rglob("*") if f.suffix in (".py", ".md", ".sh")
+            and f.name != Path(__file__).name and "DESIGN" in f.read_text()]
+    hits += ["README.md"] if "DESIGN" in (ROOT / "README.md").read_text() else []
+    assert not hits, f"cite docs/design.md instead of DESIGN in: {hits}"
