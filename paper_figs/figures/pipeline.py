@@ -2,7 +2,7 @@
 
 A synchronous schedule with P stages and M microbatches idles for a fraction of each step;
 its ideal time ratio to a bubble-free schedule is (M + P - 1) / M. The benchmark
-(``gpu_runs.pipeline_bench.run_bench``) measures the real ratio; this module plots the two.
+(``gpu_runs.pipeline.bench.run_bench``) measures the real ratio; this module plots the two.
 """
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ def build(ctx: Context) -> FigureOutput:
     out.paper = ["The summary motivates asynchronous PP by the bubbles (idle GPUs) of synchronous PP, "
                  "which PipeDream-2BW removes; throughput numbers: not given in the summary."]
     setting = bench.get("setting")
-    out.measured = [f"`gpu_runs.pipeline_bench.run_bench(quick={quick})`, setting `{setting}`"
+    out.measured = [f"`gpu_runs.pipeline.bench.run_bench(quick={quick})`, setting `{setting}`"
                     + (f" (sleep {bench.get('fwd_ms')} ms forward / {bench.get('bwd_ms')} ms backward per "
                        "microbatch, so stages overlap as GPUs would on this 2-core machine)"
                        if setting == "synthetic" else "") + ":", "", *table]
