@@ -1,7 +1,7 @@
 """Muon under data parallelism: Newton-Schulz once per matrix, sharded over the dp group.
 
 After the dp averaging every replica of a stage holds the same gradient, hence the same
-momentum and the same Nesterov blend u_t per matrix (docs/design.md §3):
+momentum and the same Nesterov blend u_t per matrix (docs/design.md §4):
 
     d_t = -eta_t s(shape) NS(u_t) - eta_t lambda x_t.
 

@@ -112,13 +112,21 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group, layout=No
         delay = dict(zip("FB", (float(v) / 1e3 for v in args.synthetic_ms.split(","))))
         hook = lambda kind: time.sleep(delay[kind])
     acts = with_evals(actions_of(args, rank, P, start), args.schedule, M, [t for t in eval_steps if t >= start])
+    reduce_s = [0.0]  # seconds in the dp averaging since the last log record (the benchmark's share)
+
+    def reduce(g):
+        t0 = time.perf_counter()
+        g = dpar.average_gradients(g, layout.dp_group, D)
+        reduce_s[0] += time.perf_counter() - t0
+        return g
+
     engine = StageEngine(
         module, rank, P, opt, batch=batch, act_shape=(mb_rows, args.seq_len, prob.dim),
         loss_scale=1.0 / M, update_params="current" if args.schedule == "pipedream" else "stash",
         max_norm=prob.max_norm, clip_group=clip_group, device=device, on_progress=watchdog.beat,
         compute_hook=hook, val_batches=val, rule=rule,
         tied=tied, amp=device.type == "cuda", rank_of=layout.rank_of,
-        grad_reduce=(lambda g: dpar.average_gradients(g, layout.dp_group, D)) if D > 1 else None)
+        grad_reduce=reduce if D > 1 else None)
     if args.resume is not None:
         load_resume(engine, args, rank, P, M, start)
     out = Path(args.out) if args.out and writer else None
@@ -165,7 +173,8 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group, layout=No
                 rec = dict(step=a.step + 1, train_loss=loss, lr=float(prob.lr_at(a.step)),
                            tokens=(a.step + 1) * tokens_per_step, step_time=now - t_prev,
                            grad_norm=engine.grad_norms[a.step], schedule=args.schedule, stages=P,
-                           microbatches=M, dp=D)
+                           microbatches=M, dp=D, dp_allreduce_time=reduce_s[0])
+                reduce_s[0] = 0.0
                 if a.step in eval_steps:
                     rec["val_loss"] = engine.val_losses[a.step]
                 t_prev = now
