@@ -164,3 +164,41 @@ def test_llama_dp2_equals_dp1_and_the_trainer(schedule, mode, ef, optimizer, cor
     if optimizer == "adamw":
         for k, v in want_p.items():
             torch.testing.assert_close(p2[k], v, rtol=1e-4, atol=1e-5, msg=k)
+
+
+@pytest.mark.slow
+def test_llama_dp2_diagnostics_equal_the_trainers(corpus_dir, tmp_path):
+    """--diag-every under --dp 2: replica 0's stage snapshots, measured after the run, give
+    the trainer's diagnostics (2bw)."""
+    import math
+
+    from tests.gpu_runs.test_pipeline_diag import EVERY, REL, flat
+    want, _ = trainer_log("2bw", corpus_dir, tmp_path / "train", diag_every=EVERY)
+    got, _ = dp2_log("2bw", corpus_dir, tmp_path / "dp2", ["--diag-every", str(EVERY)], "adamw")
+    w = {r["step"]: r["diagnostics"] for r in want if "diagnostics" in r}
+    g = {r["step"]: r["diagnostics"] for r in got if "diagnostics" in r}
+    assert sorted(w) == sorted(g) == [1, 3, 6]
+    for step in w:
+        fw, fg = dict(flat(w[step])), dict(flat(g[step]))
+        assert set(fw) == set(fg), step
+        for k, v in fw.items():
+            if isinstance(v, float) and math.isnan(v):
+                assert math.isnan(fg[k]), (step, k)
+            else:
+                assert fg[k] == pytest.approx(v, rel=REL, abs=1e-6), (step, k, fg[k], v)
+
+
+@pytest.mark.parametrize("extra", [
+    pytest.param(["--sync-start", "2", "--sync-cooldown", "1", "--dc-asgd", "0.5"], marks=pytest.mark.slow),
+    pytest.param(["--ef", "--sync-start", "1", "--dc-asgd", "0.5", "--toy-tied"], marks=pytest.mark.slow),
+])
+def test_toy_2bw_mitigations_dp2_equal_dp1(extra, tmp_path):
+    """The 2bw mitigations (sync start / cooldown, DC-ASGD's g + lambda g*g*(y_t - x_t) on the
+    averaged gradient) give the same run with 2 replicas as with one."""
+    run_ok(toy_argv("2bw", tmp_path / "dp1", extra), 2)
+    run_ok(toy_argv("2bw", tmp_path / "dp2", extra + ["--dp", "2"]), 4)
+    a, b = read_log(tmp_path / "dp1"), read_log(tmp_path / "dp2")
+    assert [r["train_loss"] for r in b] == pytest.approx([r["train_loss"] for r in a], rel=1e-5)
+    pa, pb = stage_params(tmp_path / "dp1"), stage_params(tmp_path / "dp2")
+    for k in pa:
+        torch.testing.assert_close(pb[k], pa[k], rtol=1e-5, atol=1e-5, msg=k)
