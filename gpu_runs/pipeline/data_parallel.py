@@ -70,7 +70,11 @@ def init_layout(dp: int, backend: str, timeout: float) -> Layout:
     """Start the default process group and the (dp, pp) device mesh; returns this rank's Layout.
     The mesh's subgroups are separate communicators, so the dp averaging, the clipping
     all-reduce (pp) and the stages' P2P (default group) never interleave on one."""
+    import os
+
     from torch.distributed.device_mesh import init_device_mesh
+    if backend == "nccl":  # one GPU per local rank, current before NCCL starts (multi-node: LOCAL_RANK)
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")) % max(1, torch.cuda.device_count()))
     dist.init_process_group(backend, timeout=datetime.timedelta(seconds=timeout))
     N, rank = dist.get_world_size(), dist.get_rank()
     D, P = grid_shape(N, dp)
