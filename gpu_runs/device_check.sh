@@ -59,3 +59,33 @@ cat "$OUT/summary.txt"
 "$PY" -m gpu_runs.predict "$OUT"/muon-*/ "$OUT"/adamw-*/ --json "$OUT/predict.json" --png "$OUT/predict.png" \
   > "$OUT/predict.txt" 2>&1 || echo "predict failed: see $OUT/predict.txt"
 tail -n 8 "$OUT/predict.txt"
+# Data parallel x pipeline (python -m gpu_runs.pipeline --dp D): with >= 2 GPUs the 2-D (dp, pp)
+# layout over NCCL (4+ GPUs: P = 2 stages x D = 2 replicas; 2-3 GPUs: P = 1 x D = 2), then the same
+# global batch on one replica (D = 1); dp_summary.txt gives both curves' max |train loss diff|.
+# DEVICE_CHECK_DP=1 runs it on CPU over gloo (4 processes) with the smoke settings.
+NGPU=$("$PY" -c "import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)")
+if [[ "$DEV" == cuda && "$NGPU" -ge 2 ]] || [[ "${DEVICE_CHECK_DP:-0}" == "1" ]]; then
+  if [[ "$DEV" == cuda && "$NGPU" -lt 4 ]]; then PP=1; else PP=2; fi
+  DPS=2; DPSTEPS=$(( STEPS < 50 ? STEPS : 50 ))
+  for D in "$DPS" 1; do
+    "$PY" -m torch.distributed.run --standalone --nproc-per-node $(( PP * D )) -m gpu_runs.pipeline \
+      --schedule 2bw -M 2 --config "$CONFIG" --optimizer muon --steps "$DPSTEPS" --batch-size "$BS" \
+      --seq-len "$SEQ" --eval-every "$DPSTEPS" --eval-batches 4 --device "$DEV" --data "$DATA" --dp "$D" \
+      --quiet --timeout 300 --out "$OUT/pp$PP-dp$D" > "$OUT/pp$PP-dp$D.txt" 2>&1 \
+      || { echo "dp run pp$PP-dp$D failed: see $OUT/pp$PP-dp$D.txt"; tail -5 "$OUT/pp$PP-dp$D.txt"; }
+  done
+  "$PY" - "$OUT" "$PP" "$DPS" > "$OUT/dp_summary.txt" <<'PYEOF'
+import json, statistics, sys
+from pathlib import Path
+out, pp, dp = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+logs = {d: [json.loads(l) for l in open(out / f"pp{pp}-dp{d}" / "log.jsonl")] for d in (dp, "1")}
+a, b = logs[dp], logs["1"]
+diff = max(abs(x["train_loss"] - y["train_loss"]) for x, y in zip(a, b))
+st = {d: statistics.median(r["step_time"] for r in v[2:]) for d, v in logs.items()}
+share = statistics.median(r["dp_allreduce_time"] / r["step_time"] for r in a[2:])
+print(f"2-D layout P={pp} x D={dp} (2bw muon, {len(a)} steps): max |train loss diff| vs D=1 {diff:.2e}; "
+      f"final val {a[-1].get('val_loss', float('nan')):.4f} vs {b[-1].get('val_loss', float('nan')):.4f}; "
+      f"step {st[dp]*1e3:.0f} ms vs {st['1']*1e3:.0f} ms (same global batch); dp all-reduce share {100*share:.1f}%")
+PYEOF
+  cat "$OUT/dp_summary.txt"
+fi

@@ -1,4 +1,5 @@
-"""Multi-process pipeline-parallel training: ``torchrun --nproc-per-node P -m gpu_runs.pipeline``.
+"""Multi-process pipeline-parallel training: ``torchrun --nproc-per-node P -m gpu_runs.pipeline``
+(with ``--dp D``: ``--nproc-per-node P x D``, data parallel x pipeline parallel).
 
 Each process is one stage (rank s holds layers ``split_layers(n, P)[s]``, the embedding
 on the first, the final norm, head and loss on the last). Stages exchange activations
@@ -46,6 +47,16 @@ converts them to and from the trainer's single ``ckpt.pt`` for sync / 2bw runs);
 ``--resume`` works for every schedule (pipedream's hold the tau_s = P-1-s stashed
 versions each stage still forwards on).
 
+Data parallel (``--dp D``, ``gpu_runs.pipeline.data_parallel``): WORLD_SIZE = D x P ranks in a
+(dp, pp) device mesh, rank i P + s = stage s of replica i. Replica i takes rows
+[i B/D, (i+1) B/D) of every global batch (then M microbatches of B / (D M) rows); in R(t)
+each stage's gradient is averaged over its dp group (bucketed all-reduces, before the
+clipping norm, DC-ASGD and U(t)), so every replica takes the same step and each schedule
+keeps its meaning; the clipping all-reduce runs on the replica's pp group. ``--optimizer
+muon`` shards its Newton-Schulz over the dp group (``gpu_runs.pipeline.sharded_muon``).
+Replica 0 writes the log (train loss = dp mean) and one checkpoint per stage; ``--resume``
+may change D (same global batch). A dead replica ends every rank as below.
+
 Failure handling: bad arguments are refused before any process group starts; any
 exception, a peer's death (gloo reports a closed connection) or ``--timeout`` seconds
 without progress (a watchdog thread) make the rank print ``[pipeline rank s/P] …`` and
@@ -57,10 +68,11 @@ Example: ``torchrun --nproc-per-node 2 -m gpu_runs.pipeline --schedule 2bw -M 4
 Layout (one concept per module): ``args`` (options and their checks), ``schedules`` (the
 action lists of gpipe / 1f1b / 2bw / pipedream), ``stage`` (the stage engine that executes
 them), ``delay`` (the trainer's delay wrappers per stage block), ``problem`` / ``llama`` /
-``toy`` (what a stage trains), ``worker`` (one process: ``run_stage``, ``main``),
+``toy`` (what a stage trains), ``data_parallel`` / ``sharded_muon`` (``--dp``), ``worker`` (one process: ``run_stage``, ``main``),
 ``checkpoint`` (stage checkpoints, resume, conversion to and from the trainer's ``ckpt.pt``;
 ``python -m gpu_runs.pipeline_ckpt``), ``diagnostics`` (``--diag-every``), ``launch``
-(local multi-process runs for tests and benchmarks), ``bench`` (``python -m gpu_runs.pipeline_bench``).
+(local multi-process runs for tests and benchmarks), ``bench`` (``python -m gpu_runs.pipeline_bench``;
+``--setting dp``: step time and all-reduce share vs D).
 """
 from gpu_runs.pipeline.args import build_parser, check_options
 from gpu_runs.pipeline.problem import Problem

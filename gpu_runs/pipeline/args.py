@@ -48,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schedule", choices=SCHEDULES, required=True)
     p.add_argument("--microbatches", "-M", type=int, default=None,
                    help="microbatches per step M (default P); 2bw needs M >= P; ignored by pipedream")
+    p.add_argument("--dp", type=int, default=1,
+                   help="data-parallel replicas D: WORLD_SIZE = D x P processes, a (dp, pp) device mesh; "
+                        "each replica gets batch_size / D rows of every step (gpu_runs.pipeline.data_parallel)")
     p.add_argument("--model", choices=("llama", "toy"), default="llama",
                    help="llama: gpu_runs.model with --config; toy: gpu_runs.pipeline.toy.ToyLM (tests, bench)")
     add_config_options(p, SHARED, flags={"grad_clip": ("--clip", "--grad-clip")}, dests={"grad_clip": "clip"},
@@ -77,9 +80,12 @@ def check_options(args, num_stages: int, num_layers: int | None) -> None:
     if args.microbatches is None:
         args.microbatches = num_stages
     check_schedule_args(args.schedule, num_stages, args.microbatches, args.steps, num_layers)
-    if args.schedule != "pipedream" and args.batch_size % args.microbatches:
-        raise ValueError(f"--batch-size ({args.batch_size}) must be divisible by "
-                         f"--microbatches ({args.microbatches})")
+    if args.dp < 1:
+        raise ValueError(f"--dp must be >= 1, got {args.dp}")
+    rows = args.dp * (1 if args.schedule == "pipedream" else args.microbatches)
+    if args.batch_size % rows:
+        raise ValueError(f"--batch-size ({args.batch_size}) must be divisible by --dp ({args.dp}) x "
+                         f"--microbatches ({1 if args.schedule == 'pipedream' else args.microbatches})")
     if args.ef and args.schedule != "2bw":
         raise ValueError(f"--ef needs --schedule 2bw (the one-step delay it corrects), got {args.schedule}")
     check_sync_args(args.schedule, args.steps, args.sync_start, args.sync_cooldown)

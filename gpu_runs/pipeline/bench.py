@@ -16,6 +16,14 @@ sleeping stages overlap as GPUs would. ``model`` runs the real compute (the tiny
 decoder, CPU), where on 2 cores with P processes the stages compete for the cores and the
 ratio says little. Clipping is on (1.0): sync schedules all-reduce the squared norm at the
 flush, 2bw launches it asynchronously.
+
+``dp`` (``--setting dp``): data parallel x pipeline, P = 2 stages, D in {1, 2, 4} replicas
+(N = P D processes), the synthetic stage compute and a fixed per-replica batch (M
+microbatches of one row each, so the global batch grows with D). Per D: the median step
+time and the dp all-reduce share of the step, ``allreduce / step``, the last stage's time
+in its gradient averaging (``dp_allreduce_time`` in the log) over its step time. With
+perfect scaling the step time stays flat in D and tokens / s grows by D; the share is what
+the averaging costs (a toy of ``--toy-dim`` 256, 4 layers: ~0.5 M parameters per stage).
 """
 from __future__ import annotations
 
@@ -33,23 +41,54 @@ BENCH_SCHEDULES = ("gpipe", "1f1b", "2bw")
 
 
 def measure(schedule: str, P: int, M: int, steps: int, synthetic_ms: tuple | None,
-            dim: int = 8, seq_len: int = 8, rows_per_mb: int = 1) -> dict:
-    """One P-process run; returns median steady step time (s) and tokens / s."""
+            dim: int = 8, seq_len: int = 8, rows_per_mb: int = 1, dp: int = 1, layers: int | None = None) -> dict:
+    """One P x dp-process run; returns median steady step time (s), tokens / s and the
+    median share of the step the last stage spends in the dp averaging."""
+    rows = M * rows_per_mb * dp  # the global batch: M microbatches of rows_per_mb rows per replica
     with tempfile.TemporaryDirectory() as d:
-        argv = ["--schedule", schedule, "--model", "toy", "--optimizer", "sgd", "--toy-layers", str(P),
+        argv = ["--schedule", schedule, "--model", "toy", "--optimizer", "sgd", "--toy-layers", str(layers or P),
                 "--toy-dim", str(dim), "--steps", str(steps), "--microbatches", str(M),
-                "--batch-size", str(M * rows_per_mb), "--seq-len", str(seq_len), "--clip", "1.0",
-                "--out", d, "--quiet", "--timeout", "120", "--eval-every", "0"]
+                "--batch-size", str(rows), "--seq-len", str(seq_len), "--clip", "1.0",
+                "--out", d, "--quiet", "--timeout", "120", "--eval-every", "0", "--dp", str(dp)]
         if synthetic_ms is not None:
             argv += ["--synthetic-ms", f"{synthetic_ms[0]},{synthetic_ms[1]}"]
-        res = run_local(argv, P, timeout=600)
+        res = run_local(argv, P * dp, timeout=600)
         if any(rc != 0 for rc, _, _ in res):
-            raise RuntimeError(f"{schedule} P={P} M={M} failed: " + " | ".join(e[-500:] for _, _, e in res))
+            raise RuntimeError(f"{schedule} P={P} M={M} dp={dp} failed: "
+                               + " | ".join(e[-500:] for _, _, e in res))
         log = [json.loads(line) for line in open(Path(d) / "log.jsonl")]
-    times = [r["step_time"] for r in log[2:]] or [r["step_time"] for r in log]
-    t = statistics.median(times)
-    return dict(schedule=schedule, P=P, M=M, step_time_s=t,
-                tokens_per_s=M * rows_per_mb * seq_len / t, steps=steps)
+    steady = log[2:] or log
+    t = statistics.median(r["step_time"] for r in steady)
+    share = statistics.median(r.get("dp_allreduce_time", 0.0) / r["step_time"] for r in steady)
+    return dict(schedule=schedule, P=P, M=M, dp=dp, step_time_s=t, allreduce_share=share,
+                tokens_per_s=rows * seq_len / t, steps=steps)
+
+
+def run_dp_bench(quick: bool = True, fwd_ms: float = 10.0, P: int = 2, M: int = 4, dim: int = 256,
+                 progress: bool = False) -> dict:
+    """The dp column: for 1f1b and 2bw, D in {1, 2, 4} at a fixed per-replica batch."""
+    dps, steps = ((1, 2, 4), 8) if quick else ((1, 2, 4), 16)
+    rows = []
+    for schedule in ("1f1b", "2bw"):
+        for D in dps:
+            r = measure(schedule, P, M, steps, (fwd_ms, 2 * fwd_ms), dim=dim, dp=D, layers=4)
+            rows.append(r)
+            if progress:
+                print(f"  {schedule:5s} P={P} M={M} dp={D}: step {r['step_time_s']*1e3:7.1f} ms, "
+                      f"all-reduce {100 * r['allreduce_share']:.1f}%", flush=True)
+    return dict(setting="dp", fwd_ms=fwd_ms, bwd_ms=2 * fwd_ms, dim=dim, rows=rows)
+
+
+def format_dp_table(result: dict) -> str:
+    lines = [f"setting: dp (sleep {result['fwd_ms']:.0f} ms fwd / {result['bwd_ms']:.0f} ms bwd per microbatch, "
+             f"toy dim {result['dim']}, fixed per-replica batch)",
+             "schedule  P  M  dp | step ms | tokens/s | vs dp=1 tokens/s | all-reduce share"]
+    base = {r["schedule"]: r["tokens_per_s"] for r in result["rows"] if r["dp"] == 1}
+    for r in result["rows"]:
+        lines.append(f"{r['schedule']:8s} {r['P']:2d} {r['M']:2d} {r['dp']:3d} | {r['step_time_s']*1e3:7.1f} | "
+                     f"{r['tokens_per_s']:8.0f} | {r['tokens_per_s'] / base[r['schedule']]:16.2f} | "
+                     f"{100 * r['allreduce_share']:15.1f}%")
+    return "\n".join(lines)
 
 
 def run_bench(quick: bool = True, setting: str = "synthetic", fwd_ms: float = 10.0,
@@ -98,13 +137,18 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m gpu_runs.pipeline_bench", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--full", action="store_true", help="larger grid, more steps")
-    p.add_argument("--setting", choices=("synthetic", "model", "both"), default="synthetic")
+    p.add_argument("--setting", choices=("synthetic", "model", "both", "dp"), default="synthetic",
+                   help="dp: the data-parallel column (step time and all-reduce share vs D)")
     p.add_argument("--fwd-ms", type=float, default=10.0, help="synthetic forward time per microbatch")
     p.add_argument("--json", default=None, help="also write the results here")
     show_defaults(p)
     args = p.parse_args(argv)
     out = {}
-    for setting in (("synthetic", "model") if args.setting == "both" else (args.setting,)):
+    if args.setting == "dp":
+        print("running dp grid ...", flush=True)
+        out["dp"] = run_dp_bench(quick=not args.full, fwd_ms=args.fwd_ms, progress=True)
+        print(format_dp_table(out["dp"]), flush=True)
+    for setting in {"both": ("synthetic", "model"), "dp": ()}.get(args.setting, (args.setting,)):
         print(f"running {setting} grid ...", flush=True)
         out[setting] = run_bench(quick=not args.full, setting=setting, fwd_ms=args.fwd_ms, progress=True)
         print(format_table(out[setting]), flush=True)

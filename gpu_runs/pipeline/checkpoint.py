@@ -103,7 +103,8 @@ def latest_set(run_dir, P: int) -> int | None:
 
 #: options that may change between a run and its --resume (where to write, cadences, testing)
 RESUME_SAFE = ("out", "resume", "resume_set", "ckpt_every", "eval_every", "eval_batches", "timeout",
-               "quiet", "fault", "synthetic_ms", "diag_every", "diag_micro", "log_every", "compile")
+               "quiet", "fault", "synthetic_ms", "diag_every", "diag_micro", "log_every", "compile",
+               "dp")  # --dp: the same global batch, split over other replicas
 
 
 def run_identity(args, P: int) -> dict:

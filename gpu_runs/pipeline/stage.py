@@ -117,7 +117,8 @@ class StageEngine:
                  max_norm: float | None = None, clip_eps: float = 1e-6, clip_group=None,
                  device="cpu", on_progress: Callable | None = None,
                  compute_hook: Callable | None = None, val_batches: list | None = None,
-                 rule=None, tied: tuple | None = None, amp: bool = False):
+                 rule=None, tied: tuple | None = None, amp: bool = False,
+                 rank_of: Callable[[int], int] | None = None, grad_reduce: Callable | None = None):
         if update_params not in ("stash", "current"):
             raise ValueError(f"update_params must be 'stash' or 'current', got {update_params!r}")
         self.module, self.stage, self.P = module, stage, num_stages
@@ -127,6 +128,10 @@ class StageEngine:
         self.loss_scale, self.update_params = loss_scale, update_params
         self.rule = rule  # gpu_runs.pipeline.delay.DelayRule (2bw): opt is then its wrapper
         self.amp = amp  # bf16 autocast on CUDA, as gpu_runs.train does there
+        # --dp: a stage's global rank (gpu_runs.pipeline.data_parallel.Layout.rank_of) and the
+        # gradient averaging over its dp group, applied in R(t) before everything else
+        self.rank_of = rank_of or (lambda s: s)
+        self.grad_reduce = grad_reduce
         # pipedream: stage s forwards microbatch k on u_{max(0, k - tau_s)}
         self.tau = num_stages - 1 - stage if update_params == "current" else 0
         self.max_norm, self.clip_eps, self.clip_group = max_norm, clip_eps, clip_group
@@ -178,7 +183,7 @@ class StageEngine:
 
     # ------------------------------------------------------------------ comm
     def _send(self, t: torch.Tensor, dst: int, tag: int) -> None:
-        self.sends.append((dist.isend(t.contiguous(), dst, tag=tag), t))
+        self.sends.append((dist.isend(t.contiguous(), self.rank_of(dst), tag=tag), t))
         if len(self.sends) > 64:
             self._reap()
 
@@ -193,7 +198,7 @@ class StageEngine:
 
     def _recv(self, src: int, tag: int, shape: tuple | None = None) -> torch.Tensor:
         buf = torch.empty(shape or self.act_shape, dtype=self.act_dtype, device=self.device)
-        dist.irecv(buf, src, tag=tag).wait()
+        dist.irecv(buf, self.rank_of(src), tag=tag).wait()
         self.on_progress()
         return buf
 
@@ -281,6 +286,8 @@ class StageEngine:
         elif self.tied_role == "owner":
             w = g[self.tied_name]
             g = {**g, self.tied_name: w + self._recv(self.tied_peer, TAG_TIED_G, tuple(w.shape))}
+        if self.grad_reduce is not None:
+            g = self.grad_reduce(g)
         self.waiting.append((a.step, g))
         self._launch_ready()
 

@@ -3,7 +3,6 @@
 The design, the index alignment and the failure handling: the package docstring."""
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import sys
@@ -17,9 +16,10 @@ import torch.distributed as dist
 
 from gpu_runs.pipeline import diagnostics as pipeline_diag
 from gpu_runs.pipeline.args import build_parser, check_options
+from gpu_runs.pipeline import data_parallel as dpar
 from gpu_runs.pipeline.checkpoint import check_run_dir, load_resume, prune_stage, resume_step, save_stage
 from gpu_runs.pipeline.delay import DelayRule
-from gpu_runs.pipeline.llama import llama_problem, num_layers, run_config
+from gpu_runs.pipeline.llama import llama_problem, num_layers, run_config, train_config
 from gpu_runs.pipeline.problem import Problem
 from gpu_runs.pipeline.schedules import stage_actions, with_evals
 from gpu_runs.pipeline.stage import StageEngine, StageModule, split_layers
@@ -69,21 +69,26 @@ def fail(tag: str, msg: str, code: int = 1) -> None:
     os._exit(code)
 
 
-def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
-    """Build stage ``rank``, run the schedule, write log / checkpoint; returns a summary."""
+def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group, layout=None) -> dict:
+    """Build stage ``rank``, run the schedule, write log / checkpoint; returns a summary.
+    ``layout`` (--dp): the rank's place in the (dp, pp) grid; None is one replica. Only
+    replica 0 writes (log, config, checkpoints): the replicas are identical."""
+    layout = layout or dpar.Layout(1, P, rank, pp_group=clip_group)
+    D, writer = layout.dp, layout.replica == 0
     prob = make_problem(args)
-    device = torch.device(args.device if args.device != "cuda" else f"cuda:{rank % max(1, torch.cuda.device_count())}")
+    local = int(os.environ.get("LOCAL_RANK", layout.rank))
+    device = torch.device(args.device if args.device != "cuda" else f"cuda:{local % max(1, torch.cuda.device_count())}")
     ranges = split_layers(len(prob.model.layers), P)
     module = StageModule(prob.model, ranges[rank], rank == 0, rank == P - 1, prob.layer_fn).to(device)
     M = 1 if args.schedule == "pipedream" else args.microbatches
-    mb_rows = args.batch_size // M
+    mb_rows = args.batch_size // (D * M)
     cache: dict = {}
 
     def batch(mb: int):
         t, i = divmod(mb, M)
         if t not in cache:
             cache.clear()
-            cache[t] = prob.batch(t)
+            cache[t] = dpar.shard_rows(*prob.batch(t), layout.replica, D)
         x, y = cache[t]
         return x[i * mb_rows:(i + 1) * mb_rows], y[i * mb_rows:(i + 1) * mb_rows]
 
@@ -96,7 +101,7 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
     start = resume_step(args)
     tied = tied_role(prob.model, rank, P, args, M, eval_steps, start)
     own = {k: v for k, v in module.named_parameters() if not (tied and tied[0] == "user" and k == tied[1])}
-    opt = prob.build_opt(own)
+    opt = build_stage_opt(prob, args, own, layout)
     rule = None
     if args.schedule == "2bw":  # the trainer's delayed / error_feedback wrapper, per block
         rule = DelayRule(args.ef, args.sync_start, args.sync_cooldown, args.steps, args.dc_asgd)
@@ -107,38 +112,47 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
         delay = dict(zip("FB", (float(v) / 1e3 for v in args.synthetic_ms.split(","))))
         hook = lambda kind: time.sleep(delay[kind])
     acts = with_evals(actions_of(args, rank, P, start), args.schedule, M, [t for t in eval_steps if t >= start])
+    reduce_s = [0.0]  # seconds in the dp averaging since the last log record (the benchmark's share)
+
+    def reduce(g):
+        t0 = time.perf_counter()
+        g = dpar.average_gradients(g, layout.dp_group, D)
+        reduce_s[0] += time.perf_counter() - t0
+        return g
+
     engine = StageEngine(
         module, rank, P, opt, batch=batch, act_shape=(mb_rows, args.seq_len, prob.dim),
         loss_scale=1.0 / M, update_params="current" if args.schedule == "pipedream" else "stash",
         max_norm=prob.max_norm, clip_group=clip_group, device=device, on_progress=watchdog.beat,
         compute_hook=hook, val_batches=val, rule=rule,
-        tied=tied, amp=device.type == "cuda")
+        tied=tied, amp=device.type == "cuda", rank_of=layout.rank_of,
+        grad_reduce=reduce if D > 1 else None)
     if args.resume is not None:
         load_resume(engine, args, rank, P, M, start)
-    out = Path(args.out) if args.out else None
+    out = Path(args.out) if args.out and writer else None
     last = rank == P - 1
+    tag = f"[pipeline rank {layout.rank}/{D * P}]"
     log_f = None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         if last:
             log_f = open_log(out / "log.jsonl", start)
             if start:
-                print(f"[pipeline rank {rank}/{P}] resumed at step {start} from {args.resume} "
+                print(f"{tag} resumed at step {start} from {args.resume} "
                       f"({'final' if args.resume_set is None else 'periodic'} checkpoints)", flush=True)
             if args.ckpt_every != 0 and not args.quiet:
                 cad = "at every evaluation" if args.ckpt_every is None else f"every {args.ckpt_every} steps"
-                print(f"[pipeline rank {rank}/{P}] checkpoints: {out}/ckpt_step{{k}}_stage{{s}}.pt {cad}, "
+                print(f"{tag} checkpoints: {out}/ckpt_step{{k}}_stage{{s}}.pt {cad}, "
                       f"{out}/ckpt_stage{{s}}.pt at the end", flush=True)
             if args.model == "llama":
-                (out / "config.json").write_text(json.dumps(run_config(args, P), indent=1))
+                (out / "config.json").write_text(json.dumps(dict(run_config(args, P), dp=D), indent=1))
     snaps = pipeline_diag.Snapshots(out, rank, engine, args, start)
-    tag = f"[pipeline rank {rank}/{P}]"
     t_prev = time.perf_counter()
     tokens_per_step = args.batch_size * args.seq_len
 
     def on_action(a):
         nonlocal t_prev
-        if a.kind == "F" and fault is not None and fault[0] == rank and a.mb == fault[1] * M:
+        if a.kind == "F" and fault is not None and fault[0] == layout.rank and a.mb == fault[1] * M:
             if fault[2] == "raise":
                 raise RuntimeError(f"injected fault at step {fault[1]}")
             if fault[2] == "exit":
@@ -155,17 +169,19 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
             done_u.add(a.step) if a.kind == "U" else done_e.add(a.step)
             if a.step in done_u and (a.step in done_e or a.step not in eval_steps):
                 now = time.perf_counter()
-                rec = dict(step=a.step + 1, train_loss=engine.losses.pop(a.step), lr=float(prob.lr_at(a.step)),
+                loss = dpar.dp_mean(engine.losses.pop(a.step), layout.dp_group, D, device)
+                rec = dict(step=a.step + 1, train_loss=loss, lr=float(prob.lr_at(a.step)),
                            tokens=(a.step + 1) * tokens_per_step, step_time=now - t_prev,
                            grad_norm=engine.grad_norms[a.step], schedule=args.schedule, stages=P,
-                           microbatches=M)
+                           microbatches=M, dp=D, dp_allreduce_time=reduce_s[0])
+                reduce_s[0] = 0.0
                 if a.step in eval_steps:
                     rec["val_loss"] = engine.val_losses[a.step]
                 t_prev = now
                 if log_f is not None:
                     log_f.write(json.dumps(rec) + "\n")
                     log_f.flush()
-                if not args.quiet:
+                if not args.quiet and writer:
                     print(f"{tag} step {a.step:4d} loss {rec['train_loss']:.4f} "
                           f"({rec['step_time']*1e3:.0f} ms)", flush=True)
 
@@ -178,6 +194,15 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
     if log_f is not None:
         log_f.close()
     return dict(rank=rank, wall=wall, device=str(device))
+
+
+def build_stage_opt(prob, args, own: dict, layout):
+    """The stage's base optimizer; --optimizer muon with --dp > 1 shards its Newton-Schulz
+    over the stage's dp group (gpu_runs.pipeline.sharded_muon), the same update."""
+    if layout.dp > 1 and args.model == "llama" and args.optimizer == "muon":
+        from gpu_runs.pipeline import sharded_muon
+        return sharded_muon.base_optimizer(train_config(args), own, layout.dp_group, layout.dp)
+    return prob.build_opt(own)
 
 
 def open_log(path: Path, start: int):
@@ -234,10 +259,11 @@ def eval_steps_of(args) -> list[int]:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     args.device = resolve_device(args.device)
-    P = int(os.environ.get("WORLD_SIZE", "1"))
+    N = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
-    tag = f"[pipeline rank {rank}/{P}]"
+    tag = f"[pipeline rank {rank}/{N}]"
     try:
+        _, P = dpar.grid_shape(N, args.dp)
         validate_args(args, P, num_layers_of(args))
     except ValueError as e:
         print(f"{tag} refused: {e}", file=sys.stderr, flush=True)
@@ -245,21 +271,19 @@ def main(argv=None) -> int:
     watchdog = Watchdog(args.timeout, tag)
     backend = "nccl" if args.device.startswith("cuda") else "gloo"
     try:
-        timeout = datetime.timedelta(seconds=args.timeout)
-        dist.init_process_group(backend, rank=rank, world_size=P, timeout=timeout)
-        clip_group = dist.new_group(backend=backend, timeout=timeout)
+        layout = dpar.init_layout(args.dp, backend, args.timeout)
         watchdog.beat()
-        summary = run_stage(args, rank, P, watchdog, clip_group)
+        summary = run_stage(args, layout.stage, P, watchdog, layout.pp_group, layout)
         dist.barrier()
     except BaseException as e:  # noqa: BLE001 - every failure must end the process
         if not isinstance(e, (RuntimeError, ValueError, KeyboardInterrupt, FileNotFoundError)):
             traceback.print_exc()
         fail(tag, f"{type(e).__name__}: {e}")
     watchdog.done.set()
-    if not args.quiet and rank == P - 1:
+    if not args.quiet and rank == P - 1:  # the last stage of replica 0
         print(f"{tag} done: {args.steps} steps in {summary['wall']:.2f} s", flush=True)
     dist.destroy_process_group()
-    if args.diag_every and rank == P - 1:   # every stage's snapshots are on disk (barrier above)
+    if args.diag_every and rank == P - 1:  # replica 0's last stage   # every stage's snapshots are on disk (barrier above)
         pipeline_diag.measure(args.out, args, P, device=summary["device"], progress=not args.quiet)
     return 0
 

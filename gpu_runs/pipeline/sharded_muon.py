@@ -1,0 +1,131 @@
+"""Muon under data parallelism: Newton-Schulz once per matrix, sharded over the dp group.
+
+After the dp averaging every replica of a stage holds the same gradient, hence the same
+momentum and the same Nesterov blend u_t per matrix (docs/design.md §4):
+
+    d_t = -eta_t s(shape) NS(u_t) - eta_t lambda x_t.
+
+Computing NS(u_t) on every replica repeats the same work D times. Here matrix j is
+orthogonalised only by replica ``owner(j)`` (a greedy balance of the NS cost
+min(m, n) m n over the D replicas, the same on every rank), and the results are
+all-gathered, as distributed Muon implementations do. Everything else (momentum, scale,
+decay, the AdamW group) runs on every replica as before, so the state stays replicated and
+a stage checkpoint is the same whichever D wrote it.
+
+``ShardedSpectral`` is the ``lmo.geometry.Spectral`` geometry (method "ns") whose
+``lmo_many`` does the sharding; ``sharded_muon`` is ``lmo.muon.muon`` with it;
+``base_optimizer`` is ``gpu_runs.recipe.base_optimizer`` for ``--optimizer muon`` with it.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+import torch.distributed as dist
+
+from lmo.base import check_beta, check_mu
+from lmo.geometry import Spectral
+from lmo.lmo_momentum import lmo_momentum
+from lmo.muon_family import muon_ns_dtype
+
+
+def owners(shapes: Sequence[tuple], dp: int) -> list[int]:
+    """owner(j) for each matrix: largest NS cost first, each to the least loaded replica
+    (ties: the lower replica; cost min(m, n) m n per matrix of a (..., m, n) batch)."""
+    cost = []
+    for sh in shapes:
+        m, n = sh[-2], sh[-1]
+        batch = 1
+        for b in sh[:-2]:
+            batch *= b
+        cost.append(batch * min(m, n) * m * n)
+    load = [0] * dp
+    out = [0] * len(shapes)
+    for j in sorted(range(len(shapes)), key=lambda j: (-cost[j], j)):
+        r = min(range(dp), key=lambda r: (load[r], r))
+        out[j] = r
+        load[r] += cost[j]
+    return out
+
+
+class ShardedSpectral(Spectral):
+    """Spectral(method="ns") whose batched LMO runs NS on this rank's share and all-gathers."""
+
+    def __init__(self, group, dp: int, **kw):
+        super().__init__(method="ns", **kw)
+        self.group, self.dp = group, dp
+
+    def lmo_many(self, gs: Sequence[torch.Tensor]) -> list:
+        gs = list(gs)
+        if self.dp == 1 or not gs:
+            return super().lmo_many(gs)
+        me = dist.get_rank(self.group)
+        own = owners([tuple(g.shape) for g in gs], self.dp)
+        mine = [j for j in range(len(gs)) if own[j] == me]
+        res = dict(zip(mine, super().lmo_many([gs[j] for j in mine])))
+        dtype, device = gs[0].dtype, gs[0].device
+        if any(g.dtype != dtype for g in gs):
+            raise ValueError("ShardedSpectral.lmo_many: all matrices must share one dtype, got "
+                             f"{sorted({str(g.dtype) for g in gs})}")
+        sizes = [sum(gs[j].numel() for j in range(len(gs)) if own[j] == r) for r in range(self.dp)]
+        width = max(sizes)
+        flat = torch.zeros(width, dtype=dtype, device=device)
+        if mine:
+            flat[:sizes[me]] = torch.cat([res[j].reshape(-1) for j in mine])
+        parts = [torch.empty(width, dtype=dtype, device=device) for _ in range(self.dp)]
+        dist.all_gather(parts, flat, group=self.group)
+        out, offs = [None] * len(gs), [0] * self.dp
+        for j, g in enumerate(gs):
+            r, n = own[j], g.numel()
+            out[j] = parts[r][offs[r]:offs[r] + n].view_as(g)
+            offs[r] += n
+        return out
+
+
+def sharded_muon(lr, group, dp: int, momentum: float = 0.95, nesterov: bool = True,
+                 weight_decay: float = 0.1, ns_steps: int = 5, ns_coefficients="keller", eps: float = 1e-7,
+                 adjust_lr_fn: str | None = None, ns_dtype="auto", *, mu: float | None = None,
+                 init_momentum: str = "zero", ns_method: str = "standard"):
+    """``lmo.muon.muon`` (same keywords and defaults, NS only: no ``exact``) with the
+    Newton-Schulz step sharded over ``group`` of ``dp`` ranks."""
+    if mu is None:
+        check_beta(momentum, "momentum")
+        mu = 1.0 - momentum
+    else:
+        check_mu(mu)
+    if adjust_lr_fn not in (None, "original", "match_rms_adamw", "spectral"):
+        raise ValueError(f"adjust_lr_fn must be None, 'original', 'match_rms_adamw' or 'spectral', "
+                         f"got {adjust_lr_fn!r}")
+    geometry = ShardedSpectral(group, dp, ns_steps=ns_steps, ns_coefficients=ns_coefficients, eps=eps,
+                               ns_dtype=muon_ns_dtype(ns_dtype), ns_method=ns_method)
+    opt = lmo_momentum(lr, geometry, mu=mu, nesterov=nesterov, scale=adjust_lr_fn or "original",
+                       weight_decay=weight_decay, init_momentum=init_momentum, matrix_only=True,
+                       name="muon")
+    opt.hyper.update(momentum=1.0 - mu, ns_steps=ns_steps, ns_coefficients=repr(ns_coefficients),
+                     eps=eps, adjust_lr_fn=adjust_lr_fn, ns_dtype=str(geometry.ns_dtype), exact=False,
+                     ns_method=ns_method, sharded_dp=dp)
+    return opt
+
+
+def base_optimizer(tc, params: dict, group, dp: int):
+    """``gpu_runs.recipe.base_optimizer(tc, params)`` for ``tc.optimizer == "muon"`` (as
+    ``lmo.registry.build``: the matrices to Muon, the rest to AdamW at its default lr,
+    betas (0.9, 0.95), every group on the warmup-cosine schedule) with the sharded NS."""
+    from lmo.adamw import adamw
+    from lmo.partition import muon_labels, partition
+    from lmo.registry import default_lr
+    from gpu_runs.recipe import lr_schedule, peak_lr, resolve_ns_dtype
+
+    if tc.optimizer != "muon":
+        raise ValueError(f"sharded NS is for --optimizer muon, got {tc.optimizer!r}")
+    kw = dict(tc.opt_kwargs)
+    kw.setdefault("ns_dtype", getattr(torch, resolve_ns_dtype(tc.ns_dtype, tc.device)))
+    if tc.momentum is not None:
+        check_beta(tc.momentum, "momentum")
+        kw["mu"] = 1.0 - tc.momentum
+    labels = muon_labels(params)
+    rules = {"matrix": sharded_muon(lr_schedule(tc, peak_lr(tc)), group, dp, weight_decay=tc.weight_decay, **kw)}
+    if any(v == "other" for v in labels.values()):
+        rules["other"] = adamw(lr_schedule(tc, default_lr("adamw")), betas=(0.9, 0.95),
+                               weight_decay=tc.weight_decay)
+    return partition(rules, labels)
