@@ -36,11 +36,13 @@ def muon(lr: ScalarOrSchedule = 1e-3, momentum: float = 0.95, nesterov: bool = T
          weight_decay: float = 0.1, ns_steps: int = 5, ns_coefficients="keller",
          eps: float = 1e-7, adjust_lr_fn: str | None = None, ns_dtype="auto",
          exact: bool = False, *, mu: float | None = None, init_momentum: str = "zero",
-         ns_method: str = "standard"):
+         ns_method: str = "standard", geometry: Spectral | None = None):
     """Muon; keywords as torch.optim.Muon (``momentum`` is beta; ``mu`` overrides it as 1 - mu).
 
     ``ns_coefficients``: "keller" (3.4445, -4.7750, 2.0315), "polar_express", a tuple
-    (a, b, c) or a per-step list (see lmo.newton_schulz).
+    (a, b, c) or a per-step list (see lmo.newton_schulz). ``geometry``: a Spectral (subclass)
+    to use instead of the one the NS keywords build, e.g. one that shards Newton-Schulz
+    over data-parallel ranks (gpu_runs.pipeline.sharded_muon).
     """
     if mu is None:
         check_beta(momentum, "momentum")
@@ -51,9 +53,10 @@ def muon(lr: ScalarOrSchedule = 1e-3, momentum: float = 0.95, nesterov: bool = T
         raise ValueError(f"adjust_lr_fn must be None, 'original', 'match_rms_adamw' or 'spectral', "
                          f"got {adjust_lr_fn!r}")
     ns_dtype = muon_ns_dtype(ns_dtype)
-    geometry = Spectral(method="svd" if exact else "ns", ns_steps=ns_steps,
-                        ns_coefficients=ns_coefficients, eps=eps, ns_dtype=ns_dtype,
-                        ns_method=ns_method)
+    if geometry is None:
+        geometry = Spectral(method="svd" if exact else "ns", ns_steps=ns_steps,
+                            ns_coefficients=ns_coefficients, eps=eps, ns_dtype=ns_dtype,
+                            ns_method=ns_method)
     opt = lmo_momentum(lr, geometry, mu=mu, nesterov=nesterov, scale=adjust_lr_fn or "original",
                        weight_decay=weight_decay, init_momentum=init_momentum, matrix_only=True,
                        name="muon")

@@ -23,9 +23,9 @@ from typing import Sequence
 import torch
 import torch.distributed as dist
 
-from lmo.base import check_beta, check_mu
+from lmo.base import check_beta
 from lmo.geometry import Spectral
-from lmo.lmo_momentum import lmo_momentum
+from lmo.muon import muon
 from lmo.muon_family import muon_ns_dtype
 
 
@@ -82,28 +82,17 @@ class ShardedSpectral(Spectral):
         return out
 
 
-def sharded_muon(lr, group, dp: int, momentum: float = 0.95, nesterov: bool = True,
-                 weight_decay: float = 0.1, ns_steps: int = 5, ns_coefficients="keller", eps: float = 1e-7,
-                 adjust_lr_fn: str | None = None, ns_dtype="auto", *, mu: float | None = None,
-                 init_momentum: str = "zero", ns_method: str = "standard"):
-    """``lmo.muon.muon`` (same keywords and defaults, NS only: no ``exact``) with the
-    Newton-Schulz step sharded over ``group`` of ``dp`` ranks."""
-    if mu is None:
-        check_beta(momentum, "momentum")
-        mu = 1.0 - momentum
-    else:
-        check_mu(mu)
-    if adjust_lr_fn not in (None, "original", "match_rms_adamw", "spectral"):
-        raise ValueError(f"adjust_lr_fn must be None, 'original', 'match_rms_adamw' or 'spectral', "
-                         f"got {adjust_lr_fn!r}")
+def sharded_muon(lr, group, dp: int, *, ns_steps: int = 5, ns_coefficients="keller", eps: float = 1e-7,
+                 ns_dtype="auto", ns_method: str = "standard", **muon_kw):
+    """``lmo.muon`` (same keywords and defaults, NS only: no ``exact``) with the Newton-Schulz
+    step sharded over ``group`` of ``dp`` ranks (its geometry is a :class:`ShardedSpectral`)."""
+    if muon_kw.get("exact"):
+        raise ValueError("exact: the sharded Muon orthogonalizes by Newton-Schulz only")
     geometry = ShardedSpectral(group, dp, ns_steps=ns_steps, ns_coefficients=ns_coefficients, eps=eps,
                                ns_dtype=muon_ns_dtype(ns_dtype), ns_method=ns_method)
-    opt = lmo_momentum(lr, geometry, mu=mu, nesterov=nesterov, scale=adjust_lr_fn or "original",
-                       weight_decay=weight_decay, init_momentum=init_momentum, matrix_only=True,
-                       name="muon")
-    opt.hyper.update(momentum=1.0 - mu, ns_steps=ns_steps, ns_coefficients=repr(ns_coefficients),
-                     eps=eps, adjust_lr_fn=adjust_lr_fn, ns_dtype=str(geometry.ns_dtype), exact=False,
-                     ns_method=ns_method, sharded_dp=dp)
+    opt = muon(lr, ns_steps=ns_steps, ns_coefficients=ns_coefficients, eps=eps, ns_dtype=ns_dtype,
+               ns_method=ns_method, geometry=geometry, **muon_kw)
+    opt.hyper.update(ns_dtype=str(geometry.ns_dtype), sharded_dp=dp)
     return opt
 
 
