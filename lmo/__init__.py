@@ -18,7 +18,9 @@ A short tour::
   ``next_applied(state)`` (d_{t-tau}, EF: 2 d_{t-1} - d_{t-2}), ``virtual_offset(state)``
   (y_t - x_t). PipeDream's stale-point model: ``pipedream_delays``, ``contiguous_stages``
   and the pure history ``history_init`` / ``history_push`` / ``mixed_point``
-  (``ParamHistory``: the same as a mutable object).
+  (``ParamHistory``: the same as a mutable object). The variants' names, used by every
+  package: ``VARIANTS`` = sync, 2bw, ef, pipedream (``lmo.variants``: ``MODES``, ``ONE_STEP``,
+  ``variant_of(mode, ef)``, ``mode_of(variant)``).
 - Geometries: ``Spectral`` (Muon's), ``Frobenius``, ``Sign``, ``L2``, ``RMSToRMS``,
   ``ColNorm``, ``RowNorm``; each has ``norm``, ``dual_norm``, ``lmo`` and ``rho``.
 - Newton-Schulz: ``newton_schulz(G)`` (``method="gram"`` for Gram NS; the module
@@ -53,6 +55,7 @@ from lmo.schedules import constant, warmup_cosine
 from lmo.sign import lion, signum
 from lmo.soap import soap
 from lmo.torch_adapter import TorchOptimizer
+from lmo.variants import VARIANTS, mode_of, variant_of
 
 __all__ = [
     # optimizers
@@ -62,6 +65,8 @@ __all__ = [
     "delayed", "error_feedback", "DelayState", "ErrorFeedbackState", "next_applied", "virtual_offset",
     "flush_applied", "ParamHistory", "StaleHistory", "history_init", "history_push", "mixed_point",
     "history_state_dict", "history_load", "pipedream_delays", "contiguous_stages",
+    # the variant names every package uses (lmo.variants)
+    "VARIANTS", "variant_of", "mode_of",
     # geometries
     "Geometry", "Spectral", "Frobenius", "Sign", "L2", "RMSToRMS", "ColNorm", "RowNorm",
     "get_geometry",
