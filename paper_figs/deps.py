@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import gpu_runs.pipeline_bench
-import gpu_runs.train
 import theory.rates
 import verify.figures
 import verify.report
+# from-import: ``gpu_runs.train`` as an attribute is the function (gpu_runs/__init__ exports it)
+from gpu_runs.train import TrainConfig, train
 
 
 class Unavailable(RuntimeError):
@@ -23,8 +24,8 @@ class Unavailable(RuntimeError):
 
 
 REAL: dict[str, Any] = {
-    "train": gpu_runs.train.train,
-    "TrainConfig": gpu_runs.train.TrainConfig,
+    "train": train,
+    "TrainConfig": TrainConfig,
     "make_theory_figures": verify.figures.make_theory_figures,
     "run_report": verify.report.run_report,
     "delay_price": theory.rates.delay_price,
