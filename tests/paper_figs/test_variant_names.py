@@ -16,3 +16,10 @@ def test_every_package_uses_the_one_list():
         s = common.variant(p, "adamw", v, seed=0)
         assert variant_of(s["mode"], bool(s.get("ef"))) == v
         assert predict.variant(dict(s, ef=bool(s.get("ef")))) == v
+
+
+def test_the_papers_losses_are_keyed_by_the_same_names():
+    from paper_figs import paper_numbers as pn
+
+    for row in pn.LOSSES.values():
+        assert tuple(row) == ONE_STEP
