@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpu_runs.pipeline_launch import free_port
+from gpu_runs.pipeline.launch import free_port
 
 SCHEDULES = ("gpipe", "1f1b")
 
@@ -160,7 +160,7 @@ def _worker(cfg_path: str) -> int:
     import lmo
     from gpu_runs.data import Batcher, get_corpus
     from gpu_runs.model import Llama, get_config
-    from gpu_runs.pipeline_stage import split_layers
+    from gpu_runs.pipeline.stage import split_layers
 
     a = argparse.Namespace(**json.loads(Path(cfg_path).read_text()))
     torch.set_num_threads(1)
@@ -202,8 +202,8 @@ def _worker(cfg_path: str) -> int:
     loss_fn = lambda logits, y: F.cross_entropy(logits.flatten(0, -2).float(), y.flatten())  # noqa: E731
     sched = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}[a.schedule](stage, n_microbatches=a.microbatches,
                                                                         loss_fn=loss_fn)
-    opt = lmo.build(a.optimizer, own, lr=lmo.warmup_cosine(a.lr, a.steps, a.warmup_frac, a.final_frac),
-                    weight_decay=a.weight_decay)
+    opt = lmo.build(a.optimizer, own, lr=a.lr, weight_decay=a.weight_decay,
+                    schedule=lambda peak: lmo.warmup_cosine(peak, a.steps, a.warmup_frac, a.final_frac))
     state = opt.init({k: v.detach() for k, v in own.items()})
     batcher = Batcher(corpus.train, a.batch_size, a.seq_len, a.seed)
     losses, times = [], []
