@@ -66,6 +66,12 @@ def _check_delays(delays: Mapping[str, int]) -> None:
         check_int(tau, f"delays['{k}']")
 
 
+def _check_blocks(blocks, params) -> None:
+    missing = set(blocks) - set(params)
+    if missing:
+        raise KeyError(f"params: missing blocks {sorted(missing)[:5]} of the delay map")
+
+
 def history_init(delays: Mapping[str, int]) -> StaleHistory:
     """The empty history (t = 0) of the blocks of ``delays`` (name -> tau_k)."""
     _check_delays(delays)
@@ -76,9 +82,7 @@ def history_push(hist: StaleHistory, params: Mapping[str, torch.Tensor],
                  delays: Mapping[str, int]) -> StaleHistory:
     """The history after recording x_t = ``params`` (once per step, after the gradient at
     step t was taken): past[k] <- (past[k] + (x^k_t,))[-tau_k:]. Inputs are not mutated."""
-    missing = set(delays) - set(params)
-    if missing:
-        raise KeyError(f"params: missing blocks {sorted(missing)[:5]} of the delay map")
+    _check_blocks(delays, params)
     return StaleHistory({k: ((hist.past[k] + (params[k].detach().clone(),))[-tau:] if tau else ())
                          for k, tau in delays.items()})
 
@@ -86,9 +90,7 @@ def history_push(hist: StaleHistory, params: Mapping[str, torch.Tensor],
 def mixed_point(hist: StaleHistory, params: Mapping[str, torch.Tensor]) -> dict:
     """z^k = x^k_{t - tau_k} for the current iterate x_t = ``params`` (x_{<0} = x_0): the
     oldest recorded iterate of block k, or x^k_t itself when none is recorded (tau_k = 0)."""
-    missing = set(hist.past) - set(params)
-    if missing:
-        raise KeyError(f"params: missing blocks {sorted(missing)[:5]} of the delay map")
+    _check_blocks(hist.past, params)
     out = {}
     for k, v in params.items():
         h = hist.past.get(k, ())
