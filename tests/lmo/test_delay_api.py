@@ -13,36 +13,35 @@ from lmo.sign import signum
 from lmo_toy import make
 
 
-def _inner_updates(inner, x_traj, grad):
-    """d_0 .. d_{T-1} of ``inner`` recomputed from the wrapper's own trajectory x_0 .. x_{T-1}."""
-    if not x_traj:
-        return []
-    s, out = inner.init(x_traj[0]), []
-    for x in x_traj:
-        d, s = inner.update(grad(x), s, x)
-        out.append(d)
-    return out
+def _wrapped_run(wrap, seed, steps):
+    """``steps`` steps of ``wrap(inner)`` on a toy problem; returns (state after them, d_j):
+    d_j = inner update at x_j, recomputed by the inner optimizer alone from the wrapper's
+    trajectory, with d_{<0} = 0."""
+    x0, grad = make(seed)
+    inner = signum(0.05, momentum=0.8, weight_decay=0.1)
+    opt = wrap(inner)
+    x, s, xs = dict(x0), opt.init(x0), []
+    for _ in range(steps):
+        xs.append(x)
+        u, s = opt.update(grad(x), s, x)
+        x = apply_updates(x, u)
+    s_in, d = inner.init(x0), []
+    for x in xs:
+        dj, s_in = inner.update(grad(x), s_in, x)
+        d.append(dj)
+    zero = {k: torch.zeros_like(v) for k, v in x0.items()}
+    return s, (lambda j: d[j] if j >= 0 else zero)
 
 
 @settings(deadline=None, max_examples=25)
 @given(tau=st.integers(1, 3), seed=st.integers(0, 50), steps=st.integers(0, 7))
 def test_delayed_next_applied_and_offset_are_the_pending_queue(tau, seed, steps):
     """After t updates: a_t = d_{t-tau}, y_t - x_t = d_{t-tau} + ... + d_{t-1} (d_{<0} = 0)."""
-    x0, grad = make(seed)
-    inner = signum(0.05, momentum=0.8, weight_decay=0.1)
-    opt = lmo.delayed(inner, tau)
-    x, s, xs = dict(x0), opt.init(x0), []
-    for _ in range(steps):
-        xs.append(x)
-        u, s = opt.update(grad(x), s, x)
-        x = apply_updates(x, u)
-    d = _inner_updates(inner, xs, grad)
-    zero = {k: torch.zeros_like(v) for k, v in x0.items()}
-    at = lambda i: d[i] if i >= 0 else zero  # noqa: E731
+    s, at = _wrapped_run(lambda inner: lmo.delayed(inner, tau), seed, steps)
     nxt, off = lmo.next_applied(s), lmo.virtual_offset(s)
-    for k in x0:
+    for k in nxt:
         torch.testing.assert_close(nxt[k], at(steps - tau)[k], rtol=0, atol=0)
-        want = sum((at(steps - j)[k] for j in range(1, tau + 1)), torch.zeros_like(x0[k]))
+        want = sum((at(steps - j)[k] for j in range(1, tau + 1)), torch.zeros_like(nxt[k]))
         torch.testing.assert_close(off[k], want, rtol=1e-12, atol=1e-12)
 
 
@@ -50,18 +49,9 @@ def test_delayed_next_applied_and_offset_are_the_pending_queue(tau, seed, steps)
 @given(seed=st.integers(0, 50), steps=st.integers(0, 7))
 def test_ef_next_applied_is_two_d_prev_minus_d_prev2(seed, steps):
     """After t updates: a_t = 2 d_{t-1} - d_{t-2}, y_t - x_t = d_{t-1} - d_{t-2}."""
-    x0, grad = make(seed)
-    inner = signum(0.05, momentum=0.8, weight_decay=0.1)
-    opt = lmo.error_feedback(inner)
-    x, s, xs = dict(x0), opt.init(x0), []
-    for _ in range(steps):
-        xs.append(x)
-        u, s = opt.update(grad(x), s, x)
-        x = apply_updates(x, u)
-    d = _inner_updates(inner, xs, grad)
-    at = lambda i: d[i] if i >= 0 else {k: torch.zeros_like(v) for k, v in x0.items()}  # noqa: E731
+    s, at = _wrapped_run(lmo.error_feedback, seed, steps)
     nxt, off = lmo.next_applied(s), lmo.virtual_offset(s)
-    for k in x0:
+    for k in nxt:
         torch.testing.assert_close(nxt[k], 2 * at(steps - 1)[k] - at(steps - 2)[k], rtol=0, atol=0)
         torch.testing.assert_close(off[k], at(steps - 1)[k] - at(steps - 2)[k], rtol=0, atol=0)
 
