@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import gpu_runs.pipeline_bench
 import theory.rates
 import verify.figures
 import verify.report
-# from-import: ``gpu_runs.train`` as an attribute is the function (gpu_runs/__init__ exports it)
-from gpu_runs.train import TrainConfig, train
+from gpu_runs.pipeline.bench import run_bench
+from gpu_runs.recipe import TrainConfig
+from gpu_runs.train import train  # (the attribute gpu_runs.train is this function, not the module)
 
 
 class Unavailable(RuntimeError):
@@ -29,7 +29,7 @@ REAL: dict[str, Any] = {
     "make_theory_figures": verify.figures.make_theory_figures,
     "run_report": verify.report.run_report,
     "delay_price": theory.rates.delay_price,
-    "run_bench": gpu_runs.pipeline_bench.run_bench,
+    "run_bench": run_bench,
 }
 # optional: the leading-order delay price is drawn beside the exact one when theory has it
 if hasattr(theory.rates, "delay_price_leading"):
