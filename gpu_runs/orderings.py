@@ -25,6 +25,7 @@ from __future__ import annotations
 import statistics
 from itertools import combinations
 
+from lmo.variants import EF, SYNC, TWO_BW
 from theory import registry
 
 IDENTITY_FIELDS = ("optimizer", "lr", "momentum", "mode", "schedule", "ef", "out", "resume", "ckpt_every",
@@ -47,14 +48,14 @@ def cells(runs: list[dict]) -> list[dict]:
         by.setdefault((r["optimizer"], r["lr"], r["beta"], r["rest"]), {})[r["variant"]] = r
     out = []
     for (opt, lr, beta, rest), vs in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
-        if "sync" not in vs or not ({"2bw", "ef"} & set(vs)):
+        if SYNC not in vs or not ({TWO_BW, EF} & set(vs)):
             continue
         c = dict(optimizer=opt, lr=lr, beta=beta, rest=rest, runs=vs)
-        s = vs["sync"]
-        for v in ("2bw", "ef"):
+        s = vs[SYNC]
+        for v in (TWO_BW, EF):
             if v in vs and vs[v]["final_val"] is not None and s["final_val"] is not None:
                 c[f"gap_{v}"] = vs[v]["final_val"] - s["final_val"]
-        c.update(predicted(s, vs.get("ef")))
+        c.update(predicted(s, vs.get(EF)))
         out.append(c)
     return out
 
@@ -100,9 +101,9 @@ def sweep_orderings(cs: list[dict], along: str) -> list[dict]:
         if len({c[along] for c in g}) < 2:
             continue
         g = sorted(g, key=lambda c: c[along])
-        Ls = [c["runs"]["sync"]["consts"]["L"] for c in g if c["runs"]["sync"].get("consts")]
+        Ls = [c["runs"][SYNC]["consts"]["L"] for c in g if c["runs"][SYNC].get("consts")]
         if Ls:   # one global L for the whole sweep (A2)
-            g = [dict(c, **predicted(c["runs"]["sync"], c["runs"].get("ef"), max(Ls))) for c in g]
+            g = [dict(c, **predicted(c["runs"][SYNC], c["runs"].get(EF), max(Ls))) for c in g]
         meas = concordance([(c[along], c["gap_2bw"]) for c in g], increasing)
         pkey = "pi_2bw" if along == "lr" else "pi_2bw_rel"
         pred = concordance([(c[along], c[pkey]) for c in g if pkey in c], increasing)

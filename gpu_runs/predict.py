@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from lmo.presets import DEFAULT_MOMENTUM
+from lmo.variants import EF, SYNC, TWO_BW, variant_of
 from theory import registry
 
 from gpu_runs import orderings as od, seed_noise as sn
@@ -31,13 +32,12 @@ from gpu_runs.cli import show_defaults
 from gpu_runs.orderings import median_or_none, rest_key
 from gpu_runs.recipe import TrainConfig, peak_lr
 
-BOUND_OF = {"sync": "derived_sync_lemma", "2bw": "derived_delayed_lemma_x", "ef": "derived_ef_lemma_trajectory"}
+BOUND_OF = {SYNC: "derived_sync_lemma", TWO_BW: "derived_delayed_lemma_x", EF: "derived_ef_lemma_trajectory"}
 
 
 def variant(cfg: dict) -> str:
-    if cfg["mode"] == "2bw":
-        return "ef" if cfg["ef"] else "2bw"
-    return "sync" if cfg["mode"] == "sync" else cfg["mode"]
+    """The run's variant name (lmo.variants): its mode, or ef for 2bw with ef."""
+    return variant_of(cfg["mode"], bool(cfg.get("ef")))
 
 
 def load_run(run_dir: Path) -> tuple[dict, list]:

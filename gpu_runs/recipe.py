@@ -18,15 +18,13 @@ from lmo.chain import chain, clip_by_global_norm
 from lmo.delay import delayed
 from lmo.error_feedback import error_feedback
 from lmo.newton_schulz import choose_ns_dtype
-from lmo.pipedream import ParamHistory, pipedream_delays
+from lmo.pipedream import history_init, pipedream_delays
 from lmo.presets import DEFAULT_LR
 from lmo.registry import OPTIMIZERS
 from lmo.schedules import warmup_cosine
+from lmo.variants import MODES  # sync | 2bw | pipedream (ef = 2bw + ef=True): named once in lmo
 
 from gpu_runs.model import CONFIGS, Llama, get_config, stage_of_params
-
-MODES = ("sync", "2bw", "pipedream")
-
 
 #: one line of help per TrainConfig field: the command lines' options are generated from the
 #: fields with these texts (gpu_runs.cli.add_config_options), so their defaults are the fields'
@@ -215,9 +213,11 @@ def build_optimizer(cfg: TrainConfig, params: dict, stage_of: dict | None = None
 
 
 def make_history(cfg: TrainConfig, model: Llama, params: dict):
-    """PipeDream stale-point model: per-parameter delays from the layer split, and the history."""
+    """PipeDream stale-point model: per-parameter delays tau_k from the layer split, and the
+    empty history (``lmo.pipedream.StaleHistory``, a pure state: the loop threads it through
+    ``history_push`` / ``mixed_point`` as it threads the optimizer state). Returns (hist, delays)."""
     delays = pipedream_delays(stage_of_params(model, cfg.stages), cfg.stages)
-    return ParamHistory(delays), delays
+    return history_init(delays), delays
 
 
 def loss_fn(model: Llama, compile: bool = False, aux: bool = True):

@@ -19,13 +19,14 @@ import sys
 from pathlib import Path
 
 from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM
+from lmo.variants import ONE_STEP, mode_of
 
 from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.progress import UnitProgress
 from gpu_runs.recipe import TrainConfig
 from gpu_runs.train import USER_ERRORS, train
 
-VARIANTS = ("sync", "2bw", "ef")
+VARIANTS = ONE_STEP   # sync, 2bw, ef (lmo.variants)
 #: TrainConfig fields that are sweep options (gpu_runs.cli.add_config_options)
 SHARED = ("config", "steps", "batch_size", "seq_len", "eval_every", "eval_batches", "diag_every",
           "ckpt_every", "seed", "data", "device")
@@ -66,7 +67,7 @@ def train_config(point: dict, out: Path, base: dict):
     """The TrainConfig of one grid point (``base``: the shared TrainConfig fields)."""
     v = point["variant"]
     return TrainConfig(optimizer=point["optimizer"], lr=point["lr_mult"] * float(DEFAULT_LR[point["optimizer"]]),
-                       momentum=point["beta"], mode="sync" if v == "sync" else "2bw", ef=v == "ef",
+                       momentum=point["beta"], **mode_of(v),
                        out=str(out), **base)
 
 
@@ -113,7 +114,7 @@ def main(argv=None) -> int:
     p.add_argument("--optimizers", default="adamw,muon", help="comma-separated lmo.registry names")
     p.add_argument("--lr-mults", type=floats, default=[0.5, 1.0, 2.0], help="multiples of the preset lr")
     p.add_argument("--momenta", type=floats, default=[], help="primary momenta beta for the momentum sweep")
-    p.add_argument("--variants", default="sync,2bw,ef", help="comma-separated subset of sync,2bw,ef")
+    p.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated subset of {','.join(VARIANTS)}")
     fields = add_config_options(p, SHARED, defaults=SWEEP_SCALE)
     p.add_argument("--dry-run", action="store_true", help="print the grid and exit")
     show_defaults(p)

@@ -36,6 +36,7 @@ from pathlib import Path
 import torch
 
 from lmo.base import apply_updates, load_state_dict, state_dict
+from lmo.pipedream import history_load, history_push, history_state_dict, mixed_point
 
 from gpu_runs import checkpoint
 from gpu_runs.cli import add_config_options, show_defaults
@@ -101,7 +102,7 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
             params = {k: blob["params"][k].to(dev) for k in params}
             state = load_state_dict(state, blob["opt"])
             if history is not None:
-                history.load_state_dict(blob["history"])
+                history = history_load(blob["history"], delays)
             start, log = int(blob["step"]), json.loads(blob["log"])
             say(f"[gpu_runs.train] resumed at step {start} from {ck}")
         else:
@@ -123,14 +124,14 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
     for t in range(start, cfg.steps):
         t0 = time.perf_counter()
         x, y = batcher.batch(t)
-        point = history.mixed_point(params) if history is not None else params
+        point = mixed_point(history, params) if history is not None else params
         loss, grads = loss_and_grads(model, point, x, y, amp, fn)
         routing = routing_stats(model) if mcfg.n_experts else None   # this step's batch, not validation's
         lr_t = float(sched(t))
         prev, state_prev = params, state          # pure update: the old state stays valid
         updates, state = opt.update(grads, state, params)
         if history is not None:
-            history.push(params)                     # remember x_t
+            history = history_push(history, params, delays)   # remember x_t
         params = apply_updates(params, updates)
         if dev.type == "cuda":
             torch.cuda.synchronize()
@@ -162,7 +163,7 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
         if out and ckpt_due(cfg, step, bool(is_eval)):
             checkpoint.save_checkpoint(out / "ckpt.pt", dict(
                 params={k: v.detach().cpu() for k, v in params.items()}, opt=state_dict(state),
-                history=history.state_dict() if history is not None else {}, step=step,
+                history=history_state_dict(history) if history is not None else {}, step=step,
                 log=json.dumps(log), config=json.dumps(dataclasses.asdict(cfg))))
     vals = [r["val_loss"] for r in log if "val_loss" in r]
     final = vals[-1] if vals else evaluate(model, params, vbatches, amp, efn)

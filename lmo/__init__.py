@@ -14,8 +14,13 @@ A short tour::
   geometry)``; ``build(name, params)`` makes a whole-model optimizer by name (matrix
   optimizers get the hidden matrices, AdamW the rest).
 - Delay (docs/design.md §4): ``delayed(opt, tau)`` applies d_{t-tau}; ``error_feedback(opt)``
-  adds the EF correction; ``ParamHistory``, ``pipedream_delays``, ``contiguous_stages`` give
-  PipeDream's per-stage delays.
+  adds the EF correction; what either applies next is a function of its state alone:
+  ``next_applied(state)`` (d_{t-tau}, EF: 2 d_{t-1} - d_{t-2}), ``virtual_offset(state)``
+  (y_t - x_t). PipeDream's stale-point model: ``pipedream_delays``, ``contiguous_stages``
+  and the pure history ``history_init`` / ``history_push`` / ``mixed_point``
+  (``ParamHistory``: the same as a mutable object). The variants' names, used by every
+  package: ``VARIANTS`` = sync, 2bw, ef, pipedream (``lmo.variants``: ``MODES``, ``ONE_STEP``,
+  ``variant_of(mode, ef)``, ``mode_of(variant)``).
 - Geometries: ``Spectral`` (Muon's), ``Frobenius``, ``Sign``, ``L2``, ``RMSToRMS``,
   ``ColNorm``, ``RowNorm``; each has ``norm``, ``dual_norm``, ``lmo`` and ``rho``.
 - Newton-Schulz: ``newton_schulz(G)`` (``method="gram"`` for Gram NS; the module
@@ -30,8 +35,8 @@ from lmo.adamw import adamw
 from lmo.adan import adan
 from lmo.base import Optimizer, apply_updates, load_state_dict, state_dict
 from lmo.chain import chain, clip_by_global_norm
-from lmo.delay import delayed
-from lmo.error_feedback import error_feedback
+from lmo.delay import DelayState, delayed, flush_applied, next_applied, virtual_offset
+from lmo.error_feedback import ErrorFeedbackState, error_feedback
 from lmo.geometry import (ColNorm, Frobenius, Geometry, L2, RMSToRMS, RowNorm, Sign, Spectral,
                           get_geometry)
 from lmo.lmo_momentum import lmo_momentum
@@ -43,19 +48,25 @@ from lmo.newton_schulz import choose_ns_dtype, ns_inexactness, polar
 from lmo.normalized_sgd import normalized_sgd
 from lmo.normuon import normuon
 from lmo.partition import muon_labels, partition
-from lmo.pipedream import ParamHistory, contiguous_stages, pipedream_delays
+from lmo.pipedream import (ParamHistory, StaleHistory, contiguous_stages, history_init, history_load,
+                           history_push, history_state_dict, mixed_point, pipedream_delays)
 from lmo.registry import OPTIMIZERS, build
 from lmo.schedules import constant, warmup_cosine
 from lmo.sign import lion, signum
 from lmo.soap import soap
 from lmo.torch_adapter import TorchOptimizer
+from lmo.variants import VARIANTS, mode_of, variant_of
 
 __all__ = [
     # optimizers
     "muon", "normuon", "adamuon", "adamw", "nadam", "adan", "mars", "soap", "lion", "signum",
     "normalized_sgd", "lmo_momentum", "build", "OPTIMIZERS",
     # delay wrappers and PipeDream helpers
-    "delayed", "error_feedback", "ParamHistory", "pipedream_delays", "contiguous_stages",
+    "delayed", "error_feedback", "DelayState", "ErrorFeedbackState", "next_applied", "virtual_offset",
+    "flush_applied", "ParamHistory", "StaleHistory", "history_init", "history_push", "mixed_point",
+    "history_state_dict", "history_load", "pipedream_delays", "contiguous_stages",
+    # the variant names every package uses (lmo.variants)
+    "VARIANTS", "variant_of", "mode_of",
     # geometries
     "Geometry", "Spectral", "Frobenius", "Sign", "L2", "RMSToRMS", "ColNorm", "RowNorm",
     "get_geometry",

@@ -15,6 +15,12 @@ applies d_{-1} = 0); after that shift the trajectories coincide (tests/lmo/test_
 ``delay`` may be a mapping name -> tau (per-block delays). The pending updates are a
 queue in the state (oldest first), so a checkpoint loses nothing.
 
+What is applied is a function of the state alone, the one formula that the wrapper's
+``update``, the trainer and the pipeline (``gpu_runs.pipeline.delay``) all call:
+:func:`next_applied` (a_t of an asynchronous step: d_{t-tau}; EF: 2 d_{t-1} - d_{t-2}),
+:func:`virtual_offset` (y_t - x_t) and :func:`flush_applied` (a synchronous step:
+a_t = (y_t - x_t) + d_t).
+
 Mitigations (the paper's baselines):
 
 - ``sync_start=K``: steps t < K apply d_t at once. At t = K nothing is pending, so that
@@ -40,11 +46,23 @@ from lmo.base import Optimizer, check_nonneg, check_same_keys, step_counter, che
 
 
 class DelayState(NamedTuple):
-    """inner optimizer state; pending updates per name (tuple, oldest first); step t."""
+    """inner optimizer state; pending updates per name (tuple, oldest first); step t.
+
+    After t updates ``pending[k]`` holds d_{t-tau}, ..., d_{t-1} (d_{<0} = 0)."""
 
     inner: object
     pending: dict
     step: torch.Tensor
+
+    def next_applied(self) -> dict:
+        """a_t = d_{t-tau}: the oldest pending update, what an asynchronous step t applies
+        (docs/design.md §4); None for a block with tau = 0 (its a_t = d_t needs g_t)."""
+        return {k: (q[0] if q else None) for k, q in self.pending.items()}
+
+    def offset(self) -> dict:
+        """y_t - x_t = d_{t-tau} + ... + d_{t-1} (the pending updates); None where tau = 0."""
+        return {k: (None if not q else (q[0] if len(q) == 1 else sum(q[1:], q[0])))
+                for k, q in self.pending.items()}
 
 
 def _check_delay(delay) -> None:
@@ -71,6 +89,43 @@ def phase(step: int, sync_start: int, sync_cooldown: int, total_steps) -> str:
     return "async"
 
 
+def next_applied(state) -> dict:
+    """The displacement a_t that an asynchronous step t applies, from the state after t
+    updates alone (docs/design.md §4), for the state of :func:`delayed` or
+    :func:`lmo.error_feedback.error_feedback`::
+
+        delayed:  a_t = d_{t-tau}                 EF:  a_t = 2 d_{t-1} - d_{t-2}
+
+    It does not depend on g_t, so a pipeline can create x_{t+1} = x_t + a_t before step t's
+    gradient exists (2BW calls it right after U(t-1)). A synchronous step (sync_start /
+    sync_cooldown) applies :func:`flush_applied` instead, which needs d_t."""
+    return _method(state, "next_applied")()
+
+
+def virtual_offset(state) -> dict:
+    """y_t - x_t from the state after t updates (docs/design.md §4)::
+
+        delayed:  y_t - x_t = d_{t-tau} + ... + d_{t-1}      EF:  y_t - x_t = d_{t-1} - d_{t-2}
+
+    None for a block with tau = 0 (y = x there). DC-ASGD corrects towards it, and
+    ``opt.virtual_iterate(x, state)`` is x + this offset."""
+    return _method(state, "offset")()
+
+
+def flush_applied(offset, d) -> dict:
+    """The step of a synchronous phase: x_{t+1} = y_t + d_t, i.e. a_t = (y_t - x_t) + d_t,
+    the same for delayed and EF (the pending part is applied, nothing is lost or doubled)."""
+    return {k: d[k] if offset[k] is None else offset[k] + d[k] for k in d}
+
+
+def _method(state, name):
+    fn = getattr(state, name, None)
+    if not callable(fn):
+        raise TypeError(f"state: expected the state of lmo.delayed or lmo.error_feedback, "
+                        f"got {type(state).__name__}")
+    return fn
+
+
 def dc_correct(grads, offset, lam: float) -> dict:
     """DC-ASGD: g + lambda * g * g * offset, elementwise (offset = y_t - x_t)."""
     if not lam:
@@ -95,37 +150,25 @@ def delayed(opt: Optimizer, delay=1, *, sync_start: int = 0, sync_cooldown: int 
         pending = {k: tuple(torch.zeros_like(v) for _ in range(tau_of(k))) for k, v in params.items()}
         return DelayState(opt.init(params), pending, step_counter())
 
-    def offset(state):
-        """y_t - x_t = sum of the pending updates."""
-        out = {}
-        for k, q in state.pending.items():
-            out[k] = None if not q else (q[0] if len(q) == 1 else sum(q[1:], q[0]))
-        return out
-
     def update(grads, state, params=None):
         check_same_keys(grads, state.pending, "grads and delay queue")
         # finiteness is checked by the inner optimizer before it computes anything
         t = int(state.step)
-        off = offset(state)   # views for tau = 1: no copy
+        off = state.offset()   # views for tau = 1: no copy
         if dc_asgd:
             grads = dc_correct(grads, {k: o if o is not None else torch.zeros_like(grads[k])
                                        for k, o in off.items()}, dc_asgd)
         d, inner = opt.update(grads, state.inner, params)
-        sync = phase(t, sync_start, sync_cooldown, total_steps) == "sync"
-        applied, pending = {}, {}
-        for k, q in state.pending.items():
-            if not q:                                   # tau = 0 for this block
-                applied[k], pending[k] = d[k], q
-            elif sync:                                  # flush: x_{t+1} = y_t + d_t
-                applied[k] = off[k] + d[k]
-                pending[k] = tuple(torch.zeros_like(x) for x in q)
-            else:
-                applied[k] = q[0]
-                pending[k] = q[1:] + (d[k],)
+        if phase(t, sync_start, sync_cooldown, total_steps) == "sync":   # flush: x_{t+1} = y_t + d_t
+            pending = {k: tuple(torch.zeros_like(x) for x in q) for k, q in state.pending.items()}
+            return flush_applied(off, d), DelayState(inner, pending, state.step + 1)
+        nxt = state.next_applied()
+        applied = {k: d[k] if nxt[k] is None else nxt[k] for k in state.pending}   # tau = 0: d_t
+        pending = {k: q[1:] + (d[k],) if q else q for k, q in state.pending.items()}
         return applied, DelayState(inner, pending, state.step + 1)
 
     def virtual(params, state):
-        off = offset(state)
+        off = state.offset()
         return {k: (v + off[k].to(v.dtype)) if off[k] is not None else v for k, v in params.items()}
 
     return Optimizer(init, update, virtual=virtual, name=f"delayed({opt.name})",

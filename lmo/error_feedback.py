@@ -19,6 +19,9 @@ support in the paper; use lmo.delay.delayed for larger delays.
 Mitigations as in lmo.delay: ``sync_start=K`` (the EF buffers start empty at t = K),
 ``sync_cooldown=K`` with ``total_steps`` (at the switch x jumps to y: x_{t+1} = y_t + d_t),
 ``dc_asgd=lambda`` (gradient corrected towards y_t: g + lambda g*g*(y_t - x_t)).
+
+The state says what is applied next (``lmo.delay.next_applied``: 2 d_{t-1} - d_{t-2}) and
+y_t - x_t (``lmo.delay.virtual_offset``: d_{t-1} - d_{t-2}); ``update`` calls the same.
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import Optimizer, check_same_keys, step_counter
-from lmo.delay import _check_schedule_args, dc_correct, phase
+from lmo.delay import _check_schedule_args, dc_correct, flush_applied, phase
 
 
 class ErrorFeedbackState(NamedTuple):
@@ -37,6 +40,14 @@ class ErrorFeedbackState(NamedTuple):
     prev: dict
     prev2: dict
     step: torch.Tensor
+
+    def next_applied(self) -> dict:
+        """a_t = 2 d_{t-1} - d_{t-2}: what an asynchronous step t applies (docs/design.md §4)."""
+        return {k: self.prev[k].mul(2).sub_(self.prev2[k]) for k in self.prev}
+
+    def offset(self) -> dict:
+        """y_t - x_t = d_{t-1} - d_{t-2}: the part of the delayed update not applied yet."""
+        return {k: self.prev[k] - self.prev2[k] for k in self.prev}
 
 
 def error_feedback(opt: Optimizer, *, delay: int = 1, sync_start: int = 0, sync_cooldown: int = 0,
@@ -55,18 +66,19 @@ def error_feedback(opt: Optimizer, *, delay: int = 1, sync_start: int = 0, sync_
         check_same_keys(grads, state.prev, "grads and EF buffers")
         # finiteness is checked by the inner optimizer before it computes anything
         t = int(state.step)
+        sync = phase(t, sync_start, sync_cooldown, total_steps) == "sync"
+        off = state.offset() if (dc_asgd or sync) else None   # one buffer, only where it is used
         if dc_asgd:
-            grads = dc_correct(grads, {k: state.prev[k] - state.prev2[k] for k in grads}, dc_asgd)
+            grads = dc_correct(grads, off, dc_asgd)
         d, inner = opt.update(grads, state.inner, params)
-        if phase(t, sync_start, sync_cooldown, total_steps) == "sync":
-            applied = {k: state.prev[k] - state.prev2[k] + d[k] for k in d}
+        if sync:   # flush: x_{t+1} = y_t + d_t
             zeros = {k: torch.zeros_like(v) for k, v in d.items()}
-            return applied, ErrorFeedbackState(inner, zeros, dict(zeros), state.step + 1)
-        applied = {k: state.prev[k].mul(2).sub_(state.prev2[k]) for k in d}
-        return applied, ErrorFeedbackState(inner, dict(d), dict(state.prev), state.step + 1)
+            return flush_applied(off, d), ErrorFeedbackState(inner, zeros, dict(zeros), state.step + 1)
+        return state.next_applied(), ErrorFeedbackState(inner, dict(d), dict(state.prev), state.step + 1)
 
     def virtual(params, state):
-        return {k: v + (state.prev[k] - state.prev2[k]).to(v.dtype) for k, v in params.items()}
+        off = state.offset()
+        return {k: v + off[k].to(v.dtype) for k, v in params.items()}
 
     return Optimizer(init, update, virtual=virtual, name=f"error_feedback({opt.name})",
                      hyper=dict(inner=opt.hyper, sync_start=sync_start, sync_cooldown=sync_cooldown,

@@ -6,15 +6,20 @@ block k is x^k_{t - tau_k} (x_{<0} = x_0), and the update is applied at once::
 
     z_t^k = x^k_{t - tau_k},     g_t = g(z_t; xi_t),     x_{t+1} = x_t + u_t(g_t)
 
-Usage in a loop::
+The history is a pure state (:class:`StaleHistory`, a NamedTuple of tensors, like an
+optimizer's state); usage in a loop::
 
-    hist = ParamHistory(pipedream_delays(stage_of, P))
+    delays = pipedream_delays(stage_of, P)
+    hist = history_init(delays)
     for t in range(T):
-        z = hist.mixed_point(x)          # block k from x_{t - tau_k}
+        z = mixed_point(hist, x)         # block k from x_{t - tau_k}
         g = grad(z)
         d, state = opt.update(g, state, x)
-        hist.push(x)                     # remember x_t
+        hist = history_push(hist, x, delays)   # remember x_t
         x = apply_updates(x, d)
+
+:class:`ParamHistory` is the same as a mutable object (its older interface), and
+``history_state_dict`` / ``history_load`` give its checkpoint layout {"k/i": x}.
 
 Relation to the update-delay model (lmo.delay.delayed): for a uniform delay tau = 1 the
 two coincide after the index alignment x^{delayed}_{t+1} = x^{stale}_t (the delayed model
@@ -25,7 +30,7 @@ ages inside one gradient, the update-delay model never does.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
 import torch
 
@@ -49,44 +54,94 @@ def contiguous_stages(names: Sequence[str], num_stages: int) -> dict:
     return {k: (i * num_stages) // len(names) for i, k in enumerate(names)}
 
 
+class StaleHistory(NamedTuple):
+    """past[k] = (x^k_{t-tau_k}, ..., x^k_{t-1}) after t pushes: at most tau_k iterates of
+    block k, oldest first (fewer while t < tau_k; an empty tuple for tau_k = 0)."""
+
+    past: dict
+
+
+def _check_delays(delays: Mapping[str, int]) -> None:
+    for k, tau in delays.items():
+        check_int(tau, f"delays['{k}']")
+
+
+def _check_blocks(blocks, params) -> None:
+    missing = set(blocks) - set(params)
+    if missing:
+        raise KeyError(f"params: missing blocks {sorted(missing)[:5]} of the delay map")
+
+
+def history_init(delays: Mapping[str, int]) -> StaleHistory:
+    """The empty history (t = 0) of the blocks of ``delays`` (name -> tau_k)."""
+    _check_delays(delays)
+    return StaleHistory({k: () for k in delays})
+
+
+def history_push(hist: StaleHistory, params: Mapping[str, torch.Tensor],
+                 delays: Mapping[str, int]) -> StaleHistory:
+    """The history after recording x_t = ``params`` (once per step, after the gradient at
+    step t was taken): past[k] <- (past[k] + (x^k_t,))[-tau_k:]. Inputs are not mutated."""
+    _check_blocks(delays, params)
+    return StaleHistory({k: ((hist.past[k] + (params[k].detach().clone(),))[-tau:] if tau else ())
+                         for k, tau in delays.items()})
+
+
+def mixed_point(hist: StaleHistory, params: Mapping[str, torch.Tensor]) -> dict:
+    """z^k = x^k_{t - tau_k} for the current iterate x_t = ``params`` (x_{<0} = x_0): the
+    oldest recorded iterate of block k, or x^k_t itself when none is recorded (tau_k = 0)."""
+    _check_blocks(hist.past, params)
+    out = {}
+    for k, v in params.items():
+        h = hist.past.get(k, ())
+        out[k] = h[0] if h else v
+    return out
+
+
+def history_state_dict(hist: StaleHistory) -> dict:
+    """{"k/i": tensor} (i = 0 oldest): the trainer's checkpoint entry ``history``."""
+    return {f"{k}/{i}": x.clone() for k, h in hist.past.items() for i, x in enumerate(h)}
+
+
+def history_load(flat: Mapping[str, torch.Tensor], delays: Mapping[str, int]) -> StaleHistory:
+    """The inverse of :func:`history_state_dict`, checked against ``delays``."""
+    _check_delays(delays)
+    past = {k: [] for k in delays}
+    for key in sorted(flat, key=lambda s: (s.rsplit("/", 1)[0], int(s.rsplit("/", 1)[1]))):
+        k, _ = key.rsplit("/", 1)
+        if k not in past:
+            raise KeyError(f"state_dict: block '{k}' is not in the delay map")
+        past[k].append(flat[key].clone())
+    for k, h in past.items():
+        if len(h) > delays[k]:
+            raise ValueError(f"state_dict: {len(h)} entries for '{k}' but its delay is {delays[k]}")
+    return StaleHistory({k: tuple(h) for k, h in past.items()})
+
+
 class ParamHistory:
-    """The last tau_k iterates of every block k, and the mixed stale point built from them."""
+    """A mutable holder of a :class:`StaleHistory` (the older interface; the functions above
+    are the pure one)."""
 
     def __init__(self, delays: Mapping[str, int]):
-        for k, tau in delays.items():
-            check_int(tau, f"delays['{k}']")
+        self.state = history_init(delays)
         self.delays = dict(delays)
-        self.history: dict = {k: () for k in self.delays}   # oldest first, at most tau_k entries
+
+    @property
+    def history(self) -> dict:
+        """name -> tuple of recorded iterates, oldest first."""
+        return self.state.past
 
     def push(self, params: Mapping[str, torch.Tensor]) -> None:
         """Record x_t (call once per step, after the gradient at step t was taken)."""
-        for k, tau in self.delays.items():
-            if tau:
-                self.history[k] = (self.history[k] + (params[k].detach().clone(),))[-tau:]
+        self.state = history_push(self.state, params, self.delays)
 
     def mixed_point(self, params: Mapping[str, torch.Tensor]) -> dict:
         """z^k = x^k_{t - tau_k} for the current iterate x_t = ``params`` (x_{<0} = x_0)."""
-        missing = set(self.delays) - set(params)
-        if missing:
-            raise KeyError(f"params: missing blocks {sorted(missing)[:5]} of the delay map")
-        out = {}
-        for k, v in params.items():
-            h = self.history.get(k, ())
-            out[k] = h[0] if h else v
-        return out
+        return mixed_point(self.state, params)
 
     def state_dict(self) -> dict:
         """{"k/i": tensor} (i = 0 oldest); restore with :meth:`load_state_dict`."""
-        return {f"{k}/{i}": x.clone() for k, h in self.history.items() for i, x in enumerate(h)}
+        return history_state_dict(self.state)
 
     def load_state_dict(self, flat: Mapping[str, torch.Tensor]) -> None:
-        hist = {k: [] for k in self.delays}
-        for key in sorted(flat, key=lambda s: (s.rsplit("/", 1)[0], int(s.rsplit("/", 1)[1]))):
-            k, _ = key.rsplit("/", 1)
-            if k not in hist:
-                raise KeyError(f"state_dict: block '{k}' is not in the delay map")
-            hist[k].append(flat[key].clone())
-        for k, h in hist.items():
-            if len(h) > self.delays[k]:
-                raise ValueError(f"state_dict: {len(h)} entries for '{k}' but its delay is {self.delays[k]}")
-        self.history = {k: tuple(h) for k, h in hist.items()}
+        self.state = history_load(flat, self.delays)

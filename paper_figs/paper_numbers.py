@@ -29,34 +29,35 @@ _RESULTS = "summary, results paragraph (实验结果), Table 1"
 _M360 = "360M dense model, FineWeb-Edu, tokens not given in the summary"
 _M135 = "135M dense model, FineWeb-Edu, tokens not given in the summary"
 
-# final validation loss: (optimizer, size) -> {"sync", "async", "async_ef"}
+# final validation loss: (optimizer, size) -> {variant: loss} over lmo.variants.ONE_STEP
+# ("sync", "2bw", "ef": the paper's sync / async / async + EF columns)
 LOSSES: dict[tuple[str, str], dict[str, PaperNumber]] = {
     ("adamw", "360M"): {
         "sync": PaperNumber(2.612, _STRUCT, _M360),
-        "async": PaperNumber(2.890, _STRUCT, _M360),
-        "async_ef": PaperNumber(2.640, _STRUCT, _M360),
+        "2bw": PaperNumber(2.890, _STRUCT, _M360),
+        "ef": PaperNumber(2.640, _STRUCT, _M360),
     },
     ("muon", "360M"): {
         "sync": PaperNumber(2.578, _STRUCT, _M360),
-        "async": PaperNumber(2.590, _STRUCT, _M360),
-        "async_ef": PaperNumber(2.583, _STRUCT, _M360),
+        "2bw": PaperNumber(2.590, _STRUCT, _M360),
+        "ef": PaperNumber(2.583, _STRUCT, _M360),
     },
     ("mars", "360M"): {
         "sync": PaperNumber(2.615, _STRUCT, _M360),
-        "async": PaperNumber(2.897, _STRUCT, _M360),
-        "async_ef": PaperNumber(None, NOT_GIVEN, _M360),
+        "2bw": PaperNumber(2.897, _STRUCT, _M360),
+        "ef": PaperNumber(None, NOT_GIVEN, _M360),
     },
     ("adan", "135M"): {
         "sync": PaperNumber(2.896, _STRUCT, _M135),
-        "async": PaperNumber(2.902, _STRUCT, _M135),
-        "async_ef": PaperNumber(None, NOT_GIVEN, _M135),
+        "2bw": PaperNumber(2.902, _STRUCT, _M135),
+        "ef": PaperNumber(None, NOT_GIVEN, _M135),
     },
     ("muon_moe", "10B MoE"): {
         "sync": PaperNumber(1.906, "summary, Table 3 and structured-data table",
                             "10B MoE (Qwen3-Next, ~2.8B active), 200B FineWeb tokens"),
-        "async": PaperNumber(1.911, "summary, Table 3 and structured-data table",
+        "2bw": PaperNumber(1.911, "summary, Table 3 and structured-data table",
                              "10B MoE (Qwen3-Next, ~2.8B active), 200B FineWeb tokens"),
-        "async_ef": PaperNumber(1.906, "summary, Table 3 and structured-data table",
+        "ef": PaperNumber(1.906, "summary, Table 3 and structured-data table",
                                 "10B MoE (Qwen3-Next, ~2.8B active), 200B FineWeb tokens"),
     },
 }

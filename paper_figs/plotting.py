@@ -15,7 +15,7 @@ STEP_LABEL = "training step"
 VARIANT_STYLE = {
     "sync": dict(color="black", linestyle="-", label="synchronous"),
     "2bw": dict(color="tab:red", linestyle="--", label="one-step delay (PipeDream-2BW)"),
-    "2bw+ef": dict(color="tab:blue", linestyle="-.", label="one-step delay + error feedback"),
+    "ef": dict(color="tab:blue", linestyle="-.", label="one-step delay + error feedback"),
     "pipedream": dict(color="tab:purple", linestyle=":", label="PipeDream (variable delay)"),
     "sync_start": dict(color="tab:orange", linestyle="--", label="delay + synchronous start"),
     "sync_cooldown": dict(color="tab:green", linestyle="--", label="delay + synchronous cool-down"),

@@ -12,17 +12,20 @@ applied step a_t, x_{t+1} = x_t + a_t):
 - ``is_sync(t)``: a synchronous step's a_t depends on g_t (sync: a_t = y_t - x_t + d_t),
   so x_{t+1} can only exist after U(t): a flush.
 - ``next_applied(state)``: for an asynchronous step t + 1 the applied step a_{t+1} is
-  known right after U(t) (``delayed``: d_t; EF: 2 d_t - d_{t-1}); 2BW creates
-  x_{t+2} = x_{t+1} + a_{t+1} there, before step t + 2's first forward.
-- ``offset(state, like)``: y_t - x_t (the pending part), for DC-ASGD's correction
-  g~_t = g_t + lambda g_t * g_t * (y_t - x_t) (``lmo.delay.dc_correct``). The trainer
-  corrects before clipping, so the engine corrects at R(t), before the squared norm.
+  known right after U(t): ``lmo.delay.next_applied`` of the wrapper's state, the same
+  function the wrapper's own ``update`` applies (``delayed``: d_t; EF: 2 d_t - d_{t-1});
+  2BW creates x_{t+2} = x_{t+1} + a_{t+1} there, before step t + 2's first forward.
+- ``offset(state, like)``: y_t - x_t (``lmo.delay.virtual_offset``: the pending part), for
+  DC-ASGD's correction g~_t = g_t + lambda g_t * g_t * (y_t - x_t) (``lmo.delay.dc_correct``).
+  The trainer corrects before clipping, so the engine corrects at R(t), before the squared norm.
+
+Nothing here re-derives a formula or reads the wrapper's fields: one delay path, the lmo one.
 """
 from __future__ import annotations
 
 import torch
 
-from lmo.delay import dc_correct, delayed, phase
+from lmo.delay import dc_correct, delayed, next_applied, phase, virtual_offset
 from lmo.error_feedback import error_feedback
 
 
@@ -47,15 +50,15 @@ class DelayRule:
         return phase(t, self.sync_start, self.sync_cooldown, self.total_steps) == "sync"
 
     def next_applied(self, state) -> dict:
-        """a_{t+1} for an asynchronous step t + 1, from the state after U(t)."""
-        if self.ef:
-            return {k: 2 * state.prev[k] - state.prev2[k] for k in state.prev}
-        return {k: q[0] for k, q in state.pending.items()}
+        """a_{t+1} for an asynchronous step t + 1, from the state after U(t)
+        (``lmo.delay.next_applied``: d_t, or 2 d_t - d_{t-1} with EF)."""
+        return next_applied(state)
 
     def offset(self, state, like: dict) -> dict:
-        """y_t - x_t from the state after t updates (the wrapper's virtual iterate of 0)."""
-        zeros = {k: torch.zeros_like(v) for k, v in like.items()}
-        return self.opt.virtual_iterate(zeros, state)
+        """y_t - x_t from the state after t updates (``lmo.delay.virtual_offset``), in the
+        dtype of ``like``; zero for a block without a pending update."""
+        off = virtual_offset(state)
+        return {k: torch.zeros_like(v) if off[k] is None else off[k].to(v.dtype) for k, v in like.items()}
 
     def correct(self, grads: dict, state) -> dict:
         """DC-ASGD: g + lambda g * g * (y_t - x_t), elementwise (identity when lambda = 0)."""

@@ -5,11 +5,11 @@ A figure module defines ``NAME``, ``TITLE``, ``grid(profile) -> {cell: [settings
 ``runs_of(grid)``, deduplicated across figures, and ``build`` reads the same cells back) and
 ``build(ctx) -> FigureOutput`` (for a grid figure: ``grid_figure(NAME, TITLE, grid, render)``);
 a figure without training defines ``runs(profile) -> []``.
-Variants of a run (docs/design.md §4):
+Variants of a run (docs/design.md §4), named as in ``lmo.variants``:
 
     sync       x_{t+1} = x_t + d_t
     2bw        x_{t+1} = x_t + d_{t-1}                (PipeDream-2BW, one-step delay)
-    2bw+ef     x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}    (error feedback)
+    ef         x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}    (error feedback)
     pipedream  stage s of P has delay P - 1 - s
 """
 from __future__ import annotations
@@ -19,6 +19,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
+
+from lmo.variants import ONE_STEP, PIPEDREAM, TWO_BW, VARIANTS as ALL_VARIANTS, mode_of
 
 from .. import plotting
 from ..cache import Cache
@@ -75,33 +77,35 @@ class Context:
         return self.out / "figures"
 
 
-VARIANTS = ("sync", "2bw", "2bw+ef")
+VARIANTS = ONE_STEP   # sync, 2bw, ef: the paper's one-step-delay comparison (lmo.variants)
+#: the delayed run with one of the paper's staleness mitigations (fractions of the profile's steps)
+MITIGATION_KINDS = ("sync_start", "sync_cooldown", "dc_asgd")
 
 
 def variant(profile: Profile, optimizer: str, kind: str, **extra: Any) -> dict:
     """Settings of one run of ``optimizer`` in variant ``kind``.
 
-    kinds: sync, 2bw, 2bw+ef, pipedream, sync_start, sync_cooldown, dc_asgd (the last three
-    are the delayed run with that mitigation; fractions of the profile's steps).
+    kinds: the variants of ``lmo.variants`` (sync, 2bw, ef, pipedream) and
+    :data:`MITIGATION_KINDS` (sync_start, sync_cooldown, dc_asgd: the delayed run with that
+    mitigation; fractions of the profile's steps).
     """
     s = profile.settings(optimizer=optimizer, **extra)
     steps = int(s["steps"])
-    if kind == "sync":
-        s.update(mode="sync")
-    elif kind == "2bw":
-        s.update(mode="2bw")
-    elif kind == "2bw+ef":
-        s.update(mode="2bw", ef=True)
-    elif kind == "pipedream":
-        s.update(mode="pipedream", stages=profile.pipedream_stages)
+    if kind in ALL_VARIANTS:
+        fields = mode_of(kind)
+        s.update(mode=fields["mode"])
+        if fields["ef"]:
+            s.update(ef=True)           # sync / 2bw settings carry no ef key: their cache keys stay
+        if kind == PIPEDREAM:
+            s.update(stages=profile.pipedream_stages)
     elif kind == "sync_start":
-        s.update(mode="2bw", sync_start=max(1, round(profile.sync_start_frac * steps)))
+        s.update(mode=TWO_BW, sync_start=max(1, round(profile.sync_start_frac * steps)))
     elif kind == "sync_cooldown":
-        s.update(mode="2bw", sync_cooldown=max(1, round(profile.sync_cooldown_frac * steps)))
+        s.update(mode=TWO_BW, sync_cooldown=max(1, round(profile.sync_cooldown_frac * steps)))
     elif kind == "dc_asgd":
-        s.update(mode="2bw", dc_asgd=profile.dc_asgd)
+        s.update(mode=TWO_BW, dc_asgd=profile.dc_asgd)
     else:
-        raise ValueError(f"kind: unknown variant {kind!r}")
+        raise ValueError(f"kind: unknown variant {kind!r}; choose from {ALL_VARIANTS + MITIGATION_KINDS}")
     return s
 
 

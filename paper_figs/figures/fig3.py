@@ -28,7 +28,7 @@ def judge(res: dict) -> dict:
     v = {"AdamW gap much larger than Muon's": much_larger_gap(gaps["adamw"], gaps["muon"])}
     for o in res:
         v[f"EF recovers >= 50 % ({plotting.label(o)})"] = ef_recovers(
-            res[o]["sync"], res[o]["2bw"], res[o]["2bw+ef"], plotting.label(o))[0]
+            res[o]["sync"], res[o]["2bw"], res[o]["ef"], plotting.label(o))[0]
     return v
 
 
@@ -53,16 +53,16 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
             "|---|---|---|---|---|---|---|"]
     for o in OPTIMIZERS:
         r = res[o]
-        _, frac = ef_recovers(r["sync"], r["2bw"], r["2bw+ef"], o)
+        _, frac = ef_recovers(r["sync"], r["2bw"], r["ef"], o)
         src = cell_sources(ctx, g, o, VARIANTS)
         rows.append(f"| {plotting.label(o)} | {fmt(r['sync'])} | {fmt(r['2bw'])} | "
-                    f"{fmt(r['2bw+ef'])} | {fmt(paired(r['sync'], r['2bw']))} | {pct(frac)} | {src} |")
+                    f"{fmt(r['ef'])} | {fmt(paired(r['sync'], r['2bw']))} | {pct(frac)} | {src} |")
         paper = pn.LOSSES.get((o, "360M"))
         if paper:
-            v = {k: paper[k].value for k in ("sync", "async", "async_ef")}
+            v = {k: paper[k].value for k in VARIANTS}
             rec = pn.EF_RECOVERY.get(o)
-            rows.append(f"| *paper, 360M* | {v['sync']:.3f} | {v['async']:.3f} | {v['async_ef']:.3f} | "
-                        f"{v['async'] - v['sync']:.3f} | {pct(rec.value) if rec else 'not given'} (stated) | "
+            rows.append(f"| *paper, 360M* | {v['sync']:.3f} | {v['2bw']:.3f} | {v['ef']:.3f} | "
+                        f"{v['2bw'] - v['sync']:.3f} | {pct(rec.value) if rec else 'not given'} (stated) | "
                         "summary (nats/token) |")
     out.measured = [f"Final validation loss (nats/byte), {p.main_size} model, {p.steps} steps, "
                     f"{len(p.seeds_main)} seed(s) ('±' = std over seeds); the paper's row below ours "

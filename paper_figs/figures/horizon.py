@@ -49,9 +49,9 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         for h in p.horizons:
             r = res[o, h]
             rows.append(f"| {plotting.label(o)} | {h} | {fmt(r['sync'])} | {fmt(r['2bw'])} | "
-                        f"{fmt(r['2bw+ef'])} | {fmt(paired(r['sync'], r['2bw']))} | "
+                        f"{fmt(r['ef'])} | {fmt(paired(r['sync'], r['2bw']))} | "
                         f"{cell_sources(ctx, g, (o, h), VARIANTS)} |")
-            ef_parts.append(lower_is_better(r["2bw+ef"], r["2bw"], f"{plotting.label(o)} at {h} steps"))
+            ef_parts.append(lower_is_better(r["ef"], r["2bw"], f"{plotting.label(o)} at {h} steps"))
     out.files = plotting.save(fig, ctx.fig_dir, "fig5_horizons")
     out.caption = ("Final validation loss against the training horizon for sync, delayed and delayed+EF "
                    f"runs ({len(p.seeds)} seed(s); whiskers = std over seeds where there are several). "

@@ -62,7 +62,7 @@ def test_changed_setting_reruns_only_what_it_touches(micro_run):
     trainer = FakeTrainer()
     more_seeds = dataclasses.replace(p, seeds_main=p.seeds_main + (7,))
     run_profile(more_seeds, out, only=["fig3"], deps=fake_deps(trainer), log=_quiet)
-    assert trainer.calls == 6  # 2 optimizers x (sync, 2bw, 2bw+ef) for the new seed only
+    assert trainer.calls == 6  # 2 optimizers x (sync, 2bw, ef) for the new seed only
 
 
 def test_missing_trainer_is_reported_not_faked(tmp_path):
@@ -164,7 +164,7 @@ def test_a_run_killed_mid_way_resumes_from_its_checkpoint(tmp_path):
 
     from paper_figs.cache import Cache
     deps = fake_deps(train=train, TrainConfig=TrainConfig)
-    s = variant(get_profile("micro", steps=8), "adamw", "2bw+ef", seed=0)  # evaluated at 4 and 8
+    s = variant(get_profile("micro", steps=8), "adamw", "ef", seed=0)  # evaluated at 4 and 8
     ref = Runner(deps, Cache(tmp_path / "ref"), log=_quiet, progress=False).run_all([s])[0]
     cache, lines = Cache(tmp_path / "out" / "cache"), []
     with stop_after(6):

@@ -135,7 +135,7 @@ def test_replay_matches_kept_logs_micro_and_real_records(tmp_path):
     from paper_figs.figures import fig3
     from paper_figs.figures.common import variant
     p = get_profile("micro", steps=8)  # evaluated at steps 4 and 8; the replay stops after 4
-    settings = [variant(p, "adamw", "sync", seed=0), variant(p, "muon", "2bw+ef", seed=0)]
+    settings = [variant(p, "adamw", "sync", seed=0), variant(p, "muon", "ef", seed=0)]
     assert fig3.NAME == "fig3"
     from paper_figs.runs import Runner
     deps = fake_deps(train=train, TrainConfig=TrainConfig)

@@ -116,7 +116,7 @@ def test_async_stable_rules():
 
 def _res(gaps_by_h, ef_frac, seeds=(0.0, 0.003)):
     return {h: {"sync": [2.0 + e for e in seeds], "2bw": [2.0 + g + e for e in seeds],
-                "2bw+ef": [2.0 + ef_frac * g + e for e in seeds]} for h, g in gaps_by_h.items()}
+                "ef": [2.0 + ef_frac * g + e for e in seeds]} for h, g in gaps_by_h.items()}
 
 
 def test_judge_flags_growth_and_passes_a_closing_ef():
@@ -143,7 +143,7 @@ def test_grid_every_horizon_variant_and_seed_of_the_profiles_moe_model():
             assert [s["seed"] for s in ss] == list(seeds)
             for s in ss:
                 assert (s["config"], s["optimizer"], s["steps"]) == (size, "muon", h)
-                assert s["mode"] == ("sync" if k == "sync" else "2bw") and bool(s.get("ef")) == (k == "2bw+ef")
+                assert s["mode"] == ("sync" if k == "sync" else "2bw") and bool(s.get("ef")) == (k == "ef")
         if name != "micro":
             assert min(hs) >= 1500 and p.steps in hs
     assert sum(map(len, moe.grid(get_profile("full")).values())) == 18  # 3 horizons x 3 variants x 2 seeds

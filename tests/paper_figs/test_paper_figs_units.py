@@ -91,7 +91,7 @@ def test_stated_gaps_agree_with_stated_losses():
     """The summary gives some gaps twice (as a gap, and as two losses): they must agree."""
     for (opt, size), row in pn.LOSSES.items():
         if opt in pn.GAPS and size in pn.GAPS[opt]:
-            gap = row["async"].value - row["sync"].value
+            gap = row["2bw"].value - row["sync"].value
             assert math.isclose(gap, pn.GAPS[opt][size].value, abs_tol=5e-4), (opt, size)
 
 
@@ -105,7 +105,7 @@ def test_every_number_has_a_source_and_missing_ones_say_so():
 
 def test_recovery_formula_on_the_papers_adamw_row():
     r = pn.LOSSES["adamw", "360M"]
-    assert round(pn.recovery(r["sync"].value, r["async"].value, r["async_ef"].value), 2) == 0.90
+    assert round(pn.recovery(r["sync"].value, r["2bw"].value, r["ef"].value), 2) == 0.90
 
 
 # ---- profiles, pipeline helper, CLI ----------------------------------------------------
