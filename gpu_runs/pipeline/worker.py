@@ -20,6 +20,7 @@ from gpu_runs.pipeline.args import build_parser, check_options
 from gpu_runs.pipeline.checkpoint import check_run_dir, load_resume, prune_stage, resume_step, save_stage
 from gpu_runs.pipeline.delay import DelayRule
 from gpu_runs.pipeline.llama import llama_problem, num_layers, run_config
+from gpu_runs.pipeline.moe import StageMoE, stage_moe_names
 from gpu_runs.pipeline.problem import Problem
 from gpu_runs.pipeline.schedules import stage_actions, with_evals
 from gpu_runs.pipeline.stage import StageEngine, StageModule, split_layers
@@ -107,12 +108,13 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
         delay = dict(zip("FB", (float(v) / 1e3 for v in args.synthetic_ms.split(","))))
         hook = lambda kind: time.sleep(delay[kind])
     acts = with_evals(actions_of(args, rank, P, start), args.schedule, M, [t for t in eval_steps if t >= start])
+    moe = stage_moe(prob.model, module, ranges, rank, P, M, device, lambda *m: engine._send(*m))
     engine = StageEngine(
         module, rank, P, opt, batch=batch, act_shape=(mb_rows, args.seq_len, prob.dim),
         loss_scale=1.0 / M, update_params="current" if args.schedule == "pipedream" else "stash",
         max_norm=prob.max_norm, clip_group=clip_group, device=device, on_progress=watchdog.beat,
         compute_hook=hook, val_batches=val, rule=rule,
-        tied=tied, amp=device.type == "cuda")
+        tied=tied, amp=device.type == "cuda", moe=moe)
     if args.resume is not None:
         load_resume(engine, args, rank, P, M, start)
     out = Path(args.out) if args.out else None
@@ -159,6 +161,9 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
                            tokens=(a.step + 1) * tokens_per_step, step_time=now - t_prev,
                            grad_norm=engine.grad_norms[a.step], schedule=args.schedule, stages=P,
                            microbatches=M)
+                if moe is not None:  # every stage's balance loss and routing (gpu_runs.pipeline.moe)
+                    rec["routing"], aux = moe.gather(a.step)
+                    rec["train_loss"] += aux
                 if a.step in eval_steps:
                     rec["val_loss"] = engine.val_losses[a.step]
                 t_prev = now
@@ -178,6 +183,15 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
     if log_f is not None:
         log_f.close()
     return dict(rank=rank, wall=wall, device=str(device))
+
+
+def stage_moe(model, module, ranges, rank: int, P: int, M: int, device, send):
+    """The stage's :class:`gpu_runs.pipeline.moe.StageMoE` for an MoE model, else None."""
+    cfg = getattr(model, "cfg", None)
+    if cfg is None or not getattr(cfg, "n_experts", 0):
+        return None
+    return StageMoE(module, rank, P, stage_moe_names(model, ranges), M, cfg.aux_loss_coef, cfg.n_experts,
+                    send, device)
 
 
 def open_log(path: Path, start: int):
