@@ -23,7 +23,8 @@ which is 1 when routing is uniform; the model's loss adds ``aux_loss_coef * L_au
 MoE layer. f_e and P_e are means over the batch, so L_aux is not additive over row groups:
 with ``aux_groups = G`` the layer's term is the mean over G equal groups of batch rows
 (sequences), L_aux = (1/G) sum_g E sum_e f_e^g P_e^g (:func:`grouped_balance_loss`), which is
-what a pipeline with G microbatches computes (``gpu_runs.pipeline.moe``). f_e carries no gradient, so dL_aux/dlogit_{n,j} = (E/N) p_{n,j} (f_j - sum_e f_e p_{n,e}).
+what a pipeline with G microbatches computes (``gpu_runs.pipeline.moe``).
+f_e carries no gradient, so (G = 1) dL_aux/dlogit_{n,j} = (E/N) p_{n,j} (f_j - sum_e f_e p_{n,e}).
 Aux-loss-free balancing (DeepSeek-V3): after a step, ``b_e += gamma * sign(mean(f) - f_e)``
 (:func:`update_router_bias`); b only changes which experts are selected, never w.
 No capacity limit: no token is dropped (``dropped`` is logged as 0 for that reason).

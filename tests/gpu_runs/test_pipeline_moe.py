@@ -125,3 +125,20 @@ def test_moe_aux_groups_equals_separate_forwards_per_group():
                                                        abs=1e-7)
     with pytest.raises(ValueError, match="aux_groups"):
         grouped(torch.randn(3, 5, 16))
+
+
+@pytest.mark.slow
+def test_moe_pipeline_diagnostics_equal_the_trainers(tmp_path):
+    """--diag-every on tiny_moe (per-expert blocks included) equals the trainer's with aux_groups = M."""
+    want = trainer_run("2bw", M, diag_every=3)
+    got, _, _ = pipeline_run("2bw", tmp_path / "pipe", ["--diag-every", "3"])
+    w = {r["step"]: r["diagnostics"] for r in want.log if "diagnostics" in r}
+    g = {r["step"]: r["diagnostics"] for r in got if "diagnostics" in r}
+    assert sorted(w) == sorted(g) == [1, 3, 6]
+    for step in (3, 6):
+        assert set(g[step]["experts"]) == set(w[step]["experts"])
+        for k, e in w[step]["experts"].items():
+            for q in ("r", "d_norm", "r_over_eta"):
+                assert g[step]["experts"][k][q] == pytest.approx(e[q], rel=1e-4, abs=1e-7), (step, k, q)
+        for q in ("r", "d_norm", "L_local", "sigma", "momentum_error"):
+            assert g[step][q] == pytest.approx(w[step][q], rel=1e-4), (step, q)
