@@ -46,6 +46,14 @@ converts them to and from the trainer's single ``ckpt.pt`` for sync / 2bw runs);
 ``--resume`` works for every schedule (pipedream's hold the tau_s = P-1-s stashed
 versions each stage still forwards on).
 
+Mixture-of-experts models (``--config tiny_moe`` / ``moe_2b``; ``gpu_runs.pipeline.moe``): each
+stage adds its own MoE layers' ``aux_loss_coef * L_aux`` to every microbatch's backward, so a
+step minimizes CE + coef * sum_l (mean over the M microbatches of layer l's per-microbatch
+balance loss): the trainer's objective with ``aux_groups = M``, which config.json records
+(the batch's L_aux is not additive over microbatches). The log's ``train_loss`` includes
+the balance terms of every stage, ``routing`` holds every layer's load and L_aux (sent to the
+last stage once per step), and ``val_loss`` is cross-entropy alone, as the trainer's.
+
 Failure handling: bad arguments are refused before any process group starts; any
 exception, a peer's death (gloo reports a closed connection) or ``--timeout`` seconds
 without progress (a watchdog thread) make the rank print ``[pipeline rank s/P] …`` and

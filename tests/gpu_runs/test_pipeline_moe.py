@@ -142,3 +142,23 @@ def test_moe_pipeline_diagnostics_equal_the_trainers(tmp_path):
                 assert g[step]["experts"][k][q] == pytest.approx(e[q], rel=1e-4, abs=1e-7), (step, k, q)
         for q in ("r", "d_norm", "L_local", "sigma", "momentum_error"):
             assert g[step][q] == pytest.approx(w[step][q], rel=1e-4), (step, q)
+
+
+@pytest.mark.slow
+def test_moe_pipeline_resumes_and_converts_to_the_trainer(tmp_path):
+    """2bw on tiny_moe, checkpoint after 3 steps: the pipeline's --resume and the trainer's
+    --resume of the merged checkpoint (config aux_groups = M) both continue the trajectory."""
+    import shutil
+
+    from gpu_runs.pipeline.checkpoint import main as ckpt_main
+    want = trainer_run("2bw", M)
+    a, b, run = tmp_path / "a", tmp_path / "b", tmp_path / "run"
+    pipeline_run("2bw", a, ["--ckpt-every", "3"])
+    for s in range(2):
+        shutil.copy(a / f"ckpt_step3_stage{s}.pt", a / f"ckpt_stage{s}.pt")
+    got, got_params, _ = pipeline_run("2bw", b, ["--resume", str(a)])
+    assert [r["step"] for r in got] == [4, 5, 6]
+    assert_same_run(want.log[:3] + got, want.log, got_params, want.params)
+    assert ckpt_main(["to-trainer", str(a), "--step", "3", "--out", str(run / "ckpt.pt")]) == 0
+    res = trainer_run("2bw", M, out=str(run), resume=True)
+    assert_same_run(res.log, want.log, res.params, want.params)
