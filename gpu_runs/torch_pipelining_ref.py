@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpu_runs.pipeline_launch import free_port
+from gpu_runs.pipeline.launch import free_port
 
 SCHEDULES = ("gpipe", "1f1b")
 
@@ -160,7 +160,7 @@ def _worker(cfg_path: str) -> int:
     import lmo
     from gpu_runs.data import Batcher, get_corpus
     from gpu_runs.model import Llama, get_config
-    from gpu_runs.pipeline_stage import split_layers
+    from gpu_runs.pipeline.stage import split_layers
 
     a = argparse.Namespace(**json.loads(Path(cfg_path).read_text()))
     torch.set_num_threads(1)
