@@ -202,8 +202,8 @@ def _worker(cfg_path: str) -> int:
     loss_fn = lambda logits, y: F.cross_entropy(logits.flatten(0, -2).float(), y.flatten())  # noqa: E731
     sched = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}[a.schedule](stage, n_microbatches=a.microbatches,
                                                                         loss_fn=loss_fn)
-    opt = lmo.build(a.optimizer, own, lr=lmo.warmup_cosine(a.lr, a.steps, a.warmup_frac, a.final_frac),
-                    weight_decay=a.weight_decay)
+    opt = lmo.build(a.optimizer, own, lr=a.lr, weight_decay=a.weight_decay,
+                    schedule=lambda peak: lmo.warmup_cosine(peak, a.steps, a.warmup_frac, a.final_frac))
     state = opt.init({k: v.detach() for k, v in own.items()})
     batcher = Batcher(corpus.train, a.batch_size, a.seq_len, a.seed)
     losses, times = [], []
