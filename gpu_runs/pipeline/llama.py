@@ -39,7 +39,7 @@ def train_config(args, num_stages: int | None = None):
         mode=MODE_OF[args.schedule], stages=num_stages or 2, ef=args.ef, steps=args.steps,
         batch_size=args.batch_size, aux_groups=aux_groups(args), seq_len=args.seq_len, eval_every=args.eval_every,
         eval_batches=args.eval_batches, seed=args.seed, data=args.data or "stdlib",
-        device=args.device)
+        device=args.device, ns_dtype=getattr(args, "ns_dtype", "auto"))
 
 
 def aux_groups(args) -> int:
@@ -54,7 +54,7 @@ def aux_groups(args) -> int:
 def run_config(args, num_stages: int) -> dict:
     """``config.json`` of a pipeline run: the equivalent trainer's TrainConfig fields (so
     ``gpu_runs.predict`` reads it like a trainer run) plus the schedule, P and M."""
-    tc = train_config(args, num_stages)
+    tc = recipe.resolved(train_config(args, num_stages))   # the Newton-Schulz dtype as computed
     tc.sync_start, tc.sync_cooldown, tc.dc_asgd = args.sync_start, args.sync_cooldown, args.dc_asgd
     tc.diag_every, tc.diag_micro, tc.out = args.diag_every, args.diag_micro, args.out
     return dict(dataclasses.asdict(tc), schedule=args.schedule, microbatches=args.microbatches)
