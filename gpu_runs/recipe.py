@@ -31,7 +31,7 @@ MODES = ("sync", "2bw", "pipedream")
 #: one line of help per TrainConfig field: the command lines' options are generated from the
 #: fields with these texts (gpu_runs.cli.add_config_options), so their defaults are the fields'
 FIELD_HELP = {
-    "config": "model config: tiny, small, 135m, 360m (gpu_runs.model.CONFIGS)",
+    "config": "model config: tiny, small, 135m, 360m, tiny_moe, moe_2b (gpu_runs.model.CONFIGS)",
     "optimizer": "any name of lmo.registry.OPTIMIZERS",
     "lr": "peak lr (None: lmo.presets.DEFAULT_LR[optimizer])",
     "momentum": "primary momentum beta (None: the optimizer's preset)",
