@@ -20,7 +20,9 @@ pipedream (a step is one microbatch) and M = 1 compute the batch's L_aux.
 Each stage adds ``aux_loss_coef * sum of its layers' L_aux`` (scaled by 1/M) to the
 backward of each microbatch (:meth:`StageMoE.after_forward`, the engine's ``aux`` term).
 After the last forward of step t a stage sends its layers' [f_e ..., L_aux] rows, each
-the mean over the step's M microbatches, to the last stage (P2P, tag ``TAG_ROUTING``). The
+the mean over the step's M microbatches, to the last stage (P2P on a process group of its
+own, so these messages never interleave with the engine's activations and tied weights:
+NCCL matches a pair's P2P messages in posting order, ignoring tags). The
 last stage's record of step t (written after U(t), which comes after every stage's
 forwards of step t, so the message is already on its way) carries ``routing`` per layer,
 as the trainer's (``load`` = f_e over the whole batch, ``aux_loss`` = the mean above), and
@@ -28,12 +30,14 @@ as the trainer's (``load`` = f_e over the whole batch, ``aux_loss`` = the mean a
 """
 from __future__ import annotations
 
+import datetime
+
 import torch
 import torch.distributed as dist
 
 from gpu_runs.moe import MoE
 
-#: P2P tag of the routing rows (the stage engine uses 0-4: gpu_runs.pipeline.stage)
+#: P2P tag of the routing rows (on their own group; gloo matches tags, NCCL order)
 TAG_ROUTING = 16
 
 
@@ -60,15 +64,17 @@ class StageMoE:
 
     ``module``: the stage's module (its MoE layers carry ``last_aux`` / ``last_stats`` after a
     forward); ``names``: every stage's MoE names (:func:`stage_moe_names`); ``M``:
-    microbatches per step; ``coef``: aux_loss_coef; ``send(tensor, dst, tag)``: the
-    engine's non-blocking send; ``device``: where the messages live (NCCL sends device tensors).
+    microbatches per step; ``coef``: aux_loss_coef; ``group``: the process group of the
+    routing messages (every rank creates it, :func:`routing_group`; None: P == 1);
+    ``device``: where the messages live (NCCL sends device tensors).
     """
 
     def __init__(self, module, stage: int, num_stages: int, names: list[list[str]], M: int, coef: float,
-                 n_experts: int, send=None, device="cpu"):
+                 n_experts: int, group=None, device="cpu"):
         self.stage, self.P, self.M, self.coef, self.E = stage, num_stages, M, coef, n_experts
-        self.device = device
-        self.names, self.send = names, send
+        self.device, self.group = device, group
+        self.names = names
+        self.sends: list = []  # (work, tensor) of the routing rows in flight
         mods = dict(module.named_modules())
         self.mods = [mods[n] for n in names[stage]]
         self.rows: dict = {}  # step -> summed [f_e ..., L_aux] rows of this stage's layers
@@ -91,7 +97,9 @@ class StageMoE:
             if self.stage == self.P - 1:
                 self.done[step] = mean
             else:
-                self.send(mean.to(self.device), self.P - 1, TAG_ROUTING)
+                t = mean.to(self.device)
+                self.sends = [(w, x) for w, x in self.sends if not w.is_completed()]
+                self.sends.append((dist.isend(t, self.P - 1, group=self.group, tag=TAG_ROUTING), t))
         return self.coef * torch.stack([m.last_aux for m in self.mods]).sum()
 
     def gather(self, step: int) -> tuple[dict, float]:
@@ -105,7 +113,20 @@ class StageMoE:
                 rows = self.done.pop(step)
             else:
                 rows = torch.empty(len(self.names[s]), self.E + 1, dtype=torch.float64, device=self.device)
-                dist.recv(rows, s, tag=TAG_ROUTING)
+                dist.recv(rows, s, group=self.group, tag=TAG_ROUTING)
                 rows = rows.cpu()
             routing.update(routing_record(self.names[s], rows))
         return routing, self.coef * sum(r["aux_loss"] for r in routing.values())
+
+    def finish(self) -> None:
+        """Wait for this stage's routing messages still in flight (after the schedule)."""
+        for w, _ in self.sends:
+            w.wait()
+        self.sends = []
+
+
+def routing_group(num_stages: int, timeout_s: float):
+    """A process group for the routing messages (a collective call: every rank, same point)."""
+    if num_stages == 1:
+        return None
+    return dist.new_group(backend=dist.get_backend(), timeout=datetime.timedelta(seconds=timeout_s))

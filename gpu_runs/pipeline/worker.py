@@ -20,7 +20,7 @@ from gpu_runs.pipeline.args import build_parser, check_options
 from gpu_runs.pipeline.checkpoint import check_run_dir, load_resume, prune_stage, resume_step, save_stage
 from gpu_runs.pipeline.delay import DelayRule
 from gpu_runs.pipeline.llama import llama_problem, num_layers, run_config
-from gpu_runs.pipeline.moe import StageMoE, stage_moe_names
+from gpu_runs.pipeline.moe import StageMoE, routing_group, stage_moe_names
 from gpu_runs.pipeline.problem import Problem
 from gpu_runs.pipeline.schedules import stage_actions, with_evals
 from gpu_runs.pipeline.stage import StageEngine, StageModule, split_layers
@@ -108,7 +108,7 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
         delay = dict(zip("FB", (float(v) / 1e3 for v in args.synthetic_ms.split(","))))
         hook = lambda kind: time.sleep(delay[kind])
     acts = with_evals(actions_of(args, rank, P, start), args.schedule, M, [t for t in eval_steps if t >= start])
-    moe = stage_moe(prob.model, module, ranges, rank, P, M, device, lambda *m: engine._send(*m))
+    moe = stage_moe(prob.model, module, ranges, rank, P, M, device, args.timeout)
     engine = StageEngine(
         module, rank, P, opt, batch=batch, act_shape=(mb_rows, args.seq_len, prob.dim),
         loss_scale=1.0 / M, update_params="current" if args.schedule == "pipedream" else "stash",
@@ -177,6 +177,8 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
     done_u, done_e = set(), set()
     t0 = time.perf_counter()
     engine.run(acts, on_action)
+    if moe is not None:
+        moe.finish()
     wall = time.perf_counter() - t0
     if out is not None:
         save_stage(out, rank, engine, args.steps, args, final=True)
@@ -185,13 +187,14 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group) -> dict:
     return dict(rank=rank, wall=wall, device=str(device))
 
 
-def stage_moe(model, module, ranges, rank: int, P: int, M: int, device, send):
-    """The stage's :class:`gpu_runs.pipeline.moe.StageMoE` for an MoE model, else None."""
+def stage_moe(model, module, ranges, rank: int, P: int, M: int, device, timeout_s: float):
+    """The stage's :class:`gpu_runs.pipeline.moe.StageMoE` for an MoE model (every rank
+    creates its process group here), else None."""
     cfg = getattr(model, "cfg", None)
     if cfg is None or not getattr(cfg, "n_experts", 0):
         return None
     return StageMoE(module, rank, P, stage_moe_names(model, ranges), M, cfg.aux_loss_coef, cfg.n_experts,
-                    send, device)
+                    routing_group(P, timeout_s), device)
 
 
 def open_log(path: Path, start: int):
