@@ -55,16 +55,25 @@ def assert_same_run(got, want, got_params, want_params, loss_tol=2e-5):
         torch.testing.assert_close(got_params[k], v, rtol=1e-4, atol=1e-5, msg=k)
 
 
-CASES = [("gpipe", "sync", {}), ("2bw", "2bw", {"ef": True}), ("pipedream", "pipedream", {})]
-SLOW = [("1f1b", "sync", {}), ("2bw", "2bw", {})]
+def argv_of(kw) -> list:
+    return (["--ef"] if kw.get("ef") else []) + (["--ns-dtype", kw["ns_dtype"]] if "ns_dtype" in kw else [])
+
+
+MUON32 = dict(optimizer="muon", ns_dtype="float32")   # Muon per expert, Newton-Schulz in float32
+CASES = [("gpipe", "sync", {}), ("2bw", "2bw", dict(ef=True, **MUON32))]
+SLOW = [("1f1b", "sync", {}), ("2bw", "2bw", {}), ("2bw", "2bw", {"ef": True}), ("pipedream", "pipedream", {}),
+        ("gpipe", "sync", MUON32), ("pipedream", "pipedream", MUON32)]
 
 
 @pytest.mark.parametrize("schedule, mode, kw", CASES + [pytest.param(*c, marks=pytest.mark.slow) for c in SLOW])
 def test_moe_pipeline_reproduces_trainer(schedule, mode, kw, tmp_path):
+    """Float tolerance in every case: AdamW, and Muon (one Newton-Schulz per expert of the 3-D
+    stacks) in float32 Newton-Schulz."""
     groups = 1 if schedule == "pipedream" else M
     want = trainer_run(mode, groups, **kw)
-    got, got_params, config = pipeline_run(schedule, tmp_path / "pipe", ["--ef"] if kw.get("ef") else [])
+    got, got_params, config = pipeline_run(schedule, tmp_path / "pipe", argv_of(kw), kw.get("optimizer", "adamw"))
     assert config["aux_groups"] == groups          # the equivalent trainer run, recorded
+    assert config["ns_dtype"] == want.config.ns_dtype != "auto"        # resolved and recorded, as the trainer's
     assert_same_run(got, want.log, got_params, want.params)
     if groups > 1:   # the comparison can fail: the whole-batch balance loss is another objective
         whole = trainer_run(mode, 1, **kw).log[0]
@@ -72,17 +81,14 @@ def test_moe_pipeline_reproduces_trainer(schedule, mode, kw, tmp_path):
         assert gap > 1e-3
 
 
-@pytest.mark.parametrize("ns_dtype", ["float32", pytest.param("auto", marks=pytest.mark.slow)])
-def test_moe_pipeline_muon_reproduces_trainer(ns_dtype, tmp_path):
-    """Muon on the 3-D expert stacks (one Newton-Schulz per expert), per stage block. In float32
-    Newton-Schulz the runs agree to float tolerance; at the machine's auto dtype (bf16 on a
-    CPU with fast bf16 matmuls) bf16 amplifies the ~1e-7 microbatch-sum difference (as in
-    test_pipeline_llama's Muon case), hence the looser tolerance there."""
-    want = trainer_run("2bw", M, optimizer="muon", ns_dtype=ns_dtype)
-    got, got_params, config = pipeline_run("2bw", tmp_path / "pipe", ["--ns-dtype", ns_dtype], optimizer="muon")
-    assert config["ns_dtype"] == want.config.ns_dtype != "auto"        # resolved and recorded, as the trainer's
-    if ns_dtype == "float32":
-        assert_same_run(got, want.log, got_params, want.params, loss_tol=1e-5)
+@pytest.mark.slow
+def test_moe_pipeline_muon_at_the_auto_ns_dtype(tmp_path):
+    """At the machine's auto Newton-Schulz dtype (bf16 on a CPU with fast bf16 matmuls) bf16
+    amplifies the ~1e-7 microbatch-sum difference (as in test_pipeline_llama's Muon case):
+    within 1e-3 over these steps."""
+    want = trainer_run("2bw", M, optimizer="muon")
+    got, _, config = pipeline_run("2bw", tmp_path / "pipe", optimizer="muon")
+    assert config["ns_dtype"] == want.config.ns_dtype
     for g, w in zip(got, want.log):
         assert g["train_loss"] == pytest.approx(w["train_loss"], abs=1e-3), g["step"]
 
