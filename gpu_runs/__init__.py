@@ -20,7 +20,7 @@ A short tour::
   ``theory`` bounds; ``gpu_runs.bench``: tokens/s per mode.
 - ``gpu_runs.pipeline``: multi-process pipeline parallelism (``torchrun ... -m gpu_runs.pipeline``; a
   subpackage, see its docstring);
-  ``gpu_runs/device_check.sh``: the single-GPU check (135m).
+  ``gpu_runs/device_check.sh``: the single-GPU check (135m, then a short moe_2b-shaped MoE step).
 """
 import warnings
 

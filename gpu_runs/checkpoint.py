@@ -57,6 +57,9 @@ def holds_run(out: Path) -> bool:
     log = out / "log.jsonl"
     return (out / "ckpt.pt").exists() or (log.exists() and log.stat().st_size > 0)
 
+#: TrainConfig fields added after runs were kept, with the value those runs computed with
+ADDED_FIELDS = {"aux_groups": 1}
+
 
 def config_differences(saved: dict, now: dict, safe=RESUME_SAFE) -> list[str]:
     """``"field: saved -> now"`` for every field outside ``safe`` whose value differs
@@ -92,6 +95,7 @@ def load_for_resume(out: Path, config_now: dict, map_location=None) -> dict:
     blob = torch.load(ck, map_location=map_location, weights_only=True)
     saved = json.loads(blob["config"]) if "config" in blob else _config_json(out)
     if saved is not None:
+        saved = {**ADDED_FIELDS, **saved}
         diff = config_differences(saved, config_now)
         if diff:
             raise RunDirError(f"--resume: {ck} was made by a different run; these fields differ "

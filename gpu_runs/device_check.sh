@@ -2,6 +2,9 @@
 # Device check for one H200: 135m config, sync vs 2bw vs 2bw+EF for Muon and AdamW, short horizon,
 # on the shipped stdlib byte corpus (vocab 256: the 135m shape with a byte vocabulary, so the
 # embedding is 256 x 576 instead of 49152 x 576), plus a Newton-Schulz bf16 throughput line.
+# Last, a short MoE step: moe_2b's shape (24 layers, 64 experts top-8, 1 shared, byte vocab) with
+# Muon 2bw + EF for DEVICE_CHECK_MOE_STEPS (20) steps, routing statistics and per-expert
+# diagnostics at the first and last step, summarized in moe_summary.txt.
 # Usage: bash gpu_runs/device_check.sh OUT_DIR      (run from the repo root; no pip install needed)
 # Smoke test on CPU: DEVICE_CHECK_SMOKE=1 bash gpu_runs/device_check.sh OUT_DIR (tiny, 3 steps).
 set -euo pipefail
@@ -12,8 +15,10 @@ export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 PY="${PYTHON:-python}"
 if [[ "${DEVICE_CHECK_SMOKE:-0}" == "1" ]]; then
   CONFIG=tiny; STEPS=3; BS=4; SEQ=16; DEV=cpu; EVAL=3; DIAG=2; DATA="$ROOT/gpu_runs"  # small text dir: fast
+  MOE_CONFIG=tiny_moe; MOE_STEPS=3; MOE_BS=4; MOE_SEQ=16
 else
   CONFIG=135m; STEPS="${DEVICE_CHECK_STEPS:-150}"; BS=16; SEQ=512; DEV=cuda; EVAL=50; DIAG=50; DATA=stdlib
+  MOE_CONFIG=moe_2b; MOE_STEPS="${DEVICE_CHECK_MOE_STEPS:-20}"; MOE_BS=8; MOE_SEQ=512
 fi
 cd "$ROOT"
 "$PY" - "$DEV" > "$OUT/ns_throughput.txt" <<'PYEOF'
@@ -89,3 +94,27 @@ print(f"2-D layout P={pp} x D={dp} (2bw muon, {len(a)} steps): max |train loss d
 PYEOF
   cat "$OUT/dp_summary.txt"
 fi
+# MoE: routed experts as 3-D stacks under Muon (one Newton-Schulz per expert), delayed + EF
+"$PY" -m gpu_runs.train --config "$MOE_CONFIG" --optimizer muon --delay 2bw --ef --steps "$MOE_STEPS" \
+  --batch-size "$MOE_BS" --seq-len "$MOE_SEQ" --eval-every "$MOE_STEPS" --eval-batches 2 --device "$DEV" \
+  --data "$DATA" --diag-every "$MOE_STEPS" --log-every 1 --out "$OUT/moe-muon-ef" > "$OUT/moe-muon-ef.txt" 2>&1
+tail -1 "$OUT/moe-muon-ef.txt"
+"$PY" - "$OUT/moe-muon-ef" > "$OUT/moe_summary.txt" <<'PYEOF'
+import json, sys
+from pathlib import Path
+run = Path(sys.argv[1])
+log = [json.loads(line) for line in open(run / "log.jsonl")]
+res = json.loads((run / "result.json").read_text())
+last = log[-1]
+lo = min(r["load_min_over_uniform"] for r in last["routing"].values())
+hi = max(r["load_max_over_uniform"] for r in last["routing"].values())
+aux = sum(r["aux_loss"] for r in last["routing"].values()) / len(last["routing"])
+print(f"moe {run.name}: {len(last['routing'])} MoE layers, final val {res['final_val_loss']:.4f}, "
+      f"{res['tokens_per_s']:.0f} tok/s; step {last['step']} load/uniform in [{lo:.2f}, {hi:.2f}], "
+      f"mean L_aux {aux:.4f}")
+d = [r["diagnostics"] for r in log if "diagnostics" in r][-1]
+per = [v for e in d["experts"].values() for v in e["r_over_eta"]]
+print(f"moe per-expert r/eta at step {d['step']}: {len(per)} (stack, expert) blocks, max {max(per):.3f}, "
+      f"min {min(per):.3f} (r/eta of the whole model {d['r_over_eta']:.3f})")
+PYEOF
+cat "$OUT/moe_summary.txt"

@@ -21,6 +21,15 @@ Measured at step t (``Diagnostics.measure``), with x_t before and x_{t+1} after 
                    ``r_over_eta_other`` (max over the l_inf / l_2 blocks). Under 2bw, x - y = -d_t, so a
                    Muon block gives r_b / eta = s_b * sigma_max(NS(m)) with s_b = sqrt(max(1, rows/cols))
                    the shape factor: r_b / eta <= 1 is a statement about s_b and NS, not about the delay.
+- ``experts``      per expert stack (a 3-D MoE weight (E, out, in), gpu_runs.moe), per expert e:
+                   {"d_norm": [||d_t^e||], "r": [r^e], "r_over_eta": [r^e / eta]} in the expert's own
+                   geometry (absent without such stacks; ``d_norm`` absent without ``state_prev``).
+                   Each expert is its own block (lmo's leading batch dimension, docs/design.md §7: Muon
+                   orthogonalizes each expert alone), so a stack is the product of E blocks: its
+                   norm is the max over experts (its entry in ``r_over_eta_blocks``), its dual the
+                   sum, its rho^2 the sum of E rho_e^2. The lists are kept per expert, not only
+                   their max, because a delay's effect differs between busy and idle experts
+                   (the load of ``routing``) and the max alone would hide which expert it is.
 - ``L_local``      ||g(x_{t+1}; B) - g(x_t; B)||_* / ||x_{t+1} - x_t|| on the fixed batch B (step 0's)
 - ``sigma``        sqrt(1/(k-1) sum_i ||g_i - gbar||_2^2) over k independent batches at x_t
 - ``rho``          from the shapes
@@ -59,27 +68,50 @@ def geometries(optimizer: str, params: dict) -> dict:
     return out
 
 
+def block_norms(geo, v: torch.Tensor) -> torch.Tensor:
+    """||v_b|| for each block of one parameter, flat: one value for a vector or matrix, E for an
+    expert stack (E, m, n) (every geometry's norm is per matrix over the last two dims)."""
+    return geo.norm(v.float()).reshape(-1)
+
+
+def block_duals(geo, g: torch.Tensor) -> torch.Tensor:
+    """||g_b||_* for each block of one parameter, flat (as :func:`block_norms`)."""
+    return geo.dual_norm(g.float()).reshape(-1)
+
+
+def n_blocks(v: torch.Tensor) -> int:
+    """Blocks of one parameter: E for an expert stack (E, m, n), else 1."""
+    return math.prod(v.shape[:-2]) if v.ndim > 2 else 1
+
+
 def product_norm(geo: dict, tree: dict) -> float:
-    """max_b ||x_b|| over the blocks present in ``tree``."""
-    return max(float(geo[k].norm(v.float())) for k, v in tree.items())
+    """max_b ||x_b|| over the blocks present in ``tree`` (each expert of a stack a block)."""
+    return max(float(block_norms(geo[k], v).max()) for k, v in tree.items())
 
 
 def product_dual(geo: dict, tree: dict) -> float:
-    """sum_b ||g_b||_* over the blocks present in ``tree``."""
-    return sum(float(geo[k].dual_norm(v.float())) for k, v in tree.items())
+    """sum_b ||g_b||_* over the blocks present in ``tree`` (each expert of a stack a block)."""
+    return sum(float(block_duals(geo[k], v).sum()) for k, v in tree.items())
 
 
 def product_rho(geo: dict, params: dict) -> float:
-    """sqrt(sum_b rho_b^2): ||g||_* <= rho ||g||_2 for the product dual."""
-    return math.sqrt(sum(float(geo[k].rho(tuple(v.shape))) ** 2 for k, v in params.items()))
+    """sqrt(sum_b rho_b^2): ||g||_* <= rho ||g||_2 for the product dual (E blocks per stack)."""
+    return math.sqrt(sum(n_blocks(v) * float(geo[k].rho(tuple(v.shape))) ** 2 for k, v in params.items()))
 
 
 def r_over_eta_summary(geo: dict, offset: dict, lr: float) -> dict:
-    """r = max_b ||offset_b||, r / eta, and the per-block r_b / eta split by geometry (module docstring)."""
-    per = {k: float(geo[k].norm(v.float())) for k, v in offset.items()}
+    """r = max_b ||offset_b||, r / eta, and the per-block r_b / eta split by geometry (module
+    docstring); an expert stack's entry is the max over its experts, its per-expert values
+    go to ``experts`` ({name: {"r": [...], "r_over_eta": [...]}})."""
+    blocks = {k: block_norms(geo[k], v) for k, v in offset.items()}
+    per = {k: float(b.max()) for k, b in blocks.items()}
     r = max(per.values())
     inv = 1.0 / lr if lr > 0 else float("nan")
     out = dict(r=r, r_over_eta=r * inv, r_over_eta_blocks={k: v * inv for k, v in per.items()})
+    experts = {k: dict(r=b.tolist(), r_over_eta=[v * inv for v in b.tolist()])
+               for k, b in blocks.items() if offset[k].ndim > 2}
+    if experts:
+        out["experts"] = experts
     mat = sorted(v * inv for k, v in per.items() if isinstance(geo[k], Spectral))
     other = [v * inv for k, v in per.items() if not isinstance(geo[k], Spectral)]
     if mat:
@@ -88,6 +120,11 @@ def r_over_eta_summary(geo: dict, offset: dict, lr: float) -> dict:
     if other:
         out["r_over_eta_other"] = max(other)
     return out
+
+
+def expert_d_norms(geo: dict, d: dict) -> dict:
+    """{stack name: [||d^e|| per expert]} for the 3-D parameters of ``d``."""
+    return {k: block_norms(geo[k], v).tolist() for k, v in d.items() if v.ndim > 2}
 
 
 def diff(a: dict, b: dict, keys=None) -> dict:
@@ -115,7 +152,10 @@ class Diagnostics:
         y = opt.virtual_iterate(x_new, state)
         out.update(r_over_eta_summary(self.geo, diff(x_new, y), lr))
         if state_prev is not None:
-            out["d_norm"] = product_norm(self.geo, diff(y, opt.virtual_iterate(x_prev, state_prev)))
+            d_t = diff(y, opt.virtual_iterate(x_prev, state_prev))
+            out["d_norm"] = product_norm(self.geo, d_t)
+            for k, v in expert_d_norms(self.geo, d_t).items():
+                out["experts"][k]["d_norm"] = v
             out["r_over_d"] = out["r"] / out["d_norm"] if out["d_norm"] > 0 else float("nan")
         fx, fy = self.fixed
         _, g_prev = loss_and_grads(model, x_prev, fx, fy, self.amp)

@@ -50,6 +50,7 @@ class ModelConfig:
     n_shared_experts: int = 0
     d_expert: int = 0           # hidden width of one expert (0: d_mlp)
     aux_loss_coef: float = 0.01
+    aux_groups: int = 1         # L_aux as the mean over this many equal groups of a batch's sequences
 
     def __post_init__(self):
         for k in ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_mlp", "vocab_size", "max_seq_len"):
@@ -66,6 +67,8 @@ class ModelConfig:
                     raise ValueError(f"ModelConfig.{k} must be a positive int, got {getattr(self, k)!r}")
             if self.top_k > self.n_experts:
                 raise ValueError(f"ModelConfig.top_k={self.top_k} exceeds n_experts={self.n_experts}")
+            if not isinstance(self.aux_groups, int) or self.aux_groups < 1:
+                raise ValueError(f"ModelConfig.aux_groups must be a positive int, got {self.aux_groups!r}")
             if self.n_shared_experts < 0 or self.d_expert < 0 or self.aux_loss_coef < 0:
                 raise ValueError("ModelConfig: n_shared_experts, d_expert and aux_loss_coef must be >= 0")
         if (self.d_model // self.n_heads) % 2:
@@ -198,8 +201,8 @@ class Block(nn.Module):
         self.attn_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
         self.attn = Attention(cfg)
         self.mlp_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
-        self.mlp = (MoE(cfg.d_model, cfg.expert_width, cfg.n_experts, cfg.top_k, cfg.n_shared_experts)
-                    if cfg.n_experts else MLP(cfg))
+        self.mlp = (MoE(cfg.d_model, cfg.expert_width, cfg.n_experts, cfg.top_k, cfg.n_shared_experts,
+                        cfg.aux_groups) if cfg.n_experts else MLP(cfg))
 
     def forward(self, h, cos, sin):
         h = h + self.attn(self.attn_norm(h), cos, sin)

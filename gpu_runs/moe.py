@@ -20,7 +20,11 @@ e) / (N k) and P_e = mean_n p_{n,e},
     L_aux = E * sum_e f_e P_e,
 
 which is 1 when routing is uniform; the model's loss adds ``aux_loss_coef * L_aux`` per
-MoE layer. f_e carries no gradient, so dL_aux/dlogit_{n,j} = (E/N) p_{n,j} (f_j - sum_e f_e p_{n,e}).
+MoE layer. f_e and P_e are means over the batch, so L_aux is not additive over row groups:
+with ``aux_groups = G`` the layer's term is the mean over G equal groups of batch rows
+(sequences), L_aux = (1/G) sum_g E sum_e f_e^g P_e^g (:func:`grouped_balance_loss`), which is
+what a pipeline with G microbatches computes (``gpu_runs.pipeline.moe``).
+f_e carries no gradient, so (G = 1) dL_aux/dlogit_{n,j} = (E/N) p_{n,j} (f_j - sum_e f_e p_{n,e}).
 Aux-loss-free balancing (DeepSeek-V3): after a step, ``b_e += gamma * sign(mean(f) - f_e)``
 (:func:`update_router_bias`); b only changes which experts are selected, never w.
 No capacity limit: no token is dropped (``dropped`` is logged as 0 for that reason).
@@ -58,19 +62,34 @@ def balance_loss(probs: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     return n_experts * (load_fractions(idx, n_experts).to(probs.dtype) * probs.mean(0)).sum()
 
 
+def grouped_balance_loss(probs: torch.Tensor, idx: torch.Tensor, groups: int) -> torch.Tensor:
+    """(1/G) sum_g L_aux(group g) over G equal contiguous groups of the N token rows (G = 1:
+    :func:`balance_loss`). Rows are batch-major, so a group of N/G rows is B/G whole sequences."""
+    n = probs.shape[0]
+    if not isinstance(groups, int) or groups < 1 or n % groups:
+        raise ValueError(f"aux_groups: must be a positive int dividing the {n} token rows, got {groups!r}")
+    if groups == 1:
+        return balance_loss(probs, idx)
+    return torch.stack([balance_loss(p, i) for p, i in zip(probs.chunk(groups), idx.chunk(groups))]).mean()
+
+
 class MoE(nn.Module):
     """Routed SwiGLU experts (+ ``n_shared`` always-on experts); forward(x (B, T, d)) -> (B, T, d).
 
     After each forward, ``last_aux`` holds L_aux (with gradient) and ``last_stats`` the
     routing statistics (expert load f_e, its max / min relative to uniform, aux loss,
-    dropped tokens) as plain floats.
+    dropped tokens) as plain floats; the load is over the whole batch, L_aux over
+    ``aux_groups`` equal groups of its sequences (:func:`grouped_balance_loss`).
     """
 
-    def __init__(self, d_model: int, d_expert: int, n_experts: int, top_k: int, n_shared: int = 0):
+    def __init__(self, d_model: int, d_expert: int, n_experts: int, top_k: int, n_shared: int = 0,
+                 aux_groups: int = 1):
         super().__init__()
         if not 1 <= top_k <= n_experts:
             raise ValueError(f"top_k: must lie in [1, n_experts={n_experts}], got {top_k}")
-        self.n_experts, self.top_k, self.n_shared = n_experts, top_k, n_shared
+        if not isinstance(aux_groups, int) or aux_groups < 1:
+            raise ValueError(f"aux_groups: must be a positive int, got {aux_groups!r}")
+        self.n_experts, self.top_k, self.n_shared, self.aux_groups = n_experts, top_k, n_shared, aux_groups
         self.router = nn.Linear(d_model, n_experts, bias=False)
         self.w_gate = nn.Parameter(torch.empty(n_experts, d_expert, d_model))
         self.w_up = nn.Parameter(torch.empty(n_experts, d_expert, d_model))
@@ -98,7 +117,9 @@ class MoE(nn.Module):
                 out.index_add_(0, tok, w[tok, slot, None].to(xt.dtype) * self.expert(e, xt[tok]))
         if self.n_shared:
             out = out + self.shared_down(F.silu(self.shared_gate(xt)) * self.shared_up(xt))
-        self.last_aux = balance_loss(probs, idx)
+        if x.ndim > 2 and shape[0] % self.aux_groups:
+            raise ValueError(f"aux_groups: {self.aux_groups} does not divide the batch of {shape[0]} sequences")
+        self.last_aux = grouped_balance_loss(probs, idx, self.aux_groups)
         f = load_fractions(idx, self.n_experts)
         self.last_stats = {"load": [float(v) for v in f],
                            "load_max_over_uniform": float(f.max()) * self.n_experts,

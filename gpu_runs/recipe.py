@@ -29,7 +29,7 @@ from gpu_runs.model import CONFIGS, Llama, get_config, stage_of_params
 #: one line of help per TrainConfig field: the command lines' options are generated from the
 #: fields with these texts (gpu_runs.cli.add_config_options), so their defaults are the fields'
 FIELD_HELP = {
-    "config": "model config: tiny, small, 135m, 360m (gpu_runs.model.CONFIGS)",
+    "config": "model config: tiny, small, 135m, 360m, tiny_moe, moe_2b (gpu_runs.model.CONFIGS)",
     "optimizer": "any name of lmo.registry.OPTIMIZERS",
     "lr": "peak lr (None: lmo.presets.DEFAULT_LR[optimizer])",
     "momentum": "primary momentum beta (None: the optimizer's preset)",
@@ -45,6 +45,8 @@ FIELD_HELP = {
     "dc_asgd": "2bw: DC-ASGD lambda",
     "steps": "optimizer steps T (the schedule's horizon)",
     "batch_size": "sequences per step",
+    "aux_groups": "MoE: each layer's balance loss is the mean over this many equal groups of the batch's "
+                  "sequences (a pipeline with M microbatches computes M; 1: the whole batch)",
     "seq_len": "tokens per sequence",
     "eval_every": "validation loss every N steps and at the end (0: at the end only)",
     "eval_batches": "validation batches per evaluation",
@@ -105,6 +107,7 @@ class TrainConfig:
     dc_asgd: float = 0.0
     steps: int = 200
     batch_size: int = 32
+    aux_groups: int = 1
     seq_len: int = 64
     eval_every: int = 50
     eval_batches: int = 4
@@ -139,6 +142,9 @@ class TrainConfig:
         for k in ("eval_every", "diag_every", "log_every", "sync_start", "sync_cooldown"):
             if getattr(self, k) < 0:
                 raise ValueError(f"TrainConfig.{k} must be >= 0, got {getattr(self, k)}")
+        if not isinstance(self.aux_groups, int) or self.aux_groups < 1 or self.batch_size % self.aux_groups:
+            raise ValueError(f"TrainConfig.aux_groups must be a positive int dividing batch_size="
+                             f"{self.batch_size}, got {self.aux_groups!r}")
         if self.ckpt_every is not None and self.ckpt_every < 0:
             raise ValueError(f"TrainConfig.ckpt_every must be >= 0 (or None: at every evaluation), "
                              f"got {self.ckpt_every}")
@@ -270,6 +276,7 @@ def evaluate(model: Llama, params: dict, batches, amp: bool, fn=None) -> float:
 
 def model_config(cfg: TrainConfig, vocab_size: int):
     """The model config of a run on data with ``vocab_size`` ids: byte data keeps 256, larger
-    vocabularies round up to a multiple of 64; max_seq_len >= seq_len."""
+    vocabularies round up to a multiple of 64; max_seq_len >= seq_len; an MoE's ``aux_groups``."""
     vocab = int(math.ceil(vocab_size / 64) * 64) if vocab_size > 256 else vocab_size
-    return get_config(cfg.config, vocab_size=vocab, max_seq_len=max(cfg.seq_len, get_config(cfg.config).max_seq_len))
+    return get_config(cfg.config, vocab_size=vocab, max_seq_len=max(cfg.seq_len, get_config(cfg.config).max_seq_len),
+                      aux_groups=cfg.aux_groups)

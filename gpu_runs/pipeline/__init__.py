@@ -57,6 +57,14 @@ muon`` shards its Newton-Schulz over the dp group (``gpu_runs.pipeline.sharded_m
 Replica 0 writes the log (train loss = dp mean) and one checkpoint per stage; ``--resume``
 may change D (same global batch). A dead replica ends every rank as below.
 
+Mixture-of-experts models (``--config tiny_moe`` / ``moe_2b``; ``gpu_runs.pipeline.moe``): each
+stage adds its own MoE layers' ``aux_loss_coef * L_aux`` to every microbatch's backward, so a
+step minimizes CE + coef * sum_l (mean over the M microbatches of layer l's per-microbatch
+balance loss): the trainer's objective with ``aux_groups = M``, which config.json records
+(the batch's L_aux is not additive over microbatches). The log's ``train_loss`` includes
+the balance terms of every stage, ``routing`` holds every layer's load and L_aux (sent to the
+last stage once per step), and ``val_loss`` is cross-entropy alone, as the trainer's. Not yet combined with ``--dp > 1`` (refused).
+
 Failure handling: bad arguments are refused before any process group starts; any
 exception, a peer's death (gloo reports a closed connection) or ``--timeout`` seconds
 without progress (a watchdog thread) make the rank print ``[pipeline rank s/P] …`` and

@@ -17,7 +17,8 @@ from gpu_runs.pipeline.schedules import SCHEDULES, check_schedule_args, check_sy
 #: options are the same run
 SHARED = ("config", "optimizer", "lr", "momentum", "weight_decay", "grad_clip", "ef", "sync_start",
           "sync_cooldown", "dc_asgd", "warmup_frac", "final_frac", "steps", "batch_size", "seq_len", "seed",
-          "data", "eval_every", "eval_batches", "device", "out", "ckpt_every", "diag_every", "diag_micro")
+          "data", "eval_every", "eval_batches", "device", "out", "ckpt_every", "diag_every", "diag_micro",
+          "ns_dtype")
 #: the pipeline's own wording where its meaning is narrower than the trainer's
 HELP = {
     "ef": "2bw only: error feedback x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}",

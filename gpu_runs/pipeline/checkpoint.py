@@ -45,7 +45,7 @@ from gpu_runs.pipeline.stage import StageModule, split_layers
 from gpu_runs.recipe import build_optimizer, resolve_device
 
 
-FIELDS = ("step", "train_loss", "lr", "tokens", "step_time", "val_loss")
+FIELDS = ("step", "train_loss", "lr", "tokens", "step_time", "val_loss", "routing")  # the trainer's record fields
 
 
 # ----------------------------------------------------------------------------- stage files

@@ -33,7 +33,7 @@ from gpu_runs.data import Batcher, get_corpus
 from gpu_runs.diagnostics import Diagnostics
 from gpu_runs.model import Llama
 from gpu_runs.pipeline.checkpoint import merge_stages, save_stage, stage_file
-from gpu_runs.pipeline.llama import model_config
+from gpu_runs import recipe
 from gpu_runs.recipe import build_optimizer
 
 
@@ -103,7 +103,8 @@ def measure(out, args, P: int, device: str = "cpu", progress: bool = True) -> li
         dev = torch.device(device)
         tc, x0, _, _ = merge_stages(d, steps[0])
         corpus = get_corpus(tc.data)
-        model = Llama(model_config(tc, corpus), seed=tc.seed).to(dev)
+        # the trainer's model (an MoE's aux_groups = M: the objective the pipeline trained)
+        model = Llama(recipe.model_config(tc, corpus.vocab_size), seed=tc.seed).to(dev)
         batcher = Batcher(corpus.train, tc.batch_size, tc.seq_len, tc.seed, device=dev)
         opt, _, sched = build_optimizer(tc, x0)
         diag = Diagnostics(tc.optimizer, x0, batcher, args.diag_micro, amp=dev.type == "cuda")

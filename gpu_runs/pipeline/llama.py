@@ -8,6 +8,11 @@ lr=peak, schedule=lambda peak: warmup_cosine(peak, ...), momentum, weight_decay)
 ``error_feedback`` wrappers (the schedule *is* the delay) and without its
 ``clip_by_global_norm`` (the engine clips with the all-reduced norm of every stage, the
 same formula c = min(1, max_norm / (||g|| + 1e-6))).
+
+An MoE model (``--config tiny_moe``): each stage adds its own layers' ``aux_loss_coef *
+L_aux`` per microbatch, so the step's objective is the mean over the M microbatches of the
+per-microbatch CE + aux; the equivalent trainer run has ``aux_groups = M``
+(:func:`train_config`; ``gpu_runs.pipeline.moe``).
 """
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ import torch
 
 from gpu_runs import recipe
 from gpu_runs.data import Batcher, get_corpus, val_batches
-from gpu_runs.model import Llama, get_config
+from gpu_runs.model import CONFIGS, Llama, get_config
 from gpu_runs.pipeline.problem import Problem
 from gpu_runs.recipe import TrainConfig
 
@@ -32,23 +37,34 @@ def train_config(args, num_stages: int | None = None):
         grad_clip=1.0 if args.clip is None else args.clip,
         warmup_frac=args.warmup_frac, final_frac=args.final_frac,
         mode=MODE_OF[args.schedule], stages=num_stages or 2, ef=args.ef, steps=args.steps,
-        batch_size=args.batch_size, seq_len=args.seq_len, eval_every=args.eval_every,
+        batch_size=args.batch_size, aux_groups=aux_groups(args), seq_len=args.seq_len, eval_every=args.eval_every,
         eval_batches=args.eval_batches, seed=args.seed, data=args.data or "stdlib",
-        device=args.device)
+        device=args.device, ns_dtype=getattr(args, "ns_dtype", "auto"))
+
+
+def aux_groups(args) -> int:
+    """The trainer's ``aux_groups`` of this run: M for an MoE model under gpipe / 1f1b / 2bw (each
+    microbatch has its own balance loss), 1 for pipedream (a step is one microbatch) and dense models."""
+    if (args.model != "llama" or args.config not in CONFIGS or not CONFIGS[args.config].n_experts
+            or args.schedule == "pipedream"):
+        return 1
+    return args.microbatches
 
 
 def run_config(args, num_stages: int) -> dict:
     """``config.json`` of a pipeline run: the equivalent trainer's TrainConfig fields (so
     ``gpu_runs.predict`` reads it like a trainer run) plus the schedule, P and M."""
-    tc = train_config(args, num_stages)
+    tc = recipe.resolved(train_config(args, num_stages))   # the Newton-Schulz dtype as computed
     tc.sync_start, tc.sync_cooldown, tc.dc_asgd = args.sync_start, args.sync_cooldown, args.dc_asgd
     tc.diag_every, tc.diag_micro, tc.out = args.diag_every, args.diag_micro, args.out
     return dict(dataclasses.asdict(tc), schedule=args.schedule, microbatches=args.microbatches)
 
 
 def model_config(tc, corpus):
-    """The trainer's model config: vocabulary from the data, max_seq_len >= seq_len."""
-    return recipe.model_config(tc, corpus.vocab_size)
+    """The trainer's model config: vocabulary from the data, max_seq_len >= seq_len; a stage
+    forwards one microbatch at a time, so an MoE's balance loss is over the whole microbatch
+    (aux_groups 1; the trainer's aux_groups = M spans the step)."""
+    return dataclasses.replace(recipe.model_config(tc, corpus.vocab_size), aux_groups=1)
 
 
 def base_optimizer(tc, params):

@@ -118,7 +118,8 @@ class StageEngine:
                  device="cpu", on_progress: Callable | None = None,
                  compute_hook: Callable | None = None, val_batches: list | None = None,
                  rule=None, tied: tuple | None = None, amp: bool = False,
-                 rank_of: Callable[[int], int] | None = None, grad_reduce: Callable | None = None):
+                 rank_of: Callable[[int], int] | None = None, grad_reduce: Callable | None = None,
+                 moe=None):
         if update_params not in ("stash", "current"):
             raise ValueError(f"update_params must be 'stash' or 'current', got {update_params!r}")
         self.module, self.stage, self.P = module, stage, num_stages
@@ -132,6 +133,8 @@ class StageEngine:
         # gradient averaging over its dp group, applied in R(t) before everything else
         self.rank_of = rank_of or (lambda s: s)
         self.grad_reduce = grad_reduce
+        self.moe = moe  # gpu_runs.pipeline.moe.StageMoE: balance-loss term and routing statistics
+        self.aux: dict = {}  # mb -> the stage's balance-loss term of that forward (MoE)
         # pipedream: stage s forwards microbatch k on u_{max(0, k - tau_s)}
         self.tau = num_stages - 1 - stage if update_params == "current" else 0
         self.max_norm, self.clip_eps, self.clip_group = max_norm, clip_eps, clip_group
@@ -255,6 +258,9 @@ class StageEngine:
             out = out * self.loss_scale
         else:
             self._send(out.detach(), self.stage + 1, TAG_ACT)
+        aux = self.moe.after_forward(a.step) if self.moe is not None else None
+        if aux is not None:  # its own term of the objective, scaled as the microbatch loss
+            self.aux[a.mb] = aux * self.loss_scale
         self.stash[a.mb] = (cur, h, out, version.get(getattr(self, "tied_name", None)))
 
     def _B(self, a: Action) -> None:
@@ -266,7 +272,11 @@ class StageEngine:
         wrt = ([] if self.first else [h]) + [version[k] for k in self.names]
         if self.tied_role == "user":
             wrt.append(tied_leaf)
-        grads = torch.autograd.grad(out, wrt, grad_outputs=grad_out, allow_unused=True)
+        outs, gouts = [out], [grad_out]
+        if a.mb in self.aux:
+            outs.append(self.aux.pop(a.mb))
+            gouts.append(None)
+        grads = torch.autograd.grad(outs, wrt, grad_outputs=gouts, allow_unused=True)
         if not self.first:
             self._send(grads[0], self.stage - 1, TAG_GRAD)
             grads = grads[1:]

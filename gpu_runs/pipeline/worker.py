@@ -20,6 +20,7 @@ from gpu_runs.pipeline import data_parallel as dpar
 from gpu_runs.pipeline.checkpoint import check_run_dir, load_resume, prune_stage, resume_step, save_stage
 from gpu_runs.pipeline.delay import DelayRule
 from gpu_runs.pipeline.llama import llama_problem, num_layers, run_config, train_config
+from gpu_runs.pipeline.moe import StageMoE, routing_group, stage_moe_names
 from gpu_runs.pipeline.problem import Problem
 from gpu_runs.pipeline.schedules import stage_actions, with_evals
 from gpu_runs.pipeline.stage import StageEngine, StageModule, split_layers
@@ -120,13 +121,17 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group, layout=No
         reduce_s[0] += time.perf_counter() - t0
         return g
 
+    if D > 1 and getattr(getattr(prob.model, "cfg", None), "n_experts", 0):
+        fail(f"[pipeline rank {layout.rank}]", "--dp > 1 with a mixture-of-experts config is not supported "
+             "yet (the routing statistics are gathered over one replica's stages); use --dp 1", 2)
+    moe = stage_moe(prob.model, module, ranges, rank, P, M, device, args.timeout)
     engine = StageEngine(
         module, rank, P, opt, batch=batch, act_shape=(mb_rows, args.seq_len, prob.dim),
         loss_scale=1.0 / M, update_params="current" if args.schedule == "pipedream" else "stash",
         max_norm=prob.max_norm, clip_group=clip_group, device=device, on_progress=watchdog.beat,
         compute_hook=hook, val_batches=val, rule=rule,
         tied=tied, amp=device.type == "cuda", rank_of=layout.rank_of,
-        grad_reduce=reduce if D > 1 else None)
+        grad_reduce=reduce if D > 1 else None, moe=moe)
     if args.resume is not None:
         load_resume(engine, args, rank, P, M, start)
     out = Path(args.out) if args.out and writer else None
@@ -175,6 +180,9 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group, layout=No
                            grad_norm=engine.grad_norms[a.step], schedule=args.schedule, stages=P,
                            microbatches=M, dp=D, dp_allreduce_time=reduce_s[0])
                 reduce_s[0] = 0.0
+                if moe is not None:  # every stage's balance loss and routing (gpu_runs.pipeline.moe)
+                    rec["routing"], aux = moe.gather(a.step)
+                    rec["train_loss"] += aux
                 if a.step in eval_steps:
                     rec["val_loss"] = engine.val_losses[a.step]
                 t_prev = now
@@ -188,6 +196,8 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group, layout=No
     done_u, done_e = set(), set()
     t0 = time.perf_counter()
     engine.run(acts, on_action)
+    if moe is not None:
+        moe.finish()
     wall = time.perf_counter() - t0
     if out is not None:
         save_stage(out, rank, engine, args.steps, args, final=True)
@@ -203,6 +213,16 @@ def build_stage_opt(prob, args, own: dict, layout):
         from gpu_runs.pipeline import sharded_muon
         return sharded_muon.base_optimizer(train_config(args), own, layout.dp_group, layout.dp)
     return prob.build_opt(own)
+
+
+def stage_moe(model, module, ranges, rank: int, P: int, M: int, device, timeout_s: float):
+    """The stage's :class:`gpu_runs.pipeline.moe.StageMoE` for an MoE model (every rank
+    creates its process group here), else None."""
+    cfg = getattr(model, "cfg", None)
+    if cfg is None or not getattr(cfg, "n_experts", 0):
+        return None
+    return StageMoE(module, rank, P, stage_moe_names(model, ranges), M, cfg.aux_loss_coef, cfg.n_experts,
+                    routing_group(P, timeout_s), device)
 
 
 def open_log(path: Path, start: int):

@@ -18,3 +18,5 @@ def test_device_check_smoke(tmp_path):
     assert "2bw gap" in summary and "newton_schulz bf16" in summary
     pred = (tmp_path / "predict.txt").read_text()
     assert "ordering 3: EF helps where r_avg / eta < 1" in pred and "predict failed" not in p.stdout
+    moe = (tmp_path / "moe_summary.txt").read_text()
+    assert "moe moe-muon-ef: 2 MoE layers" in moe and "moe per-expert r/eta at step 3: 48 (stack, expert) blocks" in moe

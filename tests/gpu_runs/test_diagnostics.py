@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from gpu_runs.diagnostics import geometries, product_dual, product_norm, product_rho
+from gpu_runs.diagnostics import geometries, product_dual, product_norm, product_rho, r_over_eta_summary
 from gpu_runs.train import TrainConfig, train
 
 FAST = dict(config="tiny", steps=4, batch_size=4, seq_len=16, eval_every=4, eval_batches=1, diag_every=2)
@@ -59,3 +59,40 @@ def test_d_norm_is_the_optimizers_own_step(mode, ef):
         elif not ef and d["step"] > 1:
             assert d["r_over_d"] == pytest.approx(1.0, rel=1e-5)
         assert d["d_norm"] > 0
+
+
+def test_expert_stack_is_a_product_of_expert_blocks_by_hand():
+    """A 3-D expert stack (E, m, n): each expert is a block (Muon orthogonalizes each alone)."""
+    g = torch.Generator().manual_seed(3)
+    stack = torch.randn(3, 6, 4, generator=g)
+    params = {"layers.0.mlp.w_up": stack, "norm.weight": torch.randn(5, generator=g) * 0.01}
+    geo = geometries("muon", params)
+    sv = [torch.linalg.svdvals(stack[e]) for e in range(3)]
+    assert product_norm(geo, params) == pytest.approx(max(float(s[0]) for s in sv), rel=1e-5)
+    assert product_dual(geo, params) == pytest.approx(
+        sum(float(s.sum()) for s in sv) + float(params["norm.weight"].abs().sum()), rel=1e-5)
+    assert product_rho(geo, params) == pytest.approx(math.sqrt(3 * 4 + 5))
+    s = r_over_eta_summary(geo, params, 0.5)
+    assert s["experts"]["layers.0.mlp.w_up"]["r_over_eta"] == pytest.approx([2 * float(x[0]) for x in sv], rel=1e-5)
+    assert s["r_over_eta_blocks"]["layers.0.mlp.w_up"] == pytest.approx(2 * max(float(x[0]) for x in sv), rel=1e-5)
+    g2 = geometries("adamw", params)   # sign geometry: l_inf per expert, l_1 summed
+    assert product_norm(g2, params) == pytest.approx(float(stack.abs().max()))
+    assert product_dual(g2, params) == pytest.approx(float(stack.abs().sum() + params["norm.weight"].abs().sum()),
+                                                     rel=1e-5)
+
+
+def test_moe_diagnostics_per_expert_under_2bw_and_sync():
+    """tiny_moe with Muon: per expert, r^e = ||d_t^e|| under 2bw (x - y = -d_t) within Keller NS's
+    band of the shape factor, and r^e = 0 for sync; the stack's block entry is the max."""
+    kw = dict(FAST, config="tiny_moe", batch_size=2)
+    d = train(TrainConfig(optimizer="muon", mode="2bw", **kw), progress=False).diagnostics[-1]
+    stacks = {k: v for k, v in d["experts"].items()}
+    assert set(stacks) == {f"layers.{i}.mlp.{w}" for i in range(2) for w in ("w_gate", "w_up", "w_down")}
+    for k, e in stacks.items():
+        assert len(e["r"]) == len(e["d_norm"]) == len(e["r_over_eta"]) == 8
+        assert e["r"] == pytest.approx(e["d_norm"], rel=1e-5)
+        assert d["r_over_eta_blocks"][k] == pytest.approx(max(e["r_over_eta"]))
+        assert all(0.6 < v < 1.25 for v in e["r_over_eta"]), k      # square experts: s_b = 1
+    s = train(TrainConfig(optimizer="muon", **kw), progress=False).diagnostics[-1]
+    assert all(v == 0 for e in s["experts"].values() for v in e["r"])
+    assert all(v > 0 for e in s["experts"].values() for v in e["d_norm"])
