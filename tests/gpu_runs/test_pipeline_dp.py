@@ -170,22 +170,10 @@ def test_llama_dp2_equals_dp1_and_the_trainer(schedule, mode, ef, optimizer, cor
 def test_llama_dp2_diagnostics_equal_the_trainers(corpus_dir, tmp_path):
     """--diag-every under --dp 2: replica 0's stage snapshots, measured after the run, give
     the trainer's diagnostics (2bw)."""
-    import math
-
-    from tests.gpu_runs.test_pipeline_diag import EVERY, REL, flat
+    from tests.gpu_runs.test_pipeline_diag import EVERY, assert_diagnostics_equal
     want, _ = trainer_log("2bw", corpus_dir, tmp_path / "train", diag_every=EVERY)
     got, _ = dp2_log("2bw", corpus_dir, tmp_path / "dp2", ["--diag-every", str(EVERY)], "adamw")
-    w = {r["step"]: r["diagnostics"] for r in want if "diagnostics" in r}
-    g = {r["step"]: r["diagnostics"] for r in got if "diagnostics" in r}
-    assert sorted(w) == sorted(g) == [1, 3, 6]
-    for step in w:
-        fw, fg = dict(flat(w[step])), dict(flat(g[step]))
-        assert set(fw) == set(fg), step
-        for k, v in fw.items():
-            if isinstance(v, float) and math.isnan(v):
-                assert math.isnan(fg[k]), (step, k)
-            else:
-                assert fg[k] == pytest.approx(v, rel=REL, abs=1e-6), (step, k, fg[k], v)
+    assert_diagnostics_equal(want, got)
 
 
 @pytest.mark.parametrize("extra", [

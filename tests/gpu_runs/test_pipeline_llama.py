@@ -42,11 +42,16 @@ def pipeline_log(schedule, corpus, tmp, extra=(), optimizer="adamw"):
             "--batch-size", str(B), "--seq-len", str(T), "--seed", str(SEED), "--data", corpus,
             "--eval-every", "4", "--eval-batches", "1", "--microbatches", "2", "--out", str(tmp),
             "--quiet", "--timeout", "60", *extra]
-    res = run_forked(argv, 2, timeout=120)
+    return run_pipeline(argv, tmp)
+
+
+def run_pipeline(argv, tmp, stages: int = 2):
+    """Run ``python -m gpu_runs.pipeline argv`` on ``stages`` forked ranks; (log, final params)."""
+    res = run_forked(argv, stages, timeout=120)
     assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
     log = [json.loads(line) for line in open(tmp / "log.jsonl")]
     params = {}
-    for s in range(2):
+    for s in range(stages):
         params.update(torch.load(tmp / f"ckpt_stage{s}.pt")["params"])
     return log, params
 

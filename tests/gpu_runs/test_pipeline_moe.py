@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from gpu_runs.moe import MoE, balance_loss, grouped_balance_loss
-from gpu_runs.pipeline.launch import run_forked
 from gpu_runs.train import TrainConfig, train
+from test_pipeline_llama import run_pipeline
 
 STEPS, B, T, SEED, M = 6, 4, 16, 5, 2
 
@@ -28,12 +28,7 @@ def pipeline_run(schedule, tmp, extra=(), optimizer="adamw"):
             "--batch-size", str(B), "--seq-len", str(T), "--seed", str(SEED), "--eval-every", "3",
             "--eval-batches", "1", "--microbatches", str(M), "--out", str(tmp), "--quiet", "--timeout", "60",
             "--device", "cpu", *extra]
-    res = run_forked(argv, 2, timeout=120)
-    assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
-    log = [json.loads(line) for line in open(tmp / "log.jsonl")]
-    params = {}
-    for s in range(2):
-        params.update(torch.load(tmp / f"ckpt_stage{s}.pt")["params"])
+    log, params = run_pipeline(argv, tmp)
     return log, params, json.loads((tmp / "config.json").read_text())
 
 
