@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .. import paper_numbers as pn
 from .. import plotting
-from ..verdicts import HOLDS, Verdict, combine, fmt, lower_is_better, mean, much_larger_gap, no_growth
+from ..verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict, combine, fmt, lower_is_better, mean, much_larger_gap, no_growth
 from .common import LOSS_LABEL, VARIANTS, Context, FigureOutput, cell_sources, grid_figure, paired, variant_grid
 
 NAME = "fig5"
@@ -68,14 +68,23 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
             per_h[h] = much_larger_gap(paired(a["sync"], a["2bw"]), paired(m["sync"], m["2bw"]))
         out.notes.append("Horizon check of Figure 3's verdict (AdamW gap much larger than Muon's): "
                          + "; ".join(f"{h} steps: {v.status} ({v.reason})" for h, v in per_h.items()))
-        statuses = [v.status for v in per_h.values()]
-        reverses = len(set(statuses)) > 1
         out.verdicts["horizon check: longer runs keep Figure 3's verdict"] = ctx.verdict(
-            Verdict("does not hold" if reverses else HOLDS,
-                    "the verdict changes with the horizon: " + ", ".join(statuses) if reverses
-                    else f"same verdict ({statuses[0]}) at every horizon"))
+            horizon_check({h: v.status for h, v in per_h.items()}))
     out.notes += [v.reason for v in growth]
     return out
+
+
+def horizon_check(status_of: dict) -> Verdict:
+    """Figure 3's verdict per horizon -> does it survive longer training? Only resolved
+    horizons (holds / does not hold) count: two of them that differ -> does not hold; any
+    unresolved horizon (missing runs, within the noise) -> inconclusive, never a reversal."""
+    resolved = {h: s for h, s in status_of.items() if s in (HOLDS, FAILS)}
+    listing = ", ".join(f"{h} steps: {s}" for h, s in status_of.items())
+    if len(set(resolved.values())) > 1:
+        return Verdict(FAILS, "the verdict changes with the horizon: " + listing)
+    if len(resolved) < len(status_of):
+        return Verdict(INCONCLUSIVE, "not every horizon is resolved: " + listing)
+    return Verdict(HOLDS, f"same verdict ({next(iter(resolved.values()))}) at every horizon")
 
 
 build = grid_figure(NAME, TITLE, grid, _render)

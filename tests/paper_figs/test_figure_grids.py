@@ -52,3 +52,12 @@ def test_measure_cells_groups_by_cell_and_sets_status():
     assert out.status == "partial" and len(out.missing) == 1
     out = FigureOutput("x", "x")
     assert measure_cells(_Ctx({}), out, g) is None and out.status.startswith("not available")
+
+
+def test_horizon_check_counts_only_resolved_horizons():
+    from paper_figs.figures.horizon import horizon_check
+    assert horizon_check({1500: "holds", 3000: "holds"}).status == "holds"
+    assert horizon_check({1500: "holds", 3000: "does not hold"}).status == "does not hold"
+    # missing runs at the longer horizons are not a reversal
+    assert horizon_check({1500: "holds", 3000: "inconclusive", 6000: "inconclusive"}).status == "inconclusive"
+    assert horizon_check({1500: "holds", 3000: "inconclusive", 6000: "does not hold"}).status == "does not hold"
