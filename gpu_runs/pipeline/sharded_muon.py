@@ -23,7 +23,6 @@ from typing import Sequence
 import torch
 import torch.distributed as dist
 
-from lmo.base import check_beta
 from lmo.geometry import Spectral
 from lmo.muon import muon
 from lmo.muon_family import muon_ns_dtype
@@ -96,25 +95,24 @@ def sharded_muon(lr, group, dp: int, *, ns_steps: int = 5, ns_coefficients="kell
     return opt
 
 
+#: lmo.muon's keywords that shape its Newton-Schulz (they become the sharded geometry's)
+NS_KEYWORDS = ("ns_steps", "ns_coefficients", "eps", "ns_method")
+
+
 def base_optimizer(tc, params: dict, group, dp: int):
-    """``gpu_runs.recipe.base_optimizer(tc, params)`` for ``tc.optimizer == "muon"`` (as
-    ``lmo.registry.build``: the matrices to Muon, the rest to AdamW at its default lr,
-    betas (0.9, 0.95), every group on the warmup-cosine schedule) with the sharded NS."""
-    from lmo.adamw import adamw
-    from lmo.partition import muon_labels, partition
-    from lmo.registry import default_lr
-    from gpu_runs.recipe import lr_schedule, peak_lr, resolve_ns_dtype
+    """``gpu_runs.recipe.base_optimizer(tc, params)`` for ``tc.optimizer == "muon"`` with Muon's
+    geometry replaced by a :class:`ShardedSpectral` of the same Newton-Schulz options: the
+    same groups, schedule and update, Newton-Schulz split over ``group``."""
+    from dataclasses import replace
+
+    from gpu_runs.recipe import base_optimizer as recipe_optimizer
+    from gpu_runs.recipe import resolve_ns_dtype
 
     if tc.optimizer != "muon":
         raise ValueError(f"sharded NS is for --optimizer muon, got {tc.optimizer!r}")
-    kw = dict(tc.opt_kwargs)
-    kw.setdefault("ns_dtype", getattr(torch, resolve_ns_dtype(tc.ns_dtype, tc.device)))
-    if tc.momentum is not None:
-        check_beta(tc.momentum, "momentum")
-        kw["mu"] = 1.0 - tc.momentum
-    labels = muon_labels(params)
-    rules = {"matrix": sharded_muon(lr_schedule(tc, peak_lr(tc)), group, dp, weight_decay=tc.weight_decay, **kw)}
-    if any(v == "other" for v in labels.values()):
-        rules["other"] = adamw(lr_schedule(tc, default_lr("adamw")), betas=(0.9, 0.95),
-                               weight_decay=tc.weight_decay)
-    return partition(rules, labels)
+    if tc.opt_kwargs.get("exact"):
+        raise ValueError("exact: the sharded Muon orthogonalizes by Newton-Schulz only")
+    dtype = tc.opt_kwargs.get("ns_dtype", getattr(torch, resolve_ns_dtype(tc.ns_dtype, tc.device)))
+    geometry = ShardedSpectral(group, dp, ns_dtype=muon_ns_dtype(dtype),
+                               **{k: tc.opt_kwargs[k] for k in NS_KEYWORDS if k in tc.opt_kwargs})
+    return recipe_optimizer(replace(tc, opt_kwargs={**tc.opt_kwargs, "geometry": geometry}), params)[0]
