@@ -118,7 +118,9 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, ove
          "nats/token on FineWeb-Edu at 135M-10B parameters; ours are nats/byte on a small corpus "
          "at CPU scale, so only the qualitative claims are compared.", "",
          f"Verdict rules (`paper_figs/verdicts.py`): a difference counts only beyond "
-         f"max({RESOLUTION}, 2 x seed std); '±' is the sample std over seeds.", "",
+         f"max({RESOLUTION}, 2 x seed std); '±' is the sample std over seeds. A claim made of "
+         "several parts (optimizers, momenta, horizons) holds only if more than half of its "
+         "parts are resolved and all of those hold; fewer resolved parts make it inconclusive.", "",
          "Where the numbers come from: " + sources_line([r for o in outputs for r in o.runs]) + ". "
          "Each figure's 'runs from' column and its list of runs say which; a kept record is a "
          "run trained earlier and stored in the repository with its provenance (footnotes at the end).",

@@ -64,16 +64,27 @@ def gate(v: Verdict, meaningful: bool) -> Verdict:
 
 
 def combine(verdicts: Sequence[Verdict], what: str) -> Verdict:
-    """holds if every resolvable part holds, does not hold if every one fails, else inconclusive."""
+    """One verdict for a claim made of several parts (optimizers, horizons, momenta).
+
+    With n parts of which d are resolved (not inconclusive):
+    holds if 2 d > n and every resolved part holds; does not hold if 2 d > n and every
+    resolved part fails; otherwise inconclusive (mixed, or most parts unresolved: a claim
+    "for every horizon" is not shown by one horizon of three).
+    """
+    n = len(verdicts)
     decided = [v for v in verdicts if v.status != INCONCLUSIVE]
     if not decided:
         return Verdict(INCONCLUSIVE, f"no part of '{what}' could be resolved")
-    if all(v.status == HOLDS for v in decided):
-        return Verdict(HOLDS, f"{len(decided)} of {len(verdicts)} parts resolved, all hold")
-    if all(v.status == FAILS for v in decided):
-        return Verdict(FAILS, f"{len(decided)} of {len(verdicts)} parts resolved, none holds")
-    n = sum(v.status == HOLDS for v in decided)
-    return Verdict(INCONCLUSIVE, f"mixed: {n} of {len(decided)} resolved parts hold")
+    held = sum(v.status == HOLDS for v in decided)
+    if held not in (0, len(decided)):
+        return Verdict(INCONCLUSIVE, f"mixed: {held} of {len(decided)} resolved parts hold")
+    word = "hold" if held else "fail"
+    if 2 * len(decided) <= n:
+        return Verdict(INCONCLUSIVE, f"only {len(decided)} of {n} parts resolved (they all {word});"
+                                     " most parts are inside the noise or missing")
+    if held:
+        return Verdict(HOLDS, f"{len(decided)} of {n} parts resolved, all hold")
+    return Verdict(FAILS, f"{len(decided)} of {n} parts resolved, none holds")
 
 
 def much_larger_gap(degraded: Sequence[float], robust: Sequence[float],
@@ -230,7 +241,3 @@ def reading_verdict(reading: str, *, scale_invariant: bool, implied: bool, check
                 "not checked by Monte Carlo in this run")
         return Verdict(HOLDS, f"{reading}: implied by the derived delayed lemma (sympy); {seen}")
     return Verdict(INCONCLUSIVE, f"{reading}: not proved here and not violated in {checks} checks")
-
-
-def verdict_of(mapping: Mapping[str, Verdict]) -> Verdict:
-    return combine(list(mapping.values()), ", ".join(mapping))

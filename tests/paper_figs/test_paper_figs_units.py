@@ -17,8 +17,8 @@ from paper_figs.cli import main, parser
 from paper_figs.listing import list_profile
 from paper_figs.figures.pipeline import ideal_ratio
 from paper_figs.profiles import PROFILES, get_profile
-from paper_figs.verdicts import (FAILS, HOLDS, INCONCLUSIVE, ef_recovers, gap_shrinks_with,
-                                 much_larger_gap, no_growth, spearman)
+from paper_figs.verdicts import (FAILS, HOLDS, INCONCLUSIVE, Verdict, combine, ef_recovers,
+                                 gap_shrinks_with, much_larger_gap, no_growth, spearman)
 
 
 # ---- cache -----------------------------------------------------------------------------
@@ -83,6 +83,29 @@ def test_momentum_and_horizon_rules():
     assert gap_shrinks_with([0.8, 0.9], [0.2, 0.1], "a").status == INCONCLUSIVE
     assert no_growth([1500, 3000], [0.10, 0.09], "a").status == HOLDS
     assert no_growth([1500, 3000], [0.10, 0.13], "a").status == FAILS
+
+
+@given(st.lists(st.sampled_from([HOLDS, FAILS, INCONCLUSIVE]), min_size=1, max_size=9))
+def test_combine_needs_a_resolved_majority_that_agrees(parts):
+    v = combine([Verdict(s, "") for s in parts], "claim")
+    decided = [s for s in parts if s != INCONCLUSIVE]
+    majority = 2 * len(decided) > len(parts)
+    if majority and set(decided) == {HOLDS}:
+        assert v.status == HOLDS
+    elif majority and set(decided) == {FAILS}:
+        assert v.status == FAILS
+    else:
+        assert v.status == INCONCLUSIVE
+    # a part turning from inconclusive to holds never turns a held claim into anything else
+    if v.status == HOLDS and INCONCLUSIVE in parts:
+        more = list(parts)
+        more[more.index(INCONCLUSIVE)] = HOLDS
+        assert combine([Verdict(s, "") for s in more], "claim").status == HOLDS
+
+
+def test_combine_one_horizon_of_three_is_not_every_horizon():
+    v = combine([Verdict(HOLDS, ""), Verdict(INCONCLUSIVE, ""), Verdict(INCONCLUSIVE, "")], "h")
+    assert v.status == INCONCLUSIVE and "only 1 of 3" in v.reason
 
 
 # ---- the paper's numbers ---------------------------------------------------------------
