@@ -160,7 +160,7 @@ def _worker(cfg_path: str) -> int:
     import lmo
     from gpu_runs.data import Batcher, get_corpus
     from gpu_runs.model import Llama, get_config
-    from gpu_runs.pipeline.stage import split_layers
+    from gpu_runs.pipeline.stage_module import split_layers
 
     a = argparse.Namespace(**json.loads(Path(cfg_path).read_text()))
     torch.set_num_threads(1)

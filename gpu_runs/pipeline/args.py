@@ -73,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="benchmark: sleep F ms per forward and B ms per backward of a microbatch "
                         "on top of the model's compute (use with a tiny --model toy)")
     p.add_argument("--quiet", action="store_true", help="no per-step progress lines")
+    p.add_argument("--comm-log", action="store_true",
+                   help="testing: write each rank's point-to-point messages in issue order to "
+                        "OUT/comm_rank{r}.json (gpu_runs.pipeline.channels.order_mismatches checks "
+                        "them against NCCL's order matching)")
     return show_defaults(p)
 
 

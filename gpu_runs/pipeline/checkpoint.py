@@ -41,7 +41,7 @@ from gpu_runs.cli import show_defaults
 from gpu_runs.pipeline.args import build_parser
 from gpu_runs.pipeline.delay import DelayRule
 from gpu_runs.pipeline.llama import llama_problem, run_config, train_config
-from gpu_runs.pipeline.stage import StageModule, split_layers
+from gpu_runs.pipeline.stage_module import StageModule, split_layers
 from gpu_runs.recipe import build_optimizer, resolve_device
 
 
@@ -104,7 +104,7 @@ def latest_set(run_dir, P: int) -> int | None:
 #: options that may change between a run and its --resume (where to write, cadences, testing)
 RESUME_SAFE = ("out", "resume", "resume_set", "ckpt_every", "eval_every", "eval_batches", "timeout",
                "quiet", "fault", "synthetic_ms", "diag_every", "diag_micro", "log_every", "compile",
-               "dp")  # --dp: the same global batch, split over other replicas
+               "dp", "comm_log")  # --dp: the same global batch, split over other replicas
 
 
 def run_identity(args, P: int) -> dict:

@@ -19,8 +19,10 @@ first and last stage): the first stage owns it (its optimizer, its delay, as
 sends its head gradient of step t to the first (tag 4) at R(t), where it is added to the
 embedding gradient; the first sends every new version of the weight to the last (tag 3),
 and the last stage's forward of microbatch k uses the version the first stage's forward
-of k used (``tied_version_of``, derived from the first stage's action list). Per (peer, tag) messages match in FIFO order, which the
-schedules' fixed microbatch order makes unambiguous.
+of k used (``tied_version_of``, derived from the first stage's action list). Each kind
+of message travels on a channel where it is alone in its direction
+(:mod:`gpu_runs.pipeline.channels`: NCCL matches by order, not by tag), and within a kind
+the schedules' fixed microbatch order makes the FIFO matching unambiguous.
 """
 from __future__ import annotations
 
@@ -34,56 +36,9 @@ from torch import nn
 
 from lmo.base import load_state_dict
 
+from gpu_runs.pipeline.channels import TAG_ACT, TAG_EVAL, TAG_GRAD, TAG_TIED_G, TAG_TIED_W, channel_name
 from gpu_runs.pipeline.schedules import Action
-
-TAG_ACT, TAG_GRAD, TAG_EVAL, TAG_TIED_W, TAG_TIED_G = 0, 1, 2, 3, 4
-
-
-# ----------------------------------------------------------------------------- split
-def split_layers(num_layers: int, num_stages: int) -> list[range]:
-    """Contiguous layer ranges, as equal as possible, earlier stages taking the extra layers:
-    stage s gets floor(n/P) + [s < n mod P] layers."""
-    if num_stages > num_layers:
-        raise ValueError(f"num_stages (P={num_stages}) exceeds num_layers ({num_layers})")
-    base, extra = divmod(num_layers, num_stages)
-    out, start = [], 0
-    for s in range(num_stages):
-        n = base + (s < extra)
-        out.append(range(start, start + n))
-        start += n
-    return out
-
-
-class StageModule(nn.Module):
-    """Stage s of a decoder with ``embed``, ``layers``, ``norm``, ``lm_head``.
-
-    Parameter names equal the full model's (``layers.3.…``), so optimizer labels and
-    per-block delays carry over. Forward: first stage takes token ids, others the hidden
-    state; the last returns the mean token cross-entropy (it needs ``targets``).
-    ``layer_fn(layer, h)`` applies one layer (default ``layer(h)``).
-    """
-
-    def __init__(self, model: nn.Module, layer_ids: range, first: bool, last: bool,
-                 layer_fn: Callable | None = None):
-        super().__init__()
-        self.first, self.last = first, last
-        self.layer_fn = layer_fn
-        if first:
-            self.embed = model.embed
-        self.layers = nn.ModuleDict({str(i): model.layers[i] for i in layer_ids})
-        if last:
-            self.norm = model.norm
-            self.lm_head = model.lm_head
-
-    def forward(self, h: torch.Tensor, targets: torch.Tensor | None = None) -> torch.Tensor:
-        if self.first:
-            h = self.embed(h)
-        for layer in self.layers.values():
-            h = layer(h) if self.layer_fn is None else self.layer_fn(layer, h)
-        if not self.last:
-            return h
-        logits = self.lm_head(self.norm(h))
-        return nn.functional.cross_entropy(logits.flatten(0, -2).float(), targets.flatten())
+from gpu_runs.pipeline.stage_module import StageModule
 
 
 # ----------------------------------------------------------------------------- clipping
@@ -119,7 +74,7 @@ class StageEngine:
                  compute_hook: Callable | None = None, val_batches: list | None = None,
                  rule=None, tied: tuple | None = None, amp: bool = False,
                  rank_of: Callable[[int], int] | None = None, grad_reduce: Callable | None = None,
-                 moe=None):
+                 moe=None, channels: Mapping | None = None, comm_log: bool = False):
         if update_params not in ("stash", "current"):
             raise ValueError(f"update_params must be 'stash' or 'current', got {update_params!r}")
         self.module, self.stage, self.P = module, stage, num_stages
@@ -132,6 +87,10 @@ class StageEngine:
         # --dp: a stage's global rank (gpu_runs.pipeline.data_parallel.Layout.rank_of) and the
         # gradient averaging over its dp group, applied in R(t) before everything else
         self.rank_of = rank_of or (lambda s: s)
+        # tag -> process group of the kinds that leave the default group (channels.make_channels)
+        self.channels = dict(channels or {})
+        # --comm-log: every message in issue order, (op, peer rank, channel, tag, shape)
+        self.comm_log: list | None = [] if comm_log else None
         self.grad_reduce = grad_reduce
         self.moe = moe  # gpu_runs.pipeline.moe.StageMoE: balance-loss term and routing statistics
         self.aux: dict = {}  # mb -> the stage's balance-loss term of that forward (MoE)
@@ -150,7 +109,7 @@ class StageEngine:
             self.tied_name, self.tied_peer, self.tied_version_of = tied[1], tied[2], tied[3]
             self.tied_versions = {0: params.pop(self.tied_name).requires_grad_(True)}
             self.tied_count = 0  # versions received
-            self.tied_used = 0  # the newest version a forward has used
+            self.tied_used = 0  # the newest version a training forward has used
             self.tied_acc: dict = {}
         elif self.tied_role == "owner":
             self.tied_name, self.tied_peer = tied[1], tied[2]
@@ -186,9 +145,15 @@ class StageEngine:
 
     # ------------------------------------------------------------------ comm
     def _send(self, t: torch.Tensor, dst: int, tag: int) -> None:
-        self.sends.append((dist.isend(t.contiguous(), self.rank_of(dst), tag=tag), t))
+        self._note("send", dst, tag, t.shape)
+        group = self.channels.get(tag)
+        self.sends.append((dist.isend(t.contiguous(), self.rank_of(dst), group=group, tag=tag), t))
         if len(self.sends) > 64:
             self._reap()
+
+    def _note(self, op: str, stage: int, tag: int, shape) -> None:
+        if self.comm_log is not None:
+            self.comm_log.append((op, self.rank_of(stage), channel_name(tag, self.channels), tag, list(shape)))
 
     def _reap(self, wait: bool = False) -> None:
         keep = []
@@ -201,7 +166,8 @@ class StageEngine:
 
     def _recv(self, src: int, tag: int, shape: tuple | None = None) -> torch.Tensor:
         buf = torch.empty(shape or self.act_shape, dtype=self.act_dtype, device=self.device)
-        dist.irecv(buf, self.rank_of(src), tag=tag).wait()
+        self._note("recv", src, tag, buf.shape)
+        dist.irecv(buf, self.rank_of(src), group=self.channels.get(tag), tag=tag).wait()
         self.on_progress()
         return buf
 
@@ -231,7 +197,8 @@ class StageEngine:
             w = self._recv(self.tied_peer, TAG_TIED_W, tuple(self.tied_versions[self.tied_count].shape))
             self.tied_count += 1
             self.tied_versions[self.tied_count] = w.requires_grad_(True)
-        self.tied_used = max(self.tied_used, want)
+        if key[0] != "E":  # an evaluation's (newer) version must not retire ones later forwards use
+            self.tied_used = max(self.tied_used, want)
         return self.tied_versions[want]
 
     def _with_tied(self, version: dict, key) -> dict:

@@ -23,7 +23,9 @@ from gpu_runs.pipeline.llama import llama_problem, num_layers, run_config, train
 from gpu_runs.pipeline.moe import StageMoE, routing_group, stage_moe_names
 from gpu_runs.pipeline.problem import Problem
 from gpu_runs.pipeline.schedules import stage_actions, with_evals
-from gpu_runs.pipeline.stage import StageEngine, StageModule, split_layers
+from gpu_runs.pipeline.channels import make_channels
+from gpu_runs.pipeline.stage import StageEngine
+from gpu_runs.pipeline.stage_module import StageModule, split_layers
 from gpu_runs.pipeline.toy import toy_problem
 from gpu_runs.recipe import resolve_device
 
@@ -125,13 +127,14 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group, layout=No
         fail(f"[pipeline rank {layout.rank}]", "--dp > 1 with a mixture-of-experts config is not supported "
              "yet (the routing statistics are gathered over one replica's stages); use --dp 1", 2)
     moe = stage_moe(prob.model, module, ranges, rank, P, M, device, args.timeout)
+    channels = make_channels(P, args.timeout)  # collective: every rank, after stage_moe's group
     engine = StageEngine(
         module, rank, P, opt, batch=batch, act_shape=(mb_rows, args.seq_len, prob.dim),
         loss_scale=1.0 / M, update_params="current" if args.schedule == "pipedream" else "stash",
         max_norm=prob.max_norm, clip_group=clip_group, device=device, on_progress=watchdog.beat,
         compute_hook=hook, val_batches=val, rule=rule,
         tied=tied, amp=device.type == "cuda", rank_of=layout.rank_of,
-        grad_reduce=reduce if D > 1 else None, moe=moe)
+        grad_reduce=reduce if D > 1 else None, moe=moe, channels=channels, comm_log=args.comm_log)
     if args.resume is not None:
         load_resume(engine, args, rank, P, M, start)
     out = Path(args.out) if args.out and writer else None
@@ -201,6 +204,9 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group, layout=No
     wall = time.perf_counter() - t0
     if out is not None:
         save_stage(out, rank, engine, args.steps, args, final=True)
+    if args.comm_log and args.out:  # every replica's ranks: each rank's own file
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / f"comm_rank{layout.rank}.json").write_text(json.dumps(engine.comm_log))
     if log_f is not None:
         log_f.close()
     return dict(rank=rank, wall=wall, device=str(device))

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from gpu_runs.pipeline.launch import run_forked
-from gpu_runs.pipeline.stage import split_layers
+from gpu_runs.pipeline.stage_module import split_layers
 from gpu_runs.pipeline.toy import ToyLM, sgd_momentum, toy_batch
 
 P, M, T, B, L, SEED, LR, CLIP, WD, EVAL_EVERY = 2, 2, 6, 4, 8, 3, 0.2, 0.5, 0.1, 4
@@ -122,17 +122,24 @@ def test_2bw_resume_continues_the_same_trajectory(ef, tied, tmp_path):
 
 @pytest.mark.parametrize("schedule, tied", [("1f1b", True), ("2bw", False), ("pipedream", True)])
 def test_three_stages(schedule, tied, tmp_path):
-    """P = 3: a middle stage (neither embedding nor loss), pipedream delays (2, 1, 0)."""
+    """P = 3: a middle stage (neither embedding nor loss), pipedream delays (2, 1, 0), with
+    evaluations (pipedream + tied head + evaluation on 3 stages once retired a tied version
+    a later forward needed)."""
     mode = {"1f1b": "sync"}.get(schedule, schedule)
     argv = ["--schedule", schedule, "--model", "toy", "--optimizer", "sgd", "--lr", str(LR),
             "--momentum", "0.9", "--weight-decay", str(WD), "--clip", str(CLIP),
             "--steps", str(T), "--batch-size", "6", "--seq-len", str(L), "--seed", str(SEED),
-            "--microbatches", "3", "--out", str(tmp_path), "--quiet", "--timeout", "60"]
+            "--microbatches", "3", "--out", str(tmp_path), "--quiet", "--timeout", "60",
+            "--eval-every", str(EVAL_EVERY), "--eval-batches", "2"]
     res = run_forked(argv + (["--toy-tied"] if tied else []), 3, timeout=120)
     assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
     log = [json.loads(line) for line in open(tmp_path / "log.jsonl")]
-    losses, x, _, _ = reference(mode, tied, P=3, B=6)
+    losses, x, val, _ = reference(mode, tied, P=3, B=6)
     assert [r["train_loss"] for r in log] == pytest.approx(losses, rel=1e-5, abs=1e-6)
+    got_val = {r["step"] - 1: r["val_loss"] for r in log if "val_loss" in r}
+    assert set(got_val) == set(val) == {3, 5}
+    for t in val:
+        assert got_val[t] == pytest.approx(val[t], rel=1e-5, abs=1e-6)
     got = {}
     for s in range(3):
         got.update(torch.load(tmp_path / f"ckpt_stage{s}.pt")["params"])
