@@ -3,8 +3,10 @@
 
 Each process is one stage (rank s holds layers ``split_layers(n, P)[s]``, the embedding
 on the first, the final norm, head and loss on the last). Stages exchange activations
-and gradients over torch.distributed P2P (gloo on CPU, NCCL on CUDA) and run one of the
-schedules of :mod:`gpu_runs.pipeline.schedules`:
+and gradients over torch.distributed P2P (gloo on CPU, NCCL on CUDA; every message kind on
+a channel of its own, :mod:`gpu_runs.pipeline.channels`, because NCCL matches messages by
+order and not by tag: ``--comm-log`` records them, and the tests check the order rule on
+CPU) and run one of the schedules of :mod:`gpu_runs.pipeline.schedules`:
 
 - ``gpipe``, ``1f1b``: flush every step; exact gradients, x_{t+1} = x_t + d_t (= sync mode).
 - ``2bw``: PipeDream-2BW, no flush, two weight versions, x_{t+1} = x_t + d_{t-1} (= 2bw
