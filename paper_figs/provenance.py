@@ -15,6 +15,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 CODE_DIRS = ("lmo", "theory", "verify", "gpu_runs", "paper_figs")  # what decides a run's numbers
+DATA_DIRS = (":(exclude)paper_figs/kept",)  # kept records are results, not code: new ones are not dirt
 
 
 @functools.lru_cache(maxsize=1)
@@ -24,7 +25,7 @@ def commit() -> str:
     try:
         head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"],
                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", *CODE_DIRS],
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", *CODE_DIRS, *DATA_DIRS],
                                capture_output=True, text=True, timeout=10, check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown (not a git checkout)"
