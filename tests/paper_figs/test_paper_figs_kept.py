@@ -191,3 +191,32 @@ def test_list_counts_present_missing_and_stale_kept_records(tmp_path):
     text = list_profile(quick, kept=store)
     assert "kept: 136 run(s) read from paper_figs/kept/ (or the cache), 1 present, 135 missing" in text  # 118 + 18 MoE
     assert "1 kept record(s) in" in text and "match no run of this profile" in text
+
+
+def test_provenance_dirty_means_code_changed_not_new_kept_records(tmp_path, monkeypatch):
+    """A finished run promoted into paper_figs/kept/ must not mark the next runs '+dirty'
+    (they are results); an uncommitted change in a code directory must."""
+    import subprocess
+
+    from paper_figs import provenance
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    (tmp_path / "paper_figs" / "kept").mkdir(parents=True)
+    (tmp_path / "paper_figs" / "figure.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "add", ".")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "c")
+    monkeypatch.setattr(provenance, "REPO", tmp_path)
+
+    def fresh():
+        provenance.commit.cache_clear()
+        return provenance.commit()
+
+    assert not fresh().endswith("+dirty")
+    (tmp_path / "paper_figs" / "kept" / "0123.json").write_text("{}")
+    assert not fresh().endswith("+dirty")
+    (tmp_path / "paper_figs" / "figure.py").write_text("x = 2\n")
+    assert fresh().endswith("+dirty")
+    provenance.commit.cache_clear()
