@@ -8,6 +8,8 @@ did before :mod:`gpu_runs.pipeline.channels`) must be caught, so the test can fa
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpu_runs.pipeline.channels import (DIRECTIONS, TAG_ACT, TAG_EVAL, TAG_TIED_W,
                                         order_mismatches, shared_directions)
@@ -58,3 +60,30 @@ def test_real_runs_follow_the_order_rule(schedule, P, tmp_path):
     assert order_mismatches(logs) == []
     # the planted check: on one channel these very runs break NCCL's order rule
     assert order_mismatches(one_channel(logs))
+
+
+@settings(max_examples=6, deadline=None)
+@given(schedule=st.sampled_from(["gpipe", "1f1b", "2bw", "pipedream"]), P=st.integers(2, 3),
+       tied=st.booleans(), eval_every=st.integers(1, 3), steps=st.integers(3, 6), extra_mb=st.integers(0, 1),
+       sync=st.integers(0, 2))
+def test_random_pipelines_finish_and_follow_the_order_rule(schedule, P, tied, eval_every, steps, extra_mb, sync):
+    """Any schedule, stage count, tied head, evaluation cadence (and 2bw's sync start /
+    cooldown): every rank finishes, every step and evaluation is logged, NCCL's order rule holds."""
+    import tempfile
+    from pathlib import Path
+    out = Path(tempfile.mkdtemp(prefix="channels_"))
+    M = P + extra_mb
+    argv = ["--schedule", schedule, "--model", "toy", "--toy-layers", "3", "--optimizer", "sgd",
+            "--lr", "0.1", "--steps", str(steps), "--batch-size", str(2 * M), "--seq-len", "4",
+            "--microbatches", str(M), "--eval-every", str(eval_every), "--eval-batches", "1",
+            "--out", str(out), "--quiet", "--timeout", "60", "--comm-log"] + (["--toy-tied"] if tied else [])
+    if schedule == "2bw" and sync:
+        argv += ["--sync-start", str(sync), "--sync-cooldown", str(sync - 1)]
+    res = run_forked(argv, P, timeout=120)
+    assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
+    log = [json.loads(line) for line in open(out / "log.jsonl")]
+    assert [r["step"] for r in log] == list(range(1, steps + 1))
+    evals = {r["step"] for r in log if "val_loss" in r}
+    assert evals == {t + 1 for t in range(steps) if (t + 1) % eval_every == 0} | {steps}
+    logs = {r: json.loads((out / f"comm_rank{r}.json").read_text()) for r in range(P)}
+    assert order_mismatches(logs) == []
