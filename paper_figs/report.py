@@ -9,6 +9,7 @@ from typing import Sequence
 
 from . import paper_numbers as pn
 from .provenance import describe as describe_provenance
+from .runs import KEEP_HINT
 from .runs import describe as describe_run
 from .verdicts import RESOLUTION
 
@@ -91,8 +92,9 @@ def runs_section(outcomes, prov_index: dict) -> list[str]:
     return rows + ["", "</details>", ""]
 
 
-def missing_section(missing: Sequence[str]) -> list[str]:
-    """The missing runs grouped by reason (one kept-record hint, not 50 copies of it)."""
+def missing_section(missing: Sequence[str], figure: str | None = None) -> list[str]:
+    """The missing runs grouped by reason (one kept-record hint, not 50 copies of it), and
+    for missing kept records the command that trains this ``figure``'s runs alone."""
     groups: dict[str, list[str]] = {}
     for m in missing:
         run, _, why = m.partition(": ")
@@ -101,6 +103,9 @@ def missing_section(missing: Sequence[str]) -> list[str]:
     for why, runs in groups.items():
         shown = "; ".join(runs[:4]) + (f"; and {len(runs) - 4} more" if len(runs) > 4 else "")
         L.append(f"- {len(runs)} run(s): {why} -- {shown}")
+        if figure and why == KEEP_HINT:
+            L.append(f"  (this figure's runs alone: `python -m paper_figs --profile full --only {figure}`, "
+                     f"`python -m paper_figs --profile full --only {figure} --list` for the time)")
     return L + [""]
 
 
@@ -150,7 +155,7 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, ove
         if o.notes:
             L += ["Notes:", ""] + [f"- {x}" for x in o.notes] + [""]
         if o.missing:
-            L += missing_section(o.missing)
+            L += missing_section(o.missing, o.name)
         L += runs_section(o.runs, prov_index)
     L += ["## Discrepancies found in the paper's numbers", ""] + [f"- {d}" for d in pn.DISCREPANCIES] + [""]
     L += (["## Transcription ambiguities (readings the summary allows; not errors of the paper)", ""]

@@ -97,6 +97,7 @@ def test_quick_reads_kept_records_marks_them_and_reports_missing_ones(tmp_path):
     report = (tmp_path / "bare" / "REPORT.md").read_text()
     assert "no kept record; produce it with `make figs PROFILE=full`" in report
     assert "python -m paper_figs.keep" in report
+    assert "this figure's runs alone: `python -m paper_figs --profile full --only table1`" in report
 
 
 def test_a_killed_invocation_resumes_from_the_cache_and_says_so(tmp_path):
