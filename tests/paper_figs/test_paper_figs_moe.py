@@ -160,7 +160,9 @@ def test_estimate_charges_moe_runs_their_own_step_cost():
     s = {"config": "tiny_moe", "optimizer": "muon", "steps": 1500, "batch_size": 32, "seq_len": 64}
     dense = dict(s, config="tiny")
     got = est.run_seconds(s, fast_bf16=True) - est.RUN_OVERHEAD_S
-    assert math.isclose(got, 0.067 * 1.22 * 1.11 * 1500)  # the measurement in estimates.py's docstring
+    # the full profile's own 1500-step MoE runs took 325-360 s each, two side by side
+    # (estimates.py's docstring): the estimate of one run of such a pair must land there
+    assert 0.85 * 325 <= got * est.PAIR_FACTOR <= 1.15 * 360
     assert got > est.run_seconds(dense, fast_bf16=True) - est.RUN_OVERHEAD_S
     assert est.run_seconds(s, fast_bf16=False) is None  # unmeasured on AVX2: "unknown", not a guess
 
