@@ -85,13 +85,17 @@ def order_mismatches(logs: Mapping[int, list]) -> list[str]:
     return out
 
 
+def new_channel(timeout_s: float):
+    """A new process group over every rank, the default group's backend: its own NCCL
+    communicator, so its messages never queue behind another channel's (a collective call:
+    every rank of the job, at the same point, in the same order)."""
+    return dist.new_group(backend=dist.get_backend(), timeout=datetime.timedelta(seconds=timeout_s))
+
+
 def make_channels(num_stages: int, timeout_s: float) -> Mapping[int, object]:
-    """{tag: process group} for the kinds that leave the default group (a collective call:
-    every rank of the job, at the same point, in the same order). Empty when P == 1."""
+    """{tag: process group} for the kinds that leave the default group (collective, as
+    :func:`new_channel`). Empty when P == 1."""
     if num_stages == 1:
         return {}
-    timeout = datetime.timedelta(seconds=timeout_s)
-    backend = dist.get_backend()
-    eval_group = dist.new_group(backend=backend, timeout=timeout)
-    tied_group = dist.new_group(backend=backend, timeout=timeout)
+    eval_group, tied_group = new_channel(timeout_s), new_channel(timeout_s)
     return {TAG_EVAL: eval_group, TAG_TIED_W: tied_group, TAG_TIED_G: tied_group}

@@ -30,12 +30,11 @@ as the trainer's (``load`` = f_e over the whole batch, ``aux_loss`` = the mean a
 """
 from __future__ import annotations
 
-import datetime
-
 import torch
 import torch.distributed as dist
 
 from gpu_runs.moe import MoE
+from gpu_runs.pipeline.channels import new_channel
 
 #: P2P tag of the routing rows (on their own group; gloo matches tags, NCCL order)
 TAG_ROUTING = 16
@@ -129,4 +128,4 @@ def routing_group(num_stages: int, timeout_s: float):
     """A process group for the routing messages (a collective call: every rank, same point)."""
     if num_stages == 1:
         return None
-    return dist.new_group(backend=dist.get_backend(), timeout=datetime.timedelta(seconds=timeout_s))
+    return new_channel(timeout_s)

@@ -32,7 +32,6 @@ from typing import Callable, Mapping
 
 import torch
 import torch.distributed as dist
-from torch import nn
 
 from lmo.base import load_state_dict
 
@@ -146,8 +145,7 @@ class StageEngine:
     # ------------------------------------------------------------------ comm
     def _send(self, t: torch.Tensor, dst: int, tag: int) -> None:
         self._note("send", dst, tag, t.shape)
-        group = self.channels.get(tag)
-        self.sends.append((dist.isend(t.contiguous(), self.rank_of(dst), group=group, tag=tag), t))
+        self.sends.append((dist.isend(t.contiguous(), self.rank_of(dst), group=self.channels.get(tag), tag=tag), t))
         if len(self.sends) > 64:
             self._reap()
 

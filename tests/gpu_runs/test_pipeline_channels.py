@@ -29,32 +29,34 @@ def test_sharing_a_direction_is_caught():
     assert shared_directions(3, tied_on_default) == []  # 0 -> 2 is no activation's direction
 
 
+def one_channel(logs):
+    """The same messages, all on the default channel (the layout before the channels)."""
+    return {r: [(op, peer, "default", tag, shape) for op, peer, _, tag, shape in msgs] for r, msgs in logs.items()}
+
+
 def test_order_rule_on_hand_made_logs():
     ok = {0: [("send", 1, "default", TAG_ACT, [2, 3]), ("send", 1, "eval", TAG_EVAL, [1, 3])],
           1: [("recv", 0, "eval", TAG_EVAL, [1, 3]), ("recv", 0, "default", TAG_ACT, [2, 3])]}
     assert order_mismatches(ok) == []  # different channels: their relative order is free
-    swapped = {r: [(op, peer, "default", tag, shape) for op, peer, _, tag, shape in msgs]
-               for r, msgs in ok.items()}
-    assert len(order_mismatches(swapped)) == 1
+    assert len(order_mismatches(one_channel(ok))) == 1
     lost = {0: ok[0], 1: ok[1][:1]}
     assert order_mismatches(lost) == [
         "channel default 0->1: message 0 sent as (0, (2, 3)), received as nothing (1 sent, 0 received)"]
 
 
-def one_channel(logs):
-    return {r: [(op, peer, "default", tag, shape) for op, peer, _, tag, shape in msgs] for r, msgs in logs.items()}
+def run_logged(P, out, argv):
+    """A toy pipeline of P forked ranks with --comm-log; each rank's message log."""
+    res = run_forked([*argv, "--model", "toy", "--toy-layers", "3", "--optimizer", "sgd", "--lr", "0.1",
+                      "--out", str(out), "--quiet", "--timeout", "60", "--comm-log"], P, timeout=120)
+    assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
+    return {r: json.loads((out / f"comm_rank{r}.json").read_text()) for r in range(P)}
 
 
 @pytest.mark.parametrize("schedule,P", [("1f1b", 2), ("2bw", 2), ("pipedream", 2), ("pipedream", 3)])
 def test_real_runs_follow_the_order_rule(schedule, P, tmp_path):
     """Toy model with a tied head, evaluation every 2 steps: every kind of message flows."""
-    argv = ["--schedule", schedule, "--model", "toy", "--toy-tied", "--toy-layers", "3",
-            "--optimizer", "sgd", "--lr", "0.1", "--steps", "6", "--batch-size", "4", "--seq-len", "5",
-            "--microbatches", "2", "--eval-every", "2", "--eval-batches", "2", "--out", str(tmp_path),
-            "--quiet", "--timeout", "60", "--comm-log"]
-    res = run_forked(argv, P, timeout=120)
-    assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
-    logs = {r: json.loads((tmp_path / f"comm_rank{r}.json").read_text()) for r in range(P)}
+    logs = run_logged(P, tmp_path, ["--schedule", schedule, "--toy-tied", "--steps", "6", "--batch-size", "4",
+                                    "--seq-len", "5", "--microbatches", "2", "--eval-every", "2", "--eval-batches", "2"])
     kinds = {m[3] for msgs in logs.values() for m in msgs}
     assert kinds == set(DIRECTIONS)  # activations, gradients, evaluations, tied weight and gradient
     assert order_mismatches(logs) == []
@@ -73,17 +75,13 @@ def test_random_pipelines_finish_and_follow_the_order_rule(schedule, P, tied, ev
     from pathlib import Path
     out = Path(tempfile.mkdtemp(prefix="channels_"))
     M = P + extra_mb
-    argv = ["--schedule", schedule, "--model", "toy", "--toy-layers", "3", "--optimizer", "sgd",
-            "--lr", "0.1", "--steps", str(steps), "--batch-size", str(2 * M), "--seq-len", "4",
-            "--microbatches", str(M), "--eval-every", str(eval_every), "--eval-batches", "1",
-            "--out", str(out), "--quiet", "--timeout", "60", "--comm-log"] + (["--toy-tied"] if tied else [])
-    if schedule == "2bw" and sync:
-        argv += ["--sync-start", str(sync), "--sync-cooldown", str(sync - 1)]
-    res = run_forked(argv, P, timeout=120)
-    assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
+    argv = ["--schedule", schedule, "--steps", str(steps), "--batch-size", str(2 * M), "--seq-len", "4",
+            "--microbatches", str(M), "--eval-every", str(eval_every), "--eval-batches", "1"]
+    argv += (["--toy-tied"] if tied else []) + (
+        ["--sync-start", str(sync), "--sync-cooldown", str(sync - 1)] if schedule == "2bw" and sync else [])
+    logs = run_logged(P, out, argv)
     log = [json.loads(line) for line in open(out / "log.jsonl")]
     assert [r["step"] for r in log] == list(range(1, steps + 1))
     evals = {r["step"] for r in log if "val_loss" in r}
     assert evals == {t + 1 for t in range(steps) if (t + 1) % eval_every == 0} | {steps}
-    logs = {r: json.loads((out / f"comm_rank{r}.json").read_text()) for r in range(P)}
     assert order_mismatches(logs) == []
