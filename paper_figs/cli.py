@@ -47,7 +47,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--jobs", type=int, default=None,
                     help="parallel training processes (default: the profile's)")
     ap.add_argument("--list", action="store_true",
-                    help="list the figures, their runs (live or kept) and the time estimate, then exit")
+                    help="list the figures, their runs (live or kept; with what OUT's cache already holds) "
+                         "and the time estimate, then exit")
     return ap
 
 
@@ -58,8 +59,11 @@ def main(argv=None) -> int:
     changes = {} if args.jobs is None else {"jobs": args.jobs}
     profile = get_profile(args.profile, **changes)
     if args.list:
+        from pathlib import Path
+
+        from .cache import Cache
         from .listing import list_profile
-        print(list_profile(profile, only=args.only, force=args.force))
+        print(list_profile(profile, only=args.only, force=args.force, cache=Cache(Path(args.out) / "cache")))
         return 0
     from .pipeline import run_profile
     result = run_profile(profile, args.out, only=args.only, force=args.force)

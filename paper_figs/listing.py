@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .cache import config_hash
+from .cache import Cache, config_hash
 from .deps import Deps
 from .estimates import (RENDER_S, STARTUP_S, bf16_fast, external_seconds, fmt_seconds, run_seconds,
                         total_seconds)
@@ -12,7 +12,7 @@ from .figures import CATALOG
 from .kept import KeptError, KeptStore
 from .pipeline import select, split_runs
 from .profiles import Profile
-from .runs import KEEP_HINT, describe, full_config
+from .runs import KEEP_HINT, checkpoint_step, describe, full_config
 
 
 def _kept_state(store: KeptStore, TrainConfig, s: dict) -> str:
@@ -23,10 +23,25 @@ def _kept_state(store: KeptStore, TrainConfig, s: dict) -> str:
     return "kept record present" if rec else "NO kept record"
 
 
+def _cache_state(cache: Cache | None, key: str, steps: int, force: bool) -> tuple[str, int]:
+    """How far ``cache`` has a live run: ("", 0) for nothing (or ``force``), ("cached", steps),
+    or ("checkpoint at step S of N", S) for a killed attempt's checkpoint."""
+    if cache is None or force:
+        return "", 0
+    if key in cache:
+        return "cached", steps
+    at = checkpoint_step(cache, key)
+    return ("", 0) if at is None else (f"checkpoint at step {at} of {steps}", min(at, steps))
+
+
 def list_profile(profile: Profile, only: Sequence[str] | None = None, force: bool = False,
-                 kept: KeptStore | None = None, deps: Deps | None = None) -> str:
+                 kept: KeptStore | None = None, deps: Deps | None = None,
+                 cache: Cache | None = None) -> str:
     """The text of ``--list``: per figure its runs not shared with an earlier figure, each
-    marked live (trained by this profile) or kept, and the total estimate of the live part."""
+    marked live (trained by this profile) or kept, and the total estimate of the live part.
+    With ``cache`` (``OUT/cache``), each live run also says whether it is cached or has a
+    checkpoint to resume from, and a last line estimates what is left to train:
+    ``remaining = total_seconds(live runs not cached, each with steps - checkpoint step)``."""
     store = kept if kept is not None else KeptStore()
     TrainConfig = (deps or Deps()).TrainConfig
     fast = bf16_fast()
@@ -37,6 +52,7 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
     names = select(only)
     split = split_runs(profile, names, force)
     seen, all_live, n_kept, n_absent, ext = set(), [], 0, 0, []
+    left, n_cached, n_mid = [], 0, 0
     wanted_keys = set()
     for name in names:
         if name not in split:
@@ -61,7 +77,13 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
         lines.append(f"  {name}: {len(live) + len(kept_runs)} run(s): {len(new_live)} new live "
                      f"({fmt_seconds(total_seconds(new_live, profile.jobs, fast))}), {len(new_kept)} new kept "
                      f"({len(new_kept) - absent} present, {absent} missing), {shared} shared with earlier figures")
-        lines += [f"    live  {describe(s)}  [{fmt_seconds(run_seconds(s, fast))} serial]" for s in new_live]
+        for s in new_live:
+            state, done = _cache_state(cache, config_hash(full_config(TrainConfig, s)), s["steps"], force)
+            n_cached, n_mid = n_cached + (state == "cached"), n_mid + state.startswith("checkpoint")
+            if state != "cached":
+                left.append({**s, "steps": s["steps"] - done})
+            lines.append(f"    live  {describe(s)}  [{fmt_seconds(run_seconds(s, fast))} serial"
+                         + (f"; {state}" if state else "") + "]")
         lines += [f"    kept  {describe(s)}  [{st}]" for s, st in zip(new_kept, states)]
     train = total_seconds(all_live, profile.jobs, fast)
     known_ext = sum(e for e in ext if e is not None)
@@ -79,6 +101,11 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
         lines.append(f"  {len(stale)} kept record(s) in {store.root} match no run of this profile (kept by "
                      "another profile, or stale: the trainer's configuration changed since they were kept)")
     lines.append(f"  total estimate (nothing cached yet): {fmt_seconds(total)}{plus}")
+    if cache is not None and not force:
+        rest = total_seconds(left, profile.jobs, fast)
+        rest = None if rest is None else rest + known_ext + overhead
+        lines.append(f"  with {cache.root}: {n_cached} of {len(all_live)} live run(s) cached, {n_mid} to "
+                     f"resume from a checkpoint; left to train: {len(left)} run(s), {fmt_seconds(rest)}{plus}")
     other = total_seconds(all_live, profile.jobs, not fast)
     if other is not None and total is not None and abs(other - train) > 1:
         lines.append(f"  (on a CPU whose bf16 matmul is {'slow (AVX2 only)' if fast else 'fast (avx512_bf16)'}: "

@@ -18,6 +18,7 @@ invocation loses at most one evaluation interval per process and the next one re
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 import sys
 import time
@@ -113,6 +114,27 @@ def run_dir(cache: Cache, key: str) -> Path:
 def can_resume(cache: Cache, key: str) -> bool:
     """Has an earlier, killed attempt of this run left a checkpoint to resume from?"""
     return (run_dir(cache, key) / "ckpt.pt").exists()
+
+
+def checkpoint_step(cache: Cache, key: str) -> int | None:
+    """The step a killed attempt's checkpoint holds (the last evaluated step of its
+    ``log.jsonl``: checkpoints follow evaluations), or None without a checkpoint. 0 when the
+    log cannot be read: the checkpoint exists but its step is unknown."""
+    if not can_resume(cache, key):
+        return None
+    step = 0
+    try:
+        with open(run_dir(cache, key) / "log.jsonl") as f:
+            for line in f:
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(rec, dict) and "val_loss" in rec and isinstance(rec.get("step"), int):
+                    step = max(step, rec["step"])
+    except OSError:
+        return 0
+    return step
 
 
 def _train_one(deps: Deps, cache: Cache, key: str, settings: dict, full: dict,

@@ -163,6 +163,33 @@ def test_cli_list_and_bad_input(capsys, tmp_path):
     assert "fig5" in full and "\n    kept  " not in full  # full trains everything itself
 
 
+def test_list_says_what_the_cache_holds_and_what_is_left(tmp_path):
+    """--list with OUT's cache: a cached run is marked and costs nothing, a killed run's
+    checkpoint is found at its last evaluated step and only its remaining steps are charged."""
+    from paper_figs import estimates as est
+    from paper_figs.deps import Deps
+    from paper_figs.kept import KeptStore
+    from paper_figs.pipeline import split_runs
+    from paper_figs.runs import full_config, run_dir
+    full = get_profile("full")
+    runs = split_runs(full, ["fig6"], False)["fig6"]["live"]
+    cache = Cache(tmp_path / "cache")
+    key = [config_hash(full_config(Deps().TrainConfig, s)) for s in runs]
+    cache.put(key[0], {"kind": "train", "result": {"final_val_loss": 1.0, "log": []}})
+    d = run_dir(cache, key[1])
+    d.mkdir(parents=True)
+    (d / "ckpt.pt").write_bytes(b"x")
+    (d / "log.jsonl").write_text('{"step": 300, "val_loss": 2.0}\n{"step": 310, "train_loss": 1.9}\n')
+    text = list_profile(full, only=["fig6"], kept=KeptStore(tmp_path / "kept"), cache=cache)
+    assert text.count("; cached]") == 1 and text.count(f"; checkpoint at step 300 of {runs[1]['steps']}]") == 1
+    left = [{**runs[1], "steps": runs[1]["steps"] - 300}] + runs[2:]
+    rest = est.total_seconds(left, full.jobs) + est.STARTUP_S + est.RENDER_S
+    assert (f"1 of {len(runs)} live run(s) cached, 1 to resume from a checkpoint; left to train: "
+            f"{len(runs) - 1} run(s), {est.fmt_seconds(rest)}") in text
+    forced = list_profile(full, only=["fig6"], kept=KeptStore(tmp_path / "kept"), cache=cache, force=True)
+    assert "; cached]" not in forced and "checkpoint at" not in forced  # --force retrains it all
+
+
 def test_cli_figure_names_are_the_catalogs():
     from paper_figs.figures import CATALOG
     from paper_figs.profiles import ALL_FIGURES
