@@ -19,7 +19,7 @@ from lmo.delay import delayed
 from lmo.error_feedback import error_feedback
 from lmo.newton_schulz import choose_ns_dtype
 from lmo.pipedream import history_init, pipedream_delays
-from lmo.presets import DEFAULT_LR
+from lmo.presets import DECOUPLED_DECAY, DEFAULT_LR
 from lmo.registry import OPTIMIZERS
 from lmo.schedules import warmup_cosine
 from lmo.variants import MODES  # sync | 2bw | pipedream (ef = 2bw + ef=True): named once in lmo
@@ -62,7 +62,8 @@ FIELD_HELP = {
     "ns_dtype": "Newton-Schulz dtype of muon / normuon / adamuon: auto (bf16 where this machine's "
                 "bf16 matmul is fast, else fp32; the run records the choice), float32, bfloat16, float64",
     "resume": "continue from OUT/ckpt.pt (identical trajectory; refused if the saved run differs)",
-    "opt_kwargs": "extra keyword arguments of the optimizer (Python API only)",
+    "opt_kwargs": "extra keyword arguments of the optimizer (Python API only; lmo.presets."
+                  "DECOUPLED_DECAY's are filled in, so the decay is decoupled for every optimizer)",
 }
 
 
@@ -123,6 +124,11 @@ class TrainConfig:
     resume: bool = False
     ns_dtype: str = "auto"
     opt_kwargs: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        # the decay convention is part of the run's identity: record the keyword arguments
+        # that make this optimizer's weight_decay decoupled (lmo.presets.DECOUPLED_DECAY)
+        self.opt_kwargs = {**DECOUPLED_DECAY.get(self.optimizer, {}), **(self.opt_kwargs or {})}
 
     def validate(self) -> None:
         """ValueError naming the field for any value outside its domain."""

@@ -66,6 +66,10 @@ def build(name: str, params: Mapping, lr=None, momentum: float | None = None,
     (TypeError), since it would reach the named optimizer's group only and leave the
     AdamW group of a matrix optimizer at a constant lr. For matrix optimizers the non-matrix group is AdamW at ``adamw_lr``
     (default DEFAULT_LR["adamw"]) with ``adamw_betas`` and the same weight decay.
+
+    ``weight_decay`` is decoupled for every optimizer, ``d_t - eta_t lambda x_t``: an
+    optimizer whose constructor defaults to coupled L2 (NAdam, as torch.optim.NAdam) gets
+    ``lmo.presets.DECOUPLED_DECAY[name]`` unless ``kw`` says otherwise.
     """
     if callable(lr):
         raise TypeError(
@@ -74,6 +78,8 @@ def build(name: str, params: Mapping, lr=None, momentum: float | None = None,
             f"group (the AdamW group of {', '.join(MATRIX_OPTIMIZERS)} included) follows it")
     if schedule is not None and not callable(schedule):
         raise TypeError(f"build: schedule must be a function peak -> (step -> lr), got {schedule!r}")
+    from lmo.presets import DECOUPLED_DECAY
+    kw = {**DECOUPLED_DECAY.get(name, {}), **kw}
     peak = default_lr(name) if lr is None else lr
     sched = schedule or (lambda p: p)
     if name not in MATRIX_OPTIMIZERS:
