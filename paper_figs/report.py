@@ -125,7 +125,10 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, ove
          f"Verdict rules (`paper_figs/verdicts.py`): a difference counts only beyond "
          f"max({RESOLUTION}, 2 x seed std); '±' is the sample std over seeds. A claim made of "
          "several parts (optimizers, momenta, horizons) holds only if more than half of its "
-         "parts are resolved and all of those hold; fewer resolved parts make it inconclusive.", "",
+         "parts are resolved and all of those hold; fewer resolved parts make it inconclusive. "
+         "Where the paper says 'for most optimizers', the claim holds if more than half of the "
+         "parts hold, and does not hold if that is out of reach whatever the unresolved parts do. "
+         "The line then says 'most', and the stricter 'every' reading is given beside it.", "",
          "Where the numbers come from: " + sources_line([r for o in outputs for r in o.runs]) + ". "
          "Each figure's 'runs from' column and its list of runs say which; a kept record is a "
          "run trained earlier and stored in the repository with its provenance (footnotes at the end).",

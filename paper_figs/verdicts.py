@@ -87,6 +87,42 @@ def combine(verdicts: Sequence[Verdict], what: str) -> Verdict:
     return Verdict(FAILS, f"{len(decided)} of {n} parts resolved, none holds")
 
 
+def most(verdicts: Sequence[Verdict], what: str) -> Verdict:
+    """One verdict for a claim 'for most parts' (the paper's "for most optimizers").
+
+    With n parts of which h hold and f fail: holds if 2 h > n; does not hold if
+    2 (n - f) <= n (even if every unresolved part held, they would not be most);
+    otherwise inconclusive. :func:`combine` is the stricter 'for every part' reading.
+    """
+    n = len(verdicts)
+    if n == 0:
+        return Verdict(INCONCLUSIVE, f"no part of '{what}'")
+    h = sum(v.status == HOLDS for v in verdicts)
+    f = sum(v.status == FAILS for v in verdicts)
+    desc = f"{h} of {n} parts hold, {f} fail, {n - h - f} unresolved"
+    if 2 * h > n:
+        return Verdict(HOLDS, desc + f": more than half ({what})")
+    if 2 * (n - f) <= n:
+        return Verdict(FAILS, desc + f": not most, even if every unresolved part held ({what})")
+    return Verdict(INCONCLUSIVE, desc + f": the unresolved parts decide ({what})")
+
+
+def both(a: Verdict, b: Verdict) -> Verdict:
+    """The conjunction 'a and b': holds if both hold, does not hold if either fails, else inconclusive."""
+    reason = f"{a.reason}; {b.reason}"
+    if FAILS in (a.status, b.status):
+        return Verdict(FAILS, reason)
+    if a.status == b.status == HOLDS:
+        return Verdict(HOLDS, reason)
+    return Verdict(INCONCLUSIVE, reason)
+
+
+def negate(v: Verdict, what: str) -> Verdict:
+    """The claim 'not v': holds <-> does not hold; inconclusive stays inconclusive."""
+    status = {HOLDS: FAILS, FAILS: HOLDS}.get(v.status, INCONCLUSIVE)
+    return Verdict(status, f"{what}: {v.reason}")
+
+
 def much_larger_gap(degraded: Sequence[float], robust: Sequence[float],
                     names: tuple[str, str] = ("AdamW", "Muon")) -> Verdict:
     """Claim 'the gap of ``names[0]`` is much larger than that of ``names[1]``'.
@@ -110,8 +146,10 @@ def much_larger_gap(degraded: Sequence[float], robust: Sequence[float],
 
 
 def ef_recovers(sync: Sequence[float], async_: Sequence[float], ef: Sequence[float],
-                name: str, low: float = 0.5) -> tuple[Verdict, float]:
+                name: str, low: float = 0.5, by: str = "EF") -> tuple[Verdict, float]:
     """Claim 'EF recovers at least ``low`` of the gap' for one optimizer; returns (verdict, fraction).
+
+    ``ef`` may be any mitigation's runs; ``by`` names it in the reason.
 
     fraction = (L_async - L_ef) / (L_async - L_sync) on seed means. Inconclusive when the
     gap is within the margin (a fraction of noise is noise); holds if fraction >= low;
@@ -124,7 +162,7 @@ def ef_recovers(sync: Sequence[float], async_: Sequence[float], ef: Sequence[flo
         return Verdict(INCONCLUSIVE, f"{name}: missing runs"), float("nan")
     gap = a - s
     frac = (a - e) / gap if gap != 0 else float("nan")
-    desc = f"{name}: gap {fmt(gaps)}, EF recovers {frac:.0%}" if math.isfinite(frac) else f"{name}: gap 0"
+    desc = f"{name}: gap {fmt(gaps)}, {by} recovers {frac:.0%}" if math.isfinite(frac) else f"{name}: gap 0"
     if gap <= m:
         return Verdict(INCONCLUSIVE, desc + f"; gap within the margin {m:.3f}"), frac
     if frac >= low:
