@@ -6,6 +6,8 @@ shrinks the gap.
 """
 from __future__ import annotations
 
+from lmo.presets import MU_MAPS_TO
+
 from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import combine, fmt, gap_shrinks_with, mean
@@ -55,8 +57,18 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.measured = [f"Gap (nats/byte), {p.main_size} model, {p.steps} steps, {len(p.seeds)} seed(s), "
                     f"learning rate at its preset; runs from: {src}. The paper gives no numbers for "
                     "this figure, only the trend.", "", *rows]
+    sync_rows = [f"| {plotting.label(o)} | " + " | ".join(fmt(res[o, m]["sync"]) for m in p.momentum_grid) + " |"
+                 for o in p.momentum_optimizers]
+    out.measured += ["", "The synchronous run's own final loss at each momentum (a gap next to a sync run "
+                     "that got worse says the preset lr no longer suits that momentum):", "",
+                     rows[0], rows[1], *sync_rows]
     out.verdicts = {"higher momentum shrinks the gap": ctx.verdict(combine(parts, "momentum"))}
     out.notes = [v.reason for v in parts]
+    out.notes.append("The momentum swept (the reading this figure tests): "
+                     + "; ".join(f"{plotting.label(o)}: {MU_MAPS_TO[o]}" for o in p.momentum_optimizers)
+                     + ". Lion's betas[0] weights the update's interpolation; its momentum buffer decays "
+                     "at betas[1], which stays at its preset, so a reading of Lion's 'momentum decay' as "
+                     "betas[1] is not tested here.")
     return out
 
 

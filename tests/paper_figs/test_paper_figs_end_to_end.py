@@ -65,6 +65,17 @@ def test_changed_setting_reruns_only_what_it_touches(micro_run):
     assert trainer.calls == 6  # 2 optimizers x (sync, 2bw, ef) for the new seed only
 
 
+def test_report_names_the_reading_each_verdict_tests(micro_run):
+    """Figure 2's caption is judged as 'most' beside the stricter 'every'; Figure 4 names the swept beta."""
+    outputs = {o.name: o for o in micro_run[2]["outputs"]}
+    fig2 = list(outputs["fig2_table2"].verdicts)
+    assert any(k.startswith("Figure 2's caption: for most optimizers") for k in fig2)
+    assert any(k.startswith("EF beats synchronous start, every optimizer") for k in fig2)
+    fig4 = outputs["fig4"]
+    assert any(n.startswith("The momentum swept (the reading this figure tests): AdamW: betas[0]") for n in fig4.notes)
+    assert any("synchronous run's own final loss at each momentum" in m for m in fig4.measured)
+
+
 def test_missing_trainer_is_reported_not_faked(tmp_path):
     deps = fake_deps(train=Unavailable("`gpu_runs.train` could not be imported (test)"))
     res = run_profile(get_profile("micro"), tmp_path, only=["fig3", "table1", "pipeline"], deps=deps, log=_quiet)
