@@ -73,7 +73,9 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     ax.set_xlabel("optimizer")
     ax.set_ylabel(GAP_LABEL)
     ax.set_title(f"One-step-delay penalty after {p.steps} training steps")
-    ax.legend()
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(lo, hi + 0.35 * (hi - lo))  # headroom: the legend must not hide a paper mark
+    ax.legend(loc="upper left", fontsize=8)
     ax.grid(alpha=0.3, axis="y")
     out.files = plotting.save(fig, ctx.fig_dir, "table1_gaps") + [path_csv]
     out.caption = (f"Final sync-async validation-loss gap per optimizer ({', '.join(p.sizes)} "
