@@ -1,0 +1,59 @@
+"""The committed kept records (``paper_figs/kept/``) against the profiles that read them.
+
+`make figs` shows the whole paper only if every run the quick profile reads from kept records
+has one, and each record is what the full profile would train today: same key (the hash of
+its full TrainConfig), no record left over from an older grid, trained from committed code.
+A change to TrainConfig's defaults or to a grid changes keys: these tests then fail and say
+which runs to retrain, instead of `make figs` quietly listing them as missing.
+"""
+from __future__ import annotations
+
+import pytest
+
+from paper_figs.cache import config_hash
+from paper_figs.deps import Deps
+from paper_figs.figures import CATALOG
+from paper_figs.keep import profile_runs
+from paper_figs.kept import KeptStore
+from paper_figs.pipeline import split_runs
+from paper_figs.profiles import get_profile
+from paper_figs.runs import describe, full_config
+
+
+@pytest.fixture(scope="module")
+def store():
+    return KeptStore()
+
+
+@pytest.fixture(scope="module")
+def full_runs():
+    return profile_runs("full")
+
+
+def test_every_run_quick_reads_from_kept_records_has_one(store):
+    quick = get_profile("quick")
+    TrainConfig = Deps().TrainConfig
+    wanted = [s for v in split_runs(quick, list(CATALOG)).values() for s in v["kept"]]
+    assert wanted, "the quick profile reads no run from kept records"
+    missing = [describe(s) for s in wanted if store.get(config_hash(full_config(TrainConfig, s))) is None]
+    assert not missing, (f"{len(missing)} run(s) have no kept record (train them with "
+                         f"`python -m paper_figs --profile full`, then `python -m paper_figs.keep`): "
+                         + "; ".join(missing[:10]))
+
+
+def test_no_kept_record_is_stale_and_each_names_its_key(store, full_runs):
+    keys = {s["_key"] for s in full_runs}
+    stale = [k for k in store.keys() if k not in keys]
+    assert not stale, f"kept records that match no run of the full profile (`--prune`): {stale[:10]}"
+    for k in store.keys():
+        assert store.get(k)["key"] == k  # get() also re-hashes the config: a hand edit is refused
+
+
+def test_kept_records_come_from_committed_code_of_the_full_profile(store):
+    bad = []
+    for k in store.keys():
+        prov = store.get(k).get("provenance") or {}
+        commit = str(prov.get("commit", ""))
+        if not commit or commit.endswith("+dirty") or "--profile full" not in str(prov.get("command", "")):
+            bad.append((k, prov.get("commit"), prov.get("command")))
+    assert not bad, f"records without a clean full-profile provenance: {bad[:5]}"
