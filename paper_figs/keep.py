@@ -116,8 +116,7 @@ def main(argv=None) -> int:
         if len(todo) > 20:
             print(f"  ... and {len(todo) - 20} more")
     if wanted is not None:
-        keys = {s["_key"] for s in wanted}
-        stale = [k for k in store.keys() if k not in keys]
+        stale = store.stale(s["_key"] for s in wanted)
         if stale and a.prune:
             for k in stale:
                 store.path(k).unlink()

@@ -92,6 +92,11 @@ class KeptStore(KeyedDir):
             raise KeptError(f"kept record {p}: its config does not hash to {key} (edited by hand?)")
         return rec
 
+    def stale(self, wanted_keys) -> list[str]:
+        """The keys of the kept records that match none of ``wanted_keys`` (a profile's runs)."""
+        wanted = set(wanted_keys)
+        return [k for k in self.keys() if k not in wanted]
+
     def put(self, rec: dict) -> Path:
         """Write a compact record atomically; returns its path."""
         return write_atomically(self.path(rec["key"]), dumps(rec))

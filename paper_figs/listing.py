@@ -96,7 +96,7 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
     lines.append(f"  kept: {n_kept} run(s) read from paper_figs/kept/ (or the cache), "
                  f"{n_kept - n_absent} present, {n_absent} missing"
                  + (f" ({KEEP_HINT})" if n_absent else ""))
-    stale = [k for k in store.keys() if k not in wanted_keys]
+    stale = store.stale(wanted_keys)
     if stale and not only:
         lines.append(f"  {len(stale)} kept record(s) in {store.root} match no run of this profile (kept by "
                      "another profile, or stale: the trainer's configuration changed since they were kept)")
