@@ -128,7 +128,11 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, ove
          "parts are resolved and all of those hold; fewer resolved parts make it inconclusive. "
          "Where the paper says 'for most optimizers', the claim holds if more than half of the "
          "parts hold, and does not hold if that is out of reach whatever the unresolved parts do. "
-         "The line then says 'most', and the stricter 'every' reading is given beside it.", "",
+         "The line then says 'most', and the stricter 'every' reading is given beside it. "
+         f"With a single seed the margin is the floor {RESOLUTION}, an assumption rather than a "
+         "measurement: on the tiny model a sync-async gap varies between seeds by more than that "
+         "(Figure 3's two seeds: std 0.006-0.007 at 1500 steps), so a one-seed verdict that rests "
+         "on a difference below about 0.015 is weaker than its margin says.", "",
          "Where the numbers come from: " + sources_line([r for o in outputs for r in o.runs]) + ". "
          "Each figure's 'runs from' column and its list of runs say which; a kept record is a "
          "run trained earlier and stored in the repository with its provenance (footnotes at the end).",

@@ -68,7 +68,8 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
             per_h[h] = much_larger_gap(paired(a["sync"], a["2bw"]), paired(m["sync"], m["2bw"]))
         out.notes.append("Horizon check of Figure 3's verdict (AdamW gap much larger than Muon's): "
                          + "; ".join(f"{h} steps: {v.status} ({v.reason})" for h, v in per_h.items()))
-        out.verdicts["horizon check: longer runs keep Figure 3's verdict"] = ctx.verdict(
+        seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
+        out.verdicts[f"horizon check: longer runs keep Figure 3's verdict ({seeds} per horizon)"] = ctx.verdict(
             horizon_check({h: v.status for h, v in per_h.items()}))
     out.notes += [v.reason for v in growth]
     return out

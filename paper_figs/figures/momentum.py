@@ -62,7 +62,9 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.measured += ["", "The synchronous run's own final loss at each momentum (a gap next to a sync run "
                      "that got worse says the preset lr no longer suits that momentum):", "",
                      rows[0], rows[1], *sync_rows]
-    out.verdicts = {"higher momentum shrinks the gap": ctx.verdict(combine(parts, "momentum"))}
+    seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
+    out.verdicts = {f"higher momentum shrinks the gap (absolute gap, lr at its preset, {seeds})":
+                    ctx.verdict(combine(parts, "momentum"))}
     out.notes = [v.reason for v in parts]
     out.notes.append("The momentum swept (the reading this figure tests): "
                      + "; ".join(f"{plotting.label(o)}: {MU_MAPS_TO[o]}" for o in p.momentum_optimizers)
