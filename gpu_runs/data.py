@@ -2,9 +2,9 @@
 
 ``get_corpus(name_or_path) -> Corpus(train, val, vocab_size, ...)``:
 
-- ``"stdlib"`` (default): Python's own standard-library text, byte-level (vocab 256):
-  the ``pydoc_data`` topic pages plus the sources of the standard-library ``.py`` files
-  (sorted by path, capped at ``max_bytes``). The exact bytes depend on the Python version.
+- ``"stdlib"`` (default): Python standard-library text, byte-level (vocab 256), frozen in
+  the repository (:mod:`gpu_runs.builtin_corpus`: CPython 3.11.7's pydoc topic pages and
+  ``.py`` sources, sha256-checked at load), so it is the same bytes on every Python.
 - a directory of text files (``*.txt``, ``*.md``, ``*.py``, ``*.rst``): byte-level, one
   document per file.
 - a token shard ``*.bin`` / ``*.npy`` / ``*.u16`` or a directory of shards: flat integer
@@ -13,6 +13,9 @@
   tokens); a ``.bin`` without that header is refused. Headerless raw ``uint16`` tokens are
   read only from files named ``*.u16`` (the extension is the user saying "raw uint16").
   ``.npy`` files carry their dtype.
+
+Identity: ``Corpus.sha256`` = :func:`tokens_sha256` of the train and validation arrays, the
+exact tokens a run consumes; it is ``TrainConfig.data_sha256``, part of every run's key.
 
 Token ids are checked over the whole of every file once (memory-mapped, in chunks of
 ``CHECK_CHUNK`` tokens): a negative id or one >= ``MAX_VOCAB`` is refused with the file name
@@ -37,8 +40,8 @@ not on the mode, the optimizer or how many batches were drawn before (resume-saf
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
-import sysconfig
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,34 +70,29 @@ class Corpus:
     train_docs: list = field(default_factory=list)
     val_docs: list = field(default_factory=list)
 
+    @functools.cached_property
+    def sha256(self) -> str:
+        """:func:`tokens_sha256` of (train, val): the corpus's identity in a run's config."""
+        return tokens_sha256(self.train, self.val)
+
     def __repr__(self) -> str:
         return (f"Corpus({self.name!r}, train={len(self.train):,} tokens, val={len(self.val):,} tokens, "
                 f"vocab={self.vocab_size}, docs={len(self.train_docs)}/{len(self.val_docs)})")
 
 
+def tokens_sha256(train: np.ndarray, val: np.ndarray, chunk: int = CHECK_CHUNK) -> str:
+    """sha256 over ``"train" dtype len bytes(train) "val" dtype len bytes(val)`` (little-endian
+    token values), read in chunks so memory-mapped shards stay on disk."""
+    h = hashlib.sha256()
+    for tag, arr in (("train", train), ("val", val)):
+        dt = np.dtype(arr.dtype).newbyteorder("<")
+        h.update(f"{tag}:{dt.str}:{len(arr)}:".encode())
+        for lo in range(0, len(arr), chunk):
+            h.update(np.ascontiguousarray(arr[lo:lo + chunk], dtype=dt).tobytes())
+    return h.hexdigest()
+
+
 # ----------------------------------------------------------------------------- text corpora
-def stdlib_documents(max_bytes: int = 8_000_000) -> list[tuple[str, bytes]]:
-    """(name, utf-8 bytes) of pydoc topic pages, then stdlib sources sorted by path, up to ``max_bytes``."""
-    from pydoc_data.topics import topics
-
-    docs = [(f"pydoc:{k}", topics[k].encode("utf-8")) for k in sorted(topics)]
-    total = sum(len(b) for _, b in docs)
-    root = Path(sysconfig.get_paths()["stdlib"])
-    for p in sorted(root.rglob("*.py")):
-        rel = p.relative_to(root).as_posix()
-        if "site-packages" in rel or "/test" in rel or rel.startswith(("test", "idlelib", "lib2to3")):
-            continue
-        try:
-            b = p.read_bytes()
-        except OSError:
-            continue
-        if total + len(b) > max_bytes:
-            break
-        docs.append((f"stdlib:{rel}", b))
-        total += len(b)
-    return docs
-
-
 def directory_documents(path: Path) -> list[tuple[str, bytes]]:
     """Every text file under ``path`` (sorted), one document each."""
     files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES)
@@ -209,19 +207,21 @@ def shard_corpus(name: str, files: list[Path], val_frac: float = 0.05) -> Corpus
 
 # ----------------------------------------------------------------------------- entry point
 @functools.lru_cache(maxsize=2)
-def _stdlib_corpus(val_every: int, max_bytes: int) -> Corpus:
-    """Built once per process (reading ~500 files takes seconds); arrays are read-only."""
-    c = byte_corpus("stdlib", stdlib_documents(max_bytes), val_every)
+def _stdlib_corpus(val_every: int) -> Corpus:
+    """The frozen built-in corpus (:mod:`gpu_runs.builtin_corpus`), built once per process;
+    arrays are read-only."""
+    from gpu_runs.builtin_corpus import load_documents
+
+    c = byte_corpus("stdlib", load_documents(), val_every)
     c.train.setflags(write=False)
     c.val.setflags(write=False)
     return c
 
 
-def get_corpus(name_or_path: str | os.PathLike | None = "stdlib", *, val_every: int = 20,
-               max_bytes: int = 8_000_000) -> Corpus:
+def get_corpus(name_or_path: str | os.PathLike | None = "stdlib", *, val_every: int = 20) -> Corpus:
     """``"stdlib"`` / None, a text directory, a shard file or a directory of shards (module docstring)."""
     if name_or_path is None or name_or_path == "stdlib":
-        return _stdlib_corpus(val_every, max_bytes)
+        return _stdlib_corpus(val_every)
     path = Path(name_or_path)
     if not path.exists():
         raise FileNotFoundError(f"data: {name_or_path!r} is neither 'stdlib' nor an existing file/directory")

@@ -24,6 +24,7 @@ from lmo.registry import OPTIMIZERS
 from lmo.schedules import warmup_cosine
 from lmo.variants import MODES  # sync | 2bw | pipedream (ef = 2bw + ef=True): named once in lmo
 
+from gpu_runs.builtin_corpus import STDLIB_SHA256
 from gpu_runs.model import CONFIGS, Llama, get_config, stage_of_params
 
 #: one line of help per TrainConfig field: the command lines' options are generated from the
@@ -52,6 +53,9 @@ FIELD_HELP = {
     "eval_batches": "validation batches per evaluation",
     "seed": "seed of x_0 and of the batch order",
     "data": "'stdlib', a text dir, a token shard or shard dir (gpu_runs.data)",
+    "data_sha256": "sha256 of the train/val tokens (gpu_runs.data.tokens_sha256), part of the run's "
+                   "identity: None computes and records it at load; given, other data is refused "
+                   "('stdlib': the frozen corpus's, filled in)",
     "device": "cpu, cuda or auto (cuda if available)",
     "out": "run directory (config.json, log.jsonl, ckpt.pt, result.json)",
     "ckpt_every": "checkpoint every N steps (0: never; None: at every evaluation)",
@@ -81,6 +85,20 @@ def resolved(cfg: "TrainConfig") -> "TrainConfig":
     """``cfg`` with every run-time choice made concrete (today: ns_dtype), so that config.json,
     checkpoints and the resume check record what the run actually computed in."""
     return replace(cfg, ns_dtype=resolve_ns_dtype(cfg.ns_dtype, cfg.device))
+
+
+def bind_data(cfg: "TrainConfig", corpus) -> "TrainConfig":
+    """``cfg`` with ``data_sha256`` = ``corpus.sha256`` (the tokens the run will consume).
+
+    ValueError when ``cfg`` already names another hash: the data changed since the run was
+    configured (another Python's stdlib, an edited file, a different shard set)."""
+    if cfg.data_sha256 is None:
+        return replace(cfg, data_sha256=corpus.sha256)
+    if cfg.data_sha256 != corpus.sha256:
+        raise ValueError(f"data: {cfg.data!r} holds tokens with sha256 {corpus.sha256}, but the run "
+                         f"was configured for {cfg.data_sha256}: the data changed; point --data at "
+                         f"the original data, or start a new run (data_sha256=None records the new hash)")
+    return cfg
 
 
 def resolve_device(name: str) -> str:
@@ -114,6 +132,7 @@ class TrainConfig:
     eval_batches: int = 4
     seed: int = 0
     data: str = "stdlib"
+    data_sha256: str | None = None    # None: computed at load (stdlib: filled in at once)
     device: str = "auto"              # auto: cuda if available, else cpu
     out: str | None = None
     ckpt_every: int | None = None     # None: at every evaluation; 0: never
@@ -129,6 +148,9 @@ class TrainConfig:
         # the decay convention is part of the run's identity: record the keyword arguments
         # that make this optimizer's weight_decay decoupled (lmo.presets.DECOUPLED_DECAY)
         self.opt_kwargs = {**DECOUPLED_DECAY.get(self.optimizer, {}), **(self.opt_kwargs or {})}
+        # the corpus is part of the identity too; the built-in one's hash is known without loading it
+        if self.data == "stdlib" and self.data_sha256 is None:
+            self.data_sha256 = STDLIB_SHA256
 
     def validate(self) -> None:
         """ValueError naming the field for any value outside its domain."""

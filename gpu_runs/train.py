@@ -45,7 +45,7 @@ from gpu_runs.diagnostics import Diagnostics
 from gpu_runs.model import Llama, param_count
 from gpu_runs.moe import routing_stats
 from gpu_runs.progress import StepProgress
-from gpu_runs.recipe import (COMPILE_BACKEND, MODES, TrainConfig, base_optimizer, build_optimizer,  # noqa: F401
+from gpu_runs.recipe import (COMPILE_BACKEND, MODES, TrainConfig, base_optimizer, bind_data, build_optimizer,  # noqa: F401
                              evaluate, loss_and_grads, loss_fn, lr_schedule, make_history, model_config,
                              peak_lr, resolve_device, resolved)  # the recipe's old home: its names stay importable here
 
@@ -75,6 +75,7 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
     dev = torch.device(resolve_device(cfg.device))
     amp = dev.type == "cuda"
     corpus = get_corpus(cfg.data)
+    cfg = bind_data(cfg, corpus)   # the tokens' sha256 joins the identity (config.json, resume check)
     mcfg = model_config(cfg, corpus.vocab_size)
     model = Llama(mcfg, seed=cfg.seed).to(dev)
     n_params = param_count(mcfg)

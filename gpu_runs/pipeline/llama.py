@@ -55,6 +55,7 @@ def run_config(args, num_stages: int) -> dict:
     """``config.json`` of a pipeline run: the equivalent trainer's TrainConfig fields (so
     ``gpu_runs.predict`` reads it like a trainer run) plus the schedule, P and M."""
     tc = recipe.resolved(train_config(args, num_stages))   # the Newton-Schulz dtype as computed
+    tc = recipe.bind_data(tc, get_corpus(tc.data))          # and the data's sha256
     tc.sync_start, tc.sync_cooldown, tc.dc_asgd = args.sync_start, args.sync_cooldown, args.dc_asgd
     tc.diag_every, tc.diag_micro, tc.out = args.diag_every, args.diag_micro, args.out
     return dict(dataclasses.asdict(tc), schedule=args.schedule, microbatches=args.microbatches)
@@ -81,6 +82,7 @@ def llama_problem(args):
     """A :class:`gpu_runs.pipeline.Problem` for ``--model llama``."""
     tc = train_config(args)
     corpus = get_corpus(tc.data)
+    tc = recipe.bind_data(tc, corpus)
     mcfg = model_config(tc, corpus)
     model = Llama(mcfg, seed=tc.seed)
     batcher = Batcher(corpus.train, tc.batch_size, tc.seq_len, tc.seed)

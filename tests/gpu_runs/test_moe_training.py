@@ -50,7 +50,9 @@ def test_ns_dtype_choice_is_recorded_and_honoured(tmp_path):
     f32 = train(TrainConfig(optimizer="muon", ns_dtype="float32", **FAST), progress=False)
     f64 = train(TrainConfig(optimizer="muon", ns_dtype="float64", **FAST), progress=False)
     assert f32.config.ns_dtype == "float32"
-    assert f32.log[-1]["train_loss"] != f64.log[-1]["train_loss"]          # the option reaches NS
+    # the option reaches Newton-Schulz: the weights differ (a logged loss rounded alike on some
+    # data would not show it), and only by rounding
+    assert any(not torch.equal(f32.params[k], f64.params[k]) for k in f32.params)
     assert f32.log[-1]["train_loss"] == pytest.approx(f64.log[-1]["train_loss"], abs=1e-3)
     with pytest.raises(ValueError, match="ns_dtype"):
         TrainConfig(ns_dtype="float16").validate()
