@@ -93,11 +93,22 @@ def main(argv=None) -> int:
     ap.add_argument("--check-steps", type=int, default=20, help="steps replayed per checked record")
     a = ap.parse_args(argv)
     cache_dir = Path(a.out) / "cache"
-    if not cache_dir.is_dir():
-        ap.error(f"--out: {cache_dir} does not exist; train first: python -m paper_figs --profile {a.profile}")
     if a.check < 0 or a.check_steps < 1:
         ap.error("--check must be >= 0 and --check-steps >= 1")
     store = KeptStore(a.kept)
+    broken = store.broken()
+    if broken:
+        for line in broken:
+            print(line, file=sys.stderr)
+        print(f"{len(broken)} kept record(s) refused: restore them (git checkout) or retrain them",
+              file=sys.stderr)
+        return 1
+    if not cache_dir.is_dir():
+        if a.check:   # a fresh clone: nothing to promote, replay the kept records against their own logs
+            print(f"no cache in {cache_dir}: nothing to promote; replaying {a.check} kept record(s) "
+                  f"for {a.check_steps} steps:")
+            return 1 if check(store, a.check, a.check_steps) else 0
+        ap.error(f"--out: {cache_dir} does not exist; train first: python -m paper_figs --profile {a.profile}")
     wanted = None if a.all else profile_runs(a.profile)
     res = promote(cache_dir, store, None if wanted is None else [s["_key"] for s in wanted])
     print(f"kept records in {store.root}: {len(res['new'])} new, {len(res['updated'])} updated, "

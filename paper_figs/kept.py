@@ -5,12 +5,17 @@ full TrainConfig without the where-to-write fields, :func:`paper_figs.runs.full_
 a kept record is found exactly when the wanted run has the same configuration, trainer
 defaults included. One record (a few KB)::
 
-    {"format": 1, "key": ..., "settings": {profile's TrainConfig arguments},
+    {"format": 2, "key": ..., "settings": {profile's TrainConfig arguments},
      "config": {the full TrainConfig; config_hash(config) == key},
      "result": {"final_val_loss": ..., "log": [one row per evaluation: step, val_loss,
                 train_loss, lr], "head": [every logged row up to HEAD_STEPS: step,
                 train_loss, lr], "n_params": ..., "tokens_per_s": ...},
-     "wall_s": ..., "provenance": {"command", "commit", "machine", "finished_at"}}
+     "wall_s": ..., "provenance": {"command", "commit", "machine", "finished_at"},
+     "sha256": sha256 of the canonical JSON of every other field}
+
+Integrity: :meth:`KeptStore.get` checks, at every read, that the config hashes to the key
+*and* that ``sha256`` matches the record's content (config, result, log, provenance), so
+a result edited by hand is refused by name (:class:`KeptError`), never reported as kept.
 
 ``head`` is what :mod:`paper_figs.replay` retrains and compares. Records are written by
 ``python -m paper_figs.keep`` from a finished cache, never by hand.
@@ -21,10 +26,12 @@ import json
 import os
 from pathlib import Path
 
-from .cache import KeyedDir, config_hash, to_jsonable, write_atomically
+import hashlib
+
+from .cache import KeyedDir, canonical_json, config_hash, to_jsonable, write_atomically
 
 KEPT_DIR = Path(__file__).resolve().parent / "kept"
-FORMAT = 1
+FORMAT = 2
 HEAD_STEPS = 30
 EVAL_FIELDS = ("step", "val_loss", "train_loss", "lr")
 HEAD_FIELDS = ("step", "train_loss", "lr", "val_loss")
@@ -32,6 +39,17 @@ HEAD_FIELDS = ("step", "train_loss", "lr", "val_loss")
 
 class KeptError(ValueError):
     """A kept record that cannot be trusted (unreadable, wrong format, hash mismatch)."""
+
+
+def content_sha256(rec: dict) -> str:
+    """sha256(canonical_json(record without its ``sha256`` field))."""
+    return hashlib.sha256(canonical_json({k: v for k, v in rec.items() if k != "sha256"}).encode()).hexdigest()
+
+
+def seal(rec: dict) -> dict:
+    """``rec`` with its ``sha256`` field (re)computed."""
+    body = {k: v for k, v in rec.items() if k != "sha256"}
+    return {**body, "sha256": content_sha256(body)}
 
 
 def compact(record: dict) -> dict:
@@ -48,9 +66,9 @@ def compact(record: dict) -> dict:
     for k in ("n_params", "tokens_per_s"):
         if k in record["result"]:
             res[k] = record["result"][k]
-    return to_jsonable({"format": FORMAT, "key": key, "settings": record.get("settings", {}),
-                        "config": record["config"], "result": res, "wall_s": record.get("wall_s"),
-                        "provenance": record.get("provenance")})
+    return seal(to_jsonable({"format": FORMAT, "key": key, "settings": record.get("settings", {}),
+                             "config": record["config"], "result": res, "wall_s": record.get("wall_s"),
+                             "provenance": record.get("provenance")}))
 
 
 def dumps(rec: dict) -> str:
@@ -90,7 +108,21 @@ class KeptStore(KeyedDir):
             raise KeptError(f"kept record {p}: not a format-{FORMAT} record of key {key}")
         if config_hash(rec.get("config", {})) != key:
             raise KeptError(f"kept record {p}: its config does not hash to {key} (edited by hand?)")
+        if rec.get("sha256") != content_sha256(rec):
+            raise KeptError(f"kept record {p}: its content does not match its sha256 (a result, log or "
+                            f"provenance was edited by hand); restore it with `git checkout {p}` or retrain "
+                            f"the run and keep it with `python -m paper_figs.keep`")
         return rec
+
+    def broken(self) -> list[str]:
+        """One line per record that :meth:`get` refuses (unreadable, wrong format, edited)."""
+        bad = []
+        for k in self.keys():
+            try:
+                self.get(k)
+            except KeptError as e:
+                bad.append(str(e))
+        return bad
 
     def stale(self, wanted_keys) -> list[str]:
         """The keys of the kept records that match none of ``wanted_keys`` (a profile's runs)."""

@@ -221,3 +221,45 @@ def test_provenance_dirty_means_code_changed_not_new_kept_records(tmp_path, monk
     (tmp_path / "paper_figs" / "figure.py").write_text("x = 2\n")
     assert fresh().endswith("+dirty")
     provenance.commit.cache_clear()
+
+
+def test_a_kept_result_edited_by_hand_is_refused_everywhere(tmp_path, monkeypatch, capsys):
+    """The probe of the record-integrity issue: tiny MARS 2bw's final loss changed by hand in a
+    copy of the kept store. get() refuses it by name, `keep --check` and `paper_figs --list`
+    exit 1, and so does `make figs` (paper_figs.cli) before running anything."""
+    import shutil
+
+    from paper_figs import cli, kept
+    from paper_figs.keep import main as keep_main
+    real = KeptStore()
+    mars = next(real.get(k) for k in real.keys()
+                if real.get(k)["settings"].get("optimizer") == "mars" and real.get(k)["settings"].get("mode") == "2bw"
+                and real.get(k)["settings"].get("config") == "tiny")
+    copy = tmp_path / "kept"
+    shutil.copytree(real.root, copy)
+    store = KeptStore(copy)
+    assert store.broken() == []
+    p = store.path(mars["key"])
+    text = p.read_text()
+    old = json.dumps(mars["result"]["final_val_loss"])
+    assert text.count(old) >= 1
+    p.write_text(text.replace(f'"final_val_loss": {old}', '"final_val_loss": 1.4236', 1))
+    with pytest.raises(kept.KeptError, match="does not match its sha256"):
+        store.get(mars["key"])
+    assert len(store.broken()) == 1
+    assert keep_main(["--out", str(tmp_path / "nowhere"), "--kept", str(copy), "--check", "1"]) == 1
+    monkeypatch.setattr(kept, "KEPT_DIR", copy)
+    monkeypatch.setattr(kept.KeptStore.__init__, "__defaults__", (copy,))
+    assert cli.main(["--list", "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert mars["key"] in err and "refused" in err
+    # invalid JSON: refused the same way, never counted as a missing run
+    p.write_text("{not json")
+    assert "unreadable" in store.broken()[0]
+
+
+def test_keep_check_runs_on_a_fresh_clone_without_a_cache(tmp_path, capsys):
+    """`keep --check` replays kept records against their own logs when there is no cache."""
+    from paper_figs.keep import main as keep_main
+    assert keep_main(["--out", str(tmp_path / "none"), "--check", "1", "--check-steps", "3"]) == 0
+    assert "matches its kept log" in capsys.readouterr().out
