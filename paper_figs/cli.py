@@ -44,6 +44,9 @@ def parser() -> argparse.ArgumentParser:
                     help="regenerate everything: retrain every run, those otherwise read from the "
                          "cache or kept records included (hours for quick: see --list --force), "
                          "and rerun the external calls")
+    ap.add_argument("--reuse-kept", action="store_true",
+                    help="read every run that has a kept record from it instead of training it "
+                         "(to extend a profile's grid: only the runs without a record train)")
     ap.add_argument("--jobs", type=int, default=None,
                     help="parallel training processes (default: the profile's)")
     ap.add_argument("--list", action="store_true",
@@ -74,7 +77,7 @@ def main(argv=None) -> int:
         print(list_profile(profile, only=args.only, force=args.force, cache=Cache(Path(args.out) / "cache")))
         return 0
     from .pipeline import run_profile
-    result = run_profile(profile, args.out, only=args.only, force=args.force)
+    result = run_profile(profile, args.out, only=args.only, force=args.force, reuse_kept=args.reuse_kept)
     print(result["report"])
     return 0
 

@@ -47,12 +47,15 @@ def split_runs(profile: Profile, names: Sequence[str], force: bool = False) -> d
 
 def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequence[str] | None = None,
                 force: bool = False, deps: Deps | None = None, progress: bool = True,
-                log: Callable[[str], None] | None = None, kept: KeptStore | None = None) -> dict:
+                log: Callable[[str], None] | None = None, kept: KeptStore | None = None,
+                reuse_kept: bool = False) -> dict:
     """Run ``profile``; returns ``{"report": path, "outputs": [FigureOutput], "runner": Runner}``.
 
     Figures the profile leaves out are reported as "not run in this profile". Each figure's
     failure is contained: its entry says why, the others still render. ``kept``: the kept
-    records (default: ``paper_figs/kept/``).
+    records (default: ``paper_figs/kept/``). ``reuse_kept``: a run the profile would train
+    live is read from its kept record when it has one (to extend a profile's grid: only the
+    new runs train).
     """
     t0 = time.time()
     out = Path(out)
@@ -68,6 +71,9 @@ def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequenc
     split = split_runs(profile, names, force)
     live = [s for v in split.values() for s in v["live"]]
     from_kept = [s for v in split.values() for s in v["kept"]]
+    if reuse_kept:
+        have = [s for s in live if runner.kept.get(runner.key_of(s)) is not None]
+        live, from_kept = [s for s in live if s not in have], from_kept + have
     log(f"[paper_figs] profile {profile.name}: figures {list(split)}; {len(live)} live run slots, "
         f"{len(from_kept)} read from the cache or kept records")
     runner.run_all(live)

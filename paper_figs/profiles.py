@@ -61,8 +61,10 @@ class Profile:
     figures: tuple
     sizes: tuple = ("tiny", "small")
     main_size: str = "tiny"
-    seeds_main: tuple = (0,)
-    seeds: tuple = (0,)
+    seeds_main: tuple = (0,)           # Figure 3 and Table 1's headline cells (below)
+    seeds: tuple = (0,)                # every breadth cell (one seed: the pooled spread is borrowed)
+    table1_headline: tuple = ("adamw", "muon", "mars")   # Table 1 cells at sizes[0] with seeds_main
+    horizon_seeds: tuple = (0,)        # Figure 5 (and its horizon check of Figure 3's verdict)
     table1_optimizers: tuple = TABLE1_OPTIMIZERS
     mitigation_optimizers: tuple = ("adamw", "muon")
     mitigation_size: str = "tiny"
@@ -126,11 +128,13 @@ def _register(p: Profile) -> Profile:
 FULL = _register(Profile(
     name="full",
     description="every figure at CPU scale (hours; resumable through the cache): tiny and "
-                "small models, 1500 steps, 2 seeds for Figure 3, horizons 1500 / 3000 / 6000, "
-                "the MoE figure on tiny_moe (Muon, 2 seeds, every horizon)",
+                "small models, 1500 steps, 4 seeds for Figure 3 and Table 1's tiny AdamW / Muon / "
+                "MARS cells, 2 for the horizons 1500 / 3000 / 6000, the MoE figure on tiny_moe "
+                "(Muon, 2 seeds, every horizon)",
     base=_CPU_BASE, steps=1500, evals=15,
     figures=ALL_FIGURES,
-    seeds_main=(0, 1),
+    seeds_main=(0, 1, 2, 3),
+    horizon_seeds=(0, 1),
     mitigation_optimizers=TABLE1_OPTIMIZERS,
     momentum_optimizers=("adamw", "muon", "lion", "nadam"),
     horizons=(1500, 3000, 6000),

@@ -18,7 +18,8 @@ TITLE = "Figure 5: sync, delayed and delayed+EF final loss across training horiz
 
 def grid(p) -> dict:
     """{(optimizer, horizon, variant): [settings per seed]}."""
-    return variant_grid(p, VARIANTS, {"optimizer": p.horizon_optimizers, "steps": p.horizons})
+    return variant_grid(p, VARIANTS, {"optimizer": p.horizon_optimizers, "steps": p.horizons},
+                        seeds=p.horizon_seeds)
 
 
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
@@ -40,7 +41,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         ax.set_xticklabels([str(h) for h in p.horizons])
         ax.set_xlabel("training horizon (steps, one cosine schedule each)")
         ax.set_ylabel("final " + LOSS_LABEL)
-        ax.set_title(f"{plotting.label(o)} ({p.main_size} model{plotting.seeds_note(len(p.seeds))})\n"
+        ax.set_title(f"{plotting.label(o)} ({p.main_size} model{plotting.seeds_note(len(p.horizon_seeds))})\n"
                      "paper: the curves stay parallel", fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
@@ -54,7 +55,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
             ef_parts.append(lower_is_better(r["ef"], r["2bw"], f"{plotting.label(o)} at {h} steps"))
     out.files = plotting.save(fig, ctx.fig_dir, "fig5_horizons")
     out.caption = ("Final validation loss against the training horizon for sync, delayed and delayed+EF "
-                   f"runs ({len(p.seeds)} seed(s); whiskers = std over seeds where there are several). "
+                   f"runs ({len(p.horizon_seeds)} seed(s); whiskers = std over seeds where there are several). "
                    "The paper's claim: the curves stay parallel (the gap does not grow).")
     out.paper = [pn.CLAIMS["horizon"]]
     out.measured = [f"{p.main_size} model, final validation loss (nats/byte); the paper gives no numbers "
@@ -68,7 +69,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
             per_h[h] = much_larger_gap(paired(a["sync"], a["2bw"]), paired(m["sync"], m["2bw"]))
         out.notes.append("Horizon check of Figure 3's verdict (AdamW gap much larger than Muon's): "
                          + "; ".join(f"{h} steps: {v.status} ({v.reason})" for h, v in per_h.items()))
-        seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
+        seeds = "one seed" if len(p.horizon_seeds) == 1 else f"{len(p.horizon_seeds)} seeds"
         out.verdicts[f"horizon check: longer runs keep Figure 3's verdict ({seeds} per horizon)"] = ctx.verdict(
             horizon_check({h: v.status for h, v in per_h.items()}))
     out.notes += [v.reason for v in growth]
