@@ -12,12 +12,23 @@ Rules (each refused with a message that says what to do):
   the existing log);
 - ``--resume`` compares the saved configuration with this one: every field that defines
   the trajectory (``IDENTITY`` = all fields but ``RESUME_SAFE``) must be equal; the fields
-  that differ are listed.
+  that differ are listed;
+- one writer at a time (``gpu_runs.run_lock``: ``OUT/.lock`` holds the writer's pid).
+
+Checkpoints: every save writes ``ckpt_step{k}.pt`` (a temporary file with a unique name,
+fsync-ed, then ``os.replace``; the directory is fsync-ed too), then points ``ckpt.pt`` at it
+(a hard link, or a copy where the file system has none, replaced atomically), and removes
+all but the newest ``KEEP`` ``ckpt_step{k}.pt``. ``--resume`` reads ``ckpt.pt``; when that
+file (or any newer one) is unreadable (truncated, empty, garbage) it falls back to the
+newest complete ``ckpt_step{k}.pt`` and says which files it skipped and why.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import torch
@@ -33,18 +44,85 @@ class RunDirError(ValueError):
     """A run directory that cannot be used as asked (the message says what to do)."""
 
 
+#: how many ``ckpt_step{k}.pt`` the trainer keeps (the newest; ``ckpt.pt`` is the newest of them)
+KEEP = 3
+CKPT = "ckpt.pt"
+
+
+def _fsync_dir(d: Path) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _atomic_write(path: Path, write) -> None:
+    """``write(file object)`` into a uniquely named temporary file next to ``path``, fsync
+    it, ``os.replace`` it onto ``path`` and fsync the directory: a kill or a second writer
+    never leaves half a file or collides on the temporary name."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
 def save_checkpoint(path: Path, blob: dict) -> None:
-    """torch.save to a temporary file, then os.replace (atomic: a kill never leaves half a file)."""
-    tmp = path.with_suffix(".tmp")
-    torch.save(blob, tmp)
-    os.replace(tmp, path)
+    """torch.save to a uniquely named temporary file, fsync, then os.replace (atomic: a kill
+    never leaves half a file)."""
+    _atomic_write(Path(path), lambda f: torch.save(blob, f))
 
 
 def write_log(path: Path, log: list) -> None:
-    """The whole log, atomically (temporary file, then os.replace)."""
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(json.dumps(r) + "\n" for r in log))
-    os.replace(tmp, path)
+    """The whole log, atomically (temporary file, fsync, then os.replace)."""
+    _atomic_write(Path(path), lambda f: f.write("".join(json.dumps(r) + "\n" for r in log).encode()))
+
+
+def step_file(out: Path, step: int) -> Path:
+    return Path(out) / f"ckpt_step{step}.pt"
+
+
+def kept_steps(out: Path) -> list[int]:
+    """The steps k of the ``ckpt_step{k}.pt`` in ``out``, ascending."""
+    pre, suf = "ckpt_step", ".pt"
+    names = (f.name[len(pre):-len(suf)] for f in Path(out).glob(f"{pre}*{suf}"))
+    return sorted(int(n) for n in names if n.isdigit())
+
+
+def save_run_checkpoint(out: Path, blob: dict, keep: int = KEEP) -> Path:
+    """``ckpt_step{k}.pt`` (k = blob["step"]), then ``ckpt.pt`` pointing at it, then all but
+    the newest ``keep`` ``ckpt_step*.pt`` removed (module docstring); returns ``ckpt.pt``."""
+    out = Path(out)
+    newest = step_file(out, int(blob["step"]))
+    save_checkpoint(newest, blob)
+    fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{CKPT}.", suffix=".tmp")
+    os.close(fd)
+    os.unlink(tmp)
+    try:
+        os.link(newest, tmp)
+    except OSError:   # no hard links here: a copy, fsync-ed
+        shutil.copyfile(newest, tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+    os.replace(tmp, out / CKPT)
+    _fsync_dir(out)
+    for k in kept_steps(out)[:-max(1, keep)]:
+        step_file(out, k).unlink(missing_ok=True)
+    return out / CKPT
 
 
 def append_log(path: Path, rec: dict) -> None:
@@ -55,7 +133,8 @@ def append_log(path: Path, rec: dict) -> None:
 def holds_run(out: Path) -> bool:
     """True when ``out`` already has a checkpoint or a non-empty log."""
     log = out / "log.jsonl"
-    return (out / "ckpt.pt").exists() or (log.exists() and log.stat().st_size > 0)
+    return ((out / CKPT).exists() or bool(kept_steps(out))
+            or (log.exists() and log.stat().st_size > 0))
 
 #: TrainConfig fields added after runs were kept, with the value those runs computed with
 ADDED_FIELDS = {"aux_groups": 1}
@@ -82,17 +161,56 @@ def check_fresh(out: Path) -> None:
                           f"continue it, or choose another --out (nothing was overwritten)")
 
 
-def load_for_resume(out: Path, config_now: dict, map_location=None) -> dict:
-    """The checkpoint blob of ``out``, after checking it exists and was made by the same run."""
-    ck = out / "ckpt.pt"
-    if not ck.exists():
+def _candidates(out: Path) -> list[Path]:
+    """``ckpt.pt``, then the ``ckpt_step{k}.pt`` newest first: the order resume tries them."""
+    steps = [step_file(out, k) for k in reversed(kept_steps(out))]
+    return [p for p in [out / CKPT, *steps] if p.exists()]
+
+
+def has_checkpoint(out: Path) -> bool:
+    """True when ``out`` holds a checkpoint ``--resume`` could try (``ckpt.pt`` or ``ckpt_step{k}.pt``)."""
+    return bool(_candidates(Path(out)))
+
+
+def _load_complete(path: Path, map_location=None) -> dict:
+    """The blob of ``path`` if it is a complete trainer checkpoint; ValueError saying why not."""
+    try:
+        blob = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as e:  # noqa: BLE001 - truncated / empty / garbage: RuntimeError, EOFError, UnpicklingError...
+        raise ValueError(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'unreadable'}") from None
+    missing = [k for k in ("params", "opt", "step", "log") if not isinstance(blob, dict) or k not in blob]
+    if missing:
+        raise ValueError(f"not a trainer checkpoint (no {', '.join(missing)})")
+    return blob
+
+
+def find_resume(out: Path, config_now: dict, map_location=None) -> tuple[dict, Path, list[str]]:
+    """(blob, its file, ``"file: why skipped"`` for every newer file that was unreadable):
+    the newest complete checkpoint of ``out``, after checking it was made by the same run."""
+    out = Path(out)
+    files = _candidates(out)
+    if not files:
+        ck = out / CKPT
         log = out / "log.jsonl"
         what = (f"{log} has {sum(1 for _ in open(log))} records but no checkpoint was written "
                 f"(the run had --ckpt-every 0 or was killed before its first checkpoint)"
                 if log.exists() else f"{out} holds no run")
         raise RunDirError(f"--resume: no checkpoint {ck}: {what}. Start a fresh run with another "
                           f"--out (the existing files were left untouched)")
-    blob = torch.load(ck, map_location=map_location, weights_only=True)
+    skipped = []
+    for f in files:
+        try:
+            blob = _load_complete(f, map_location)
+        except ValueError as e:
+            skipped.append(f"{f.name}: {e}")
+            continue
+        _check_same_run(out, f, blob, config_now)
+        return blob, f, skipped
+    raise RunDirError(f"--resume: no complete checkpoint in {out} ({'; '.join(skipped)}). Start a fresh "
+                      f"run with another --out (the existing files were left untouched)")
+
+
+def _check_same_run(out: Path, ck: Path, blob: dict, config_now: dict) -> None:
     saved = json.loads(blob["config"]) if "config" in blob else _config_json(out)
     if saved is not None:
         saved = {**ADDED_FIELDS, **saved}
@@ -101,7 +219,11 @@ def load_for_resume(out: Path, config_now: dict, map_location=None) -> dict:
             raise RunDirError(f"--resume: {ck} was made by a different run; these fields differ "
                               f"(saved -> now): {'; '.join(diff)}. Only {', '.join(RESUME_SAFE)} "
                               f"may change on resume")
-    return blob
+
+
+def load_for_resume(out: Path, config_now: dict, map_location=None) -> dict:
+    """The blob of :func:`find_resume` (the newest complete checkpoint of the same run)."""
+    return find_resume(out, config_now, map_location)[0]
 
 
 def _config_json(out: Path) -> dict | None:

@@ -21,10 +21,11 @@ from pathlib import Path
 from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM
 from lmo.variants import ONE_STEP, mode_of
 
+from gpu_runs.checkpoint import has_checkpoint
 from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.progress import UnitProgress
 from gpu_runs.recipe import TrainConfig
-from gpu_runs.train import USER_ERRORS, train
+from gpu_runs.train import USER_ERRORS, error_line, train
 
 VARIANTS = ONE_STEP   # sync, 2bw, ef (lmo.variants)
 #: TrainConfig fields that are sweep options (gpu_runs.cli.add_config_options)
@@ -87,7 +88,7 @@ def run_grid(points: list[dict], out_root: Path, base: dict, progress: bool = Tr
                 print(meter.line(i, f"{d.name}: done before, skipped", counted=False), flush=True)
             continue
         cfg = train_config(pt, d, base)
-        cfg.resume = (d / "ckpt.pt").exists()
+        cfg.resume = has_checkpoint(d)
         if not cfg.resume and (d / "log.jsonl").exists():
             (d / "log.jsonl").replace(d / "log.jsonl.killed")
         if progress:
@@ -134,12 +135,12 @@ def main(argv=None) -> int:
             train_config(pt, out / "x", base).validate()
     except ValueError as e:
         p.error(str(e))
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "sweep.json").write_text(json.dumps(dict(base=base, points=points), indent=1))
-    try:
+    try:   # an unusable OUT (read-only, a file in the way) is refused before the first run
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "sweep.json").write_text(json.dumps(dict(base=base, points=points), indent=1))
         run_grid(points, out, base)
     except USER_ERRORS as e:
-        print(f"python -m gpu_runs.sweep: error: {e}", file=sys.stderr, flush=True)
+        print(f"python -m gpu_runs.sweep: error: {error_line(e)}", file=sys.stderr, flush=True)
         return 2
     print(f"{len(points)} runs under {out}; next: python -m gpu_runs.predict {out}/*_* --png {out}/predict.png")
     return 0

@@ -38,7 +38,7 @@ import torch
 from lmo.base import apply_updates, load_state_dict, state_dict
 from lmo.pipedream import history_load, history_push, history_state_dict, mixed_point
 
-from gpu_runs import checkpoint
+from gpu_runs import checkpoint, run_lock
 from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.data import Batcher, get_corpus, val_batches
 from gpu_runs.diagnostics import Diagnostics
@@ -68,14 +68,59 @@ _write_log = checkpoint.write_log
 
 
 # ----------------------------------------------------------------------------- the loop
-def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
-    """Run ``cfg.steps`` steps; returns the log (one dict per logged step), final val loss, params."""
+def train(cfg: TrainConfig, progress: bool = True, keep_ckpts: int = checkpoint.KEEP) -> TrainResult:
+    """Run ``cfg.steps`` steps; returns the log (one dict per logged step), final val loss, params.
+
+    With ``cfg.out`` the run holds the directory's lock (``gpu_runs.run_lock``) from before
+    the data and the model are built until it returns: a second writer, or a directory that
+    cannot be written, is refused before any work. ``keep_ckpts``: how many
+    ``ckpt_step{k}.pt`` to keep (``gpu_runs.checkpoint``)."""
     cfg.validate()
     cfg = resolved(cfg)
+    out = Path(cfg.out) if cfg.out else None
+    fd = run_lock.acquire(out) if out else None
+    try:
+        return _train(cfg, progress, out, keep_ckpts)
+    finally:
+        run_lock.release(fd)
+
+
+def _open_run_dir(cfg: TrainConfig, out: Path, dev, say):
+    """The checkpoint blob to resume from (None for a fresh run, after refusing a directory
+    that holds one); says which unreadable checkpoints it skipped."""
+    if not cfg.resume:
+        checkpoint.check_fresh(out)
+        return None
+    blob, f, skipped = checkpoint.find_resume(out, dataclasses.asdict(cfg), map_location=dev)
+    if skipped:
+        print(f"[gpu_runs.train] skipped unreadable checkpoints ({'; '.join(skipped)}); falling back to "
+              f"{f}, the newest complete one (step {int(blob['step'])})", file=sys.stderr, flush=True)
+    say(f"[gpu_runs.train] resumed at step {int(blob['step'])} from {f}")
+    return blob
+
+
+def _finished(cfg: TrainConfig, out: Path, blob: dict, say) -> TrainResult | None:
+    """The result of a run whose checkpoint is at its last step and whose result.json
+    exists: ``--resume`` of a finished run changes nothing."""
+    res = out / "result.json"
+    if int(blob["step"]) < cfg.steps or not res.exists():
+        return None
+    r = json.loads(res.read_text())
+    log = json.loads(blob["log"])
+    say(f"[gpu_runs.train] {out} finished already ({cfg.steps} steps); nothing to do, nothing rewritten")
+    return TrainResult(log=log, final_val_loss=r["final_val_loss"], config=cfg, params=dict(blob["params"]),
+                       n_params=r["n_params"], tokens_per_s=r["tokens_per_s"],
+                       diagnostics=[x["diagnostics"] for x in log if "diagnostics" in x])
+
+
+def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) -> TrainResult:
     dev = torch.device(resolve_device(cfg.device))
+    say = (lambda msg: print(msg, flush=True)) if progress else (lambda msg: None)
+    blob = _open_run_dir(cfg, out, dev, say) if out else None
+    if blob is not None and (done := _finished(cfg, out, blob, say)) is not None:
+        return done
     amp = dev.type == "cuda"
     corpus = get_corpus(cfg.data)
-    cfg = bind_data(cfg, corpus)   # the tokens' sha256 joins the identity (config.json, resume check)
     mcfg = model_config(cfg, corpus.vocab_size)
     model = Llama(mcfg, seed=cfg.seed).to(dev)
     n_params = param_count(mcfg)
@@ -93,22 +138,14 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
     if cfg.diag_every:
         diag = Diagnostics(cfg.optimizer, params, batcher, cfg.diag_micro, amp)
 
-    say = (lambda msg: print(msg, flush=True)) if progress else (lambda msg: None)
-    out = Path(cfg.out) if cfg.out else None
     log, start = [], 0
+    if blob is not None:
+        params = {k: blob["params"][k].to(dev) for k in params}
+        state = load_state_dict(state, blob["opt"])
+        if history is not None:
+            history = history_load(blob["history"], delays)
+        start, log = int(blob["step"]), json.loads(blob["log"])
     if out:
-        ck = out / "ckpt.pt"
-        if cfg.resume:
-            blob = checkpoint.load_for_resume(out, dataclasses.asdict(cfg), map_location=dev)
-            params = {k: blob["params"][k].to(dev) for k in params}
-            state = load_state_dict(state, blob["opt"])
-            if history is not None:
-                history = history_load(blob["history"], delays)
-            start, log = int(blob["step"]), json.loads(blob["log"])
-            say(f"[gpu_runs.train] resumed at step {start} from {ck}")
-        else:
-            checkpoint.check_fresh(out)
-            out.mkdir(parents=True, exist_ok=True)
         (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1))
         checkpoint.write_log(out / "log.jsonl", log)
     if start == 0:
@@ -162,10 +199,10 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
         if not math.isfinite(last_train):
             raise FloatingPointError(f"train: loss became {last_train} at step {step}")
         if out and ckpt_due(cfg, step, bool(is_eval)):
-            checkpoint.save_checkpoint(out / "ckpt.pt", dict(
+            checkpoint.save_run_checkpoint(out, dict(
                 params={k: v.detach().cpu() for k, v in params.items()}, opt=state_dict(state),
                 history=history_state_dict(history) if history is not None else {}, step=step,
-                log=json.dumps(log), config=json.dumps(dataclasses.asdict(cfg))))
+                log=json.dumps(log), config=json.dumps(dataclasses.asdict(cfg))), keep_ckpts)
     vals = [r["val_loss"] for r in log if "val_loss" in r]
     final = vals[-1] if vals else evaluate(model, params, vbatches, amp, efn)
     res = TrainResult(log=log, final_val_loss=final, config=cfg, params=params, n_params=n_params,
@@ -210,8 +247,15 @@ def parse_args(argv=None) -> TrainConfig:
 
 
 #: errors that come from the user's input (options, data, run directory): a message, no traceback
-USER_ERRORS = (ValueError, FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError,
-               FloatingPointError)
+USER_ERRORS = (ValueError, OSError, FloatingPointError)
+
+
+def error_line(e: BaseException) -> str:
+    """One line for a user error: the message, and the OS error's kind where it is one."""
+    if isinstance(e, OSError):
+        what = f"{e.strerror} ({type(e).__name__})" if e.strerror else str(e)
+        return f"{what}: {e.filename}" if e.filename else what
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
 def main(argv=None) -> int:
@@ -219,7 +263,7 @@ def main(argv=None) -> int:
     try:
         res = train(cfg)
     except USER_ERRORS as e:
-        print(f"python -m gpu_runs.train: error: {e}", file=sys.stderr, flush=True)
+        print(f"python -m gpu_runs.train: error: {error_line(e)}", file=sys.stderr, flush=True)
         return 2
     except KeyboardInterrupt:
         how = (f"; continue with the same options and --resume (last checkpoint in {cfg.out})"

@@ -38,6 +38,10 @@ HELP = {
 }
 
 
+#: the value of a bare ``--resume``: the run in ``--out`` (check_options replaces it)
+RESUME_OUT = "(--out)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="torchrun --nproc-per-node P -m gpu_runs.pipeline",
@@ -56,10 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="llama: gpu_runs.model with --config; toy: gpu_runs.pipeline.toy.ToyLM (tests, bench)")
     add_config_options(p, SHARED, flags={"grad_clip": ("--clip", "--grad-clip")}, dests={"grad_clip": "clip"},
                        helps=HELP)
-    p.add_argument("--resume", default=None,
-                   help="run directory of the same run (options compared): continue from its final "
-                        "ckpt_stage{s}.pt files, else from its newest complete ckpt_step{k}_stage{s}.pt "
-                        "set (a killed run), up to --steps (gpu_runs.pipeline.checkpoint converts the trainer's ckpt.pt)")
+    p.add_argument("--resume", nargs="?", const=RESUME_OUT, default=None, metavar="DIR",
+                   help="continue the run in --out, as the trainer's --resume (or the run in DIR, "
+                        "writing to --out; options compared): from its final ckpt_stage{s}.pt files, else "
+                        "from its newest complete ckpt_step{k}_stage{s}.pt set (a killed run; unreadable "
+                        "files are skipped, saying so), up to --steps (gpu_runs.pipeline.checkpoint "
+                        "converts the trainer's ckpt.pt)")
     p.set_defaults(resume_set=None)
     p.add_argument("--timeout", type=float, default=60.0,
                    help="seconds without progress before a rank gives up (watchdog and gloo timeout)")
@@ -84,6 +90,11 @@ def check_options(args, num_stages: int, num_layers: int | None) -> None:
     """Refuse bad option values before any process group exists (ValueError naming the option)."""
     if args.microbatches is None:
         args.microbatches = num_stages
+    if args.resume == RESUME_OUT:
+        if args.out is None:
+            raise ValueError("--resume without a directory continues the run in --out: give --out "
+                             "(or --resume DIR to continue the run in DIR)")
+        args.resume = args.out
     check_schedule_args(args.schedule, num_stages, args.microbatches, args.steps, num_layers)
     if args.dp < 1:
         raise ValueError(f"--dp must be >= 1, got {args.dp}")

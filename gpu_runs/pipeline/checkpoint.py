@@ -85,20 +85,44 @@ def _periodic_steps(run_dir, s: int) -> list[int]:
 
 
 def latest_set(run_dir, P: int) -> int | None:
-    """Which checkpoint set ``--resume RUN_DIR`` continues from: None for the final files
-    ``ckpt_stage{s}.pt`` when every stage has one, else the largest k with every stage's
-    ``ckpt_step{k}_stage{s}.pt`` (a killed run); ValueError when there is none."""
+    """Which checkpoint set ``--resume RUN_DIR`` continues from (:func:`find_set`)."""
+    return find_set(run_dir, P)[0]
+
+
+def _complete(path: Path) -> str | None:
+    """None when ``path`` loads as a stage checkpoint, else why not (one line)."""
+    try:
+        blob = load(path)
+    except Exception as e:  # noqa: BLE001 - truncated / empty / garbage files raise many kinds
+        return f"{path.name}: {type(e).__name__}: {(str(e).splitlines() or ['unreadable'])[0]}"
+    if not isinstance(blob, dict) or "step" not in blob:
+        return f"{path.name}: not a stage checkpoint"
+    return None
+
+
+def find_set(run_dir, P: int) -> tuple[int | None, list[str]]:
+    """(k, skipped): the newest complete set of stage checkpoints, tried in this order: the
+    final files ``ckpt_stage{s}.pt`` when every stage has one (k = None), then the
+    ``ckpt_step{k}_stage{s}.pt`` sets every stage has, largest k first (a killed run). A
+    set with an unreadable file (truncated, empty, garbage) is skipped, and ``skipped``
+    says which file and why; ValueError when no complete set remains."""
     run_dir = Path(run_dir)
-    if all(stage_file(run_dir, s).exists() for s in range(P)):
-        return None
     common = set(_periodic_steps(run_dir, 0))
     for s in range(1, P):
         common &= set(_periodic_steps(run_dir, s))
-    if not common:
-        raise ValueError(f"--resume: no complete set of {P} stage checkpoints in {run_dir} "
-                         f"(ckpt_stage{{s}}.pt or ckpt_step{{k}}_stage{{s}}.pt for s = 0..{P - 1}); "
-                         f"start a fresh run with another --out")
-    return max(common)
+    sets = sorted(common, reverse=True)
+    if all(stage_file(run_dir, s).exists() for s in range(P)):
+        sets = [None] + sets
+    skipped = []
+    for k in sets:
+        bad = [why for s in range(P) if (why := _complete(stage_file(run_dir, s, k))) is not None]
+        if not bad:
+            return k, skipped
+        skipped += bad
+    why = f" (unreadable: {'; '.join(skipped)})" if skipped else ""
+    raise ValueError(f"--resume: no complete set of {P} stage checkpoints in {run_dir} "
+                     f"(ckpt_stage{{s}}.pt or ckpt_step{{k}}_stage{{s}}.pt for s = 0..{P - 1}){why}; "
+                     f"start a fresh run with another --out")
 
 
 #: options that may change between a run and its --resume (where to write, cadences, testing)
@@ -128,16 +152,23 @@ def check_same_run(args, P: int) -> None:
                          f"(saved -> now): {'; '.join(diff)}. Only {', '.join(RESUME_SAFE)} may change")
 
 
-def check_run_dir(args, P: int) -> None:
+def check_run_dir(args, P: int) -> list[str]:
     """The run-directory checks before any process group: ``--resume`` needs a complete set
     of checkpoints of the same run (sets ``args.resume_set``); a fresh run never writes over
-    an existing one."""
+    an existing one. Returns the unreadable checkpoints the resume skipped (:func:`find_set`)."""
+    skipped = []
     if args.resume is not None:
-        args.resume_set = latest_set(args.resume, P)
+        args.resume_set, skipped = find_set(args.resume, P)
         check_same_run(args, P)
+    check_fresh(args)
+    return skipped
+
+
+def check_fresh(args) -> None:
+    """A run that does not continue ``--out`` itself never writes over a run there."""
     if args.out is not None and holds_pipeline_run(Path(args.out)) and (
             args.resume is None or Path(args.resume).resolve() != Path(args.out).resolve()):
-        raise ValueError(f"--out {args.out} already holds a run; pass --resume {args.out} to continue "
+        raise ValueError(f"--out {args.out} already holds a run; pass --resume to continue "
                          f"it, or choose another --out (nothing was overwritten)")
 
 
@@ -293,9 +324,9 @@ def from_trainer(train_dir, stages: int, out_dir, microbatches: int | None = Non
             opt = DelayRule(args.ef, args.sync_start, args.sync_cooldown, args.steps).wrap(opt)
         keys = state_dict(opt.init(own))
         opt_state = {key: blob["opt"][to_tr(key)] for key in keys}
-        torch.save(dict(step=int(blob["step"]), stage=s, schedule=schedule, stages=stages,
-                        microbatches=args.microbatches, params=own, opt_state=opt_state,
-                        args=json.dumps(vars(args))), stage_file(out_dir, s))
+        save_checkpoint(stage_file(out_dir, s), dict(
+            step=int(blob["step"]), stage=s, schedule=schedule, stages=stages, microbatches=args.microbatches,
+            params=own, opt_state=opt_state, args=json.dumps(vars(args))))
     return out_dir
 
 

@@ -17,7 +17,9 @@ import torch.distributed as dist
 from gpu_runs.pipeline import diagnostics as pipeline_diag
 from gpu_runs.pipeline.args import build_parser, check_options
 from gpu_runs.pipeline import data_parallel as dpar
-from gpu_runs.pipeline.checkpoint import check_run_dir, load_resume, prune_stage, resume_step, save_stage
+from gpu_runs import run_lock
+from gpu_runs.pipeline.checkpoint import (check_fresh, check_run_dir, load_resume, prune_stage, resume_step,
+                                          save_stage)
 from gpu_runs.pipeline.delay import DelayRule
 from gpu_runs.pipeline.llama import llama_problem, num_layers, run_config, train_config
 from gpu_runs.pipeline.moe import StageMoE, routing_group, stage_moe_names
@@ -30,12 +32,32 @@ from gpu_runs.pipeline.toy import toy_problem
 from gpu_runs.recipe import resolve_device
 
 
-def validate_args(args, num_stages: int, num_layers: int | None) -> None:
+def validate_args(args, num_stages: int, num_layers: int | None) -> list[str]:
     """Refuse bad settings before any process group exists (ValueError naming the option):
-    option values, the diagnostics' needs, and the run directories (resume / existing run)."""
+    option values, the diagnostics' needs, and the run directories (resume / existing run).
+    Returns the unreadable checkpoints a resume skipped (checkpoint.find_set)."""
     check_options(args, num_stages, num_layers)
     pipeline_diag.check_args(args)
-    check_run_dir(args, num_stages)
+    return check_run_dir(args, num_stages)
+
+
+def lock_out(args, rank: int):
+    """This rank's lock on ``--out`` (gpu_runs.run_lock; None without --out), then the
+    fresh-run check again under the lock (a run that started meanwhile is not overwritten)."""
+    if args.out is None:
+        return None
+    fd = run_lock.acquire(args.out, rank)
+    try:
+        check_fresh(args)
+    except ValueError:
+        run_lock.release(fd)
+        raise
+    return fd
+
+
+TORCHRUN_HINT = ("not started by torchrun (RANK / MASTER_ADDR unset): run "
+                 "torchrun --nproc-per-node P -m gpu_runs.pipeline ... (one process per stage; "
+                 "--nproc-per-node 1 for a single stage)")
 
 
 def make_problem(args) -> Problem:
@@ -193,7 +215,7 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group, layout=No
                     log_f.write(json.dumps(rec) + "\n")
                     log_f.flush()
                 if not args.quiet and writer:
-                    print(f"{tag} step {a.step:4d} loss {rec['train_loss']:.4f} "
+                    print(f"{tag} step {a.step + 1:4d} loss {rec['train_loss']:.4f} "
                           f"({rec['step_time']*1e3:.0f} ms)", flush=True)
 
     done_u, done_e = set(), set()
@@ -290,10 +312,17 @@ def main(argv=None) -> int:
     tag = f"[pipeline rank {rank}/{N}]"
     try:
         _, P = dpar.grid_shape(N, args.dp)
-        validate_args(args, P, num_layers_of(args))
+        skipped = validate_args(args, P, num_layers_of(args))
+        if "RANK" not in os.environ or "MASTER_ADDR" not in os.environ:
+            raise ValueError(TORCHRUN_HINT)
+        lock_out(args, rank)     # held until the process exits
     except ValueError as e:
         print(f"{tag} refused: {e}", file=sys.stderr, flush=True)
         return 2
+    if skipped and rank == 0:
+        print(f"{tag} skipped unreadable checkpoints ({'; '.join(skipped)}); resuming from the newest "
+              f"complete set ({'final' if args.resume_set is None else f'step {args.resume_set}'})",
+              file=sys.stderr, flush=True)
     watchdog = Watchdog(args.timeout, tag)
     backend = "nccl" if args.device.startswith("cuda") else "gloo"
     try:
@@ -301,8 +330,10 @@ def main(argv=None) -> int:
         watchdog.beat()
         summary = run_stage(args, layout.stage, P, watchdog, layout.pp_group, layout)
         dist.barrier()
+    except OSError as e:     # the file system (disk full, a directory removed): one line, exit 2
+        fail(tag, f"{type(e).__name__}: {e}", 2)
     except BaseException as e:  # noqa: BLE001 - every failure must end the process
-        if not isinstance(e, (RuntimeError, ValueError, KeyboardInterrupt, FileNotFoundError)):
+        if not isinstance(e, (RuntimeError, ValueError, KeyboardInterrupt)):
             traceback.print_exc()
         fail(tag, f"{type(e).__name__}: {e}")
     watchdog.done.set()
