@@ -55,6 +55,21 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+def unusable_out(out: str) -> str | None:
+    """Why OUT cannot hold the outputs (created if missing, then a probe file written and
+    removed), or None; checked before any run starts."""
+    import os
+    import tempfile
+    try:
+        os.makedirs(out, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".write_probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        return f"{e.strerror or e} ({type(e).__name__})"
+    return None
+
+
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
@@ -76,6 +91,10 @@ def main(argv=None) -> int:
         from .listing import list_profile
         print(list_profile(profile, only=args.only, force=args.force, cache=Cache(Path(args.out) / "cache")))
         return 0
+    bad = unusable_out(args.out)
+    if bad:
+        print(f"python -m paper_figs: error: --out {args.out}: {bad}; nothing was run", file=sys.stderr)
+        return 2
     from .pipeline import run_profile
     result = run_profile(profile, args.out, only=args.only, force=args.force, reuse_kept=args.reuse_kept)
     print(result["report"])
