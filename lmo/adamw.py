@@ -20,7 +20,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (betas_with_mu, check_update_inputs, Optimizer, ScalarOrSchedule, check_lr,
-                      check_nonneg, resolve, step_counter, decoupled_decay, zeros_like_tree)
+                      check_nonneg, resolve_lr, step_counter, decoupled_decay, zeros_like_tree)
 
 
 class AdamWState(NamedTuple):
@@ -46,7 +46,7 @@ def adamw(lr: ScalarOrSchedule = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
 
     def update(grads, state, params=None):
         check_update_inputs(grads, params, state.exp_avg, weight_decay)
-        eta = resolve(lr, state.step)
+        eta = resolve_lr(lr, state.step)
         t = int(state.step) + 1
         bc1, bc2_sqrt = 1.0 - b1 ** t, math.sqrt(1.0 - b2 ** t)
         updates, m_new, v_new, vmax_new = {}, {}, {}, {}

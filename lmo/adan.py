@@ -18,7 +18,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (check_update_inputs, Optimizer, ScalarOrSchedule, check_beta, check_lr,
-                      check_mu, check_nonneg, resolve, step_counter, zeros_like_tree)
+                      check_mu, check_nonneg, resolve_lr, step_counter, zeros_like_tree)
 
 
 class AdanState(NamedTuple):
@@ -66,7 +66,7 @@ def adan(lr: ScalarOrSchedule = 1e-3, betas=(0.98, 0.92, 0.99), eps: float = 1e-
 
     def update(grads, state, params=None):
         check_update_inputs(grads, params, state.exp_avg, weight_decay)
-        eta = resolve(lr, state.step)
+        eta = resolve_lr(lr, state.step)
         t = int(state.step) + 1
         bc1, bc2, bc3 = 1 - b1 ** t, 1 - b2 ** t, math.sqrt(1 - b3 ** t)
         out = ({}, {}, {}, {}, {})

@@ -115,6 +115,12 @@ def load_state_dict(template: State, flat: Mapping[str, torch.Tensor], prefix: s
         if prefix not in flat:
             raise KeyError(f"state_dict: missing entry '{prefix}'")
         v = flat[prefix]
+        if not isinstance(v, torch.Tensor):
+            raise TypeError(f"state_dict: entry '{prefix}' is a {type(v).__name__}, not a tensor")
+        if v.shape != template.shape:
+            raise ValueError(f"state_dict: entry '{prefix}' has shape {tuple(v.shape)}, this optimizer's "
+                             f"state needs {tuple(template.shape)} (a state of other parameters or "
+                             f"another optimizer?); nothing was loaded")
         return v.to(device=template.device, dtype=template.dtype).clone()
     if isinstance(template, Mapping):
         return {k: load_state_dict(v, flat, f"{prefix}/{k}" if prefix else str(k)) for k, v in template.items()}
@@ -138,7 +144,7 @@ def check_lr(lr: ScalarOrSchedule, name: str = "lr") -> None:
     """lr must be a positive finite number or a callable schedule."""
     if callable(lr):
         return
-    if not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr <= 0:
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr <= 0:
         raise ValueError(f"{name} must be a positive finite number or a schedule, got {lr!r}")
 
 
@@ -197,6 +203,26 @@ def check_same_keys(grads: Params, params: Params | None, name: str = "grads") -
 def resolve(value: ScalarOrSchedule, step: torch.Tensor):
     """A hyperparameter at step t: a constant, or ``schedule(t)``."""
     return value(step) if callable(value) else value
+
+
+def resolve_lr(lr: ScalarOrSchedule, step: torch.Tensor):
+    """eta_t: the constant ``lr``, or ``lr(t)`` for a schedule, which must return a finite
+    number >= 0 (FloatingPointError / ValueError naming the step otherwise, before the
+    update computes anything)."""
+    if not callable(lr):
+        return lr
+    eta = lr(step)
+    try:
+        value = float(eta)
+    except (TypeError, ValueError, RuntimeError):
+        value = None
+    if value is None or isinstance(eta, bool):
+        raise TypeError(f"lr schedule returned {eta!r} at step {int(step)}; it must return one number")
+    if not math.isfinite(value):
+        raise FloatingPointError(f"lr schedule returned {value} at step {int(step)}; it must be finite")
+    if value < 0:
+        raise ValueError(f"lr schedule returned {value} < 0 at step {int(step)}; a negative lr ascends the loss")
+    return eta
 
 
 def find_field(state: State, field_name: str):

@@ -20,7 +20,7 @@ from typing import Callable, NamedTuple, Union
 import torch
 
 from lmo.base import (Optimizer, ScalarOrSchedule, check_finite, check_lr, check_mu,
-                      check_nonneg, check_same_keys, resolve, step_counter, decoupled_decay, zeros_like_tree)
+                      check_nonneg, check_same_keys, resolve_lr, step_counter, decoupled_decay, zeros_like_tree)
 
 ShapeScale = Union[None, float, str, Callable[[tuple], float]]
 
@@ -106,7 +106,7 @@ def lmo_momentum(lr: ScalarOrSchedule, geometry, mu: float = 0.05, nesterov: boo
         check_finite(grads)
         if weight_decay and params is None:
             raise ValueError("params is required when weight_decay != 0")
-        eta = resolve(lr, state.step)
+        eta = resolve_lr(lr, state.step)
         first = init_momentum == "grad" and int(state.step) == 0
         new_m, us = {}, {}
         for k, g in grads.items():

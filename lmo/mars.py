@@ -18,7 +18,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (betas_with_mu, Optimizer, ScalarOrSchedule, check_beta, check_finite,
-                      check_lr, check_nonneg, check_same_keys, resolve, step_counter, decoupled_decay, check_int,
+                      check_lr, check_nonneg, check_same_keys, resolve_lr, step_counter, decoupled_decay, check_int,
                       zeros_like_tree)
 
 
@@ -92,7 +92,7 @@ def mars(lr: ScalarOrSchedule = 3e-3, betas=(0.95, 0.99), eps: float = 1e-8,
         check_finite(grads)
         if (weight_decay or wd_1d) and params is None:
             raise ValueError("params is required when weight_decay != 0")
-        eta = resolve(lr, state.step)
+        eta = resolve_lr(lr, state.step)
         t = int(state.step) + 1
         updates, ms, vs = {}, {}, {}
         for k, g in grads.items():

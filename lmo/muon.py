@@ -16,7 +16,9 @@ with bf16 instructions that measure fast), fp32 where not. torch.optim.Muon runs
 bf16 even on CPU; ``ns_dtype=torch.bfloat16`` reproduces it to rounding. NS runs once per
 matrix shape per step (same-shape matrices batched, lmo.newton_schulz.newton_schulz_many);
 ``ns_method="gram"`` iterates on the Gram matrix (faster on wide/tall matrices).
-Parameters must be matrices (..., rows, cols); leading dims are a batch.
+Parameters must be matrices (..., rows, cols); leading dims of a 3-D weight are a batch
+(an MoE expert stack); 4-D and more need ``flatten=True`` (a conv kernel as its
+(out, in*kh*kw) matrix) or ``flatten=False`` (a batch), see lmo.matrix_view.
 
 Cross-checked: torch.optim.Muon (tests/lmo/test_muon.py); pytorch-optimizer's ``Muon``
 (``use_adjusted_lr=True`` <-> ``adjust_lr_fn="match_rms_adamw"``), to fp64 rounding with
@@ -29,6 +31,7 @@ from __future__ import annotations
 from lmo.base import ScalarOrSchedule, check_beta, check_mu
 from lmo.geometry import Spectral
 from lmo.lmo_momentum import lmo_momentum
+from lmo.matrix_view import check_flatten, matrix_view
 from lmo.muon_family import muon_ns_dtype
 
 
@@ -36,14 +39,18 @@ def muon(lr: ScalarOrSchedule = 1e-3, momentum: float = 0.95, nesterov: bool = T
          weight_decay: float = 0.1, ns_steps: int = 5, ns_coefficients="keller",
          eps: float = 1e-7, adjust_lr_fn: str | None = None, ns_dtype="auto",
          exact: bool = False, *, mu: float | None = None, init_momentum: str = "zero",
-         ns_method: str = "standard", geometry: Spectral | None = None):
+         ns_method: str = "standard", geometry: Spectral | None = None, flatten: bool | None = None):
     """Muon; keywords as torch.optim.Muon (``momentum`` is beta; ``mu`` overrides it as 1 - mu).
 
     ``ns_coefficients``: "keller" (3.4445, -4.7750, 2.0315), "polar_express", a tuple
     (a, b, c) or a per-step list (see lmo.newton_schulz). ``geometry``: a Spectral (subclass)
     to use instead of the one the NS keywords build, e.g. one that shards Newton-Schulz
-    over data-parallel ranks (gpu_runs.pipeline.sharded_muon).
+    over data-parallel ranks (gpu_runs.pipeline.sharded_muon). ``flatten``: how weights
+    with more than two dims are read (lmo.matrix_view): None refuses 4-D and more (a conv
+    kernel), True optimizes each as its (out, in*kh*kw) matrix, False treats leading dims as
+    a batch.
     """
+    check_flatten(flatten)
     if mu is None:
         check_beta(momentum, "momentum")
         mu = 1.0 - momentum
@@ -63,4 +70,4 @@ def muon(lr: ScalarOrSchedule = 1e-3, momentum: float = 0.95, nesterov: bool = T
     opt.hyper.update(momentum=1.0 - mu, ns_steps=ns_steps, ns_coefficients=repr(ns_coefficients),
                      eps=eps, adjust_lr_fn=adjust_lr_fn, ns_dtype=str(ns_dtype), exact=exact,
                      ns_method=ns_method)
-    return opt
+    return matrix_view(opt, flatten, "muon")

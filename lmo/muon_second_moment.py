@@ -17,7 +17,7 @@ from typing import Callable, NamedTuple
 import torch
 
 from lmo.base import (Optimizer, ScalarOrSchedule, check_beta, check_lr, check_mu, check_nonneg,
-                      check_update_inputs, decoupled_decay, resolve, step_counter, zeros_like_tree)
+                      check_update_inputs, decoupled_decay, resolve_lr, step_counter, zeros_like_tree)
 from lmo.muon_family import check_matrices, muon_ns_dtype, nesterov_momentum, orthogonalize_many
 
 
@@ -69,7 +69,7 @@ def muon_second_moment(name: str, lr: ScalarOrSchedule, beta: float, nesterov: b
 
     def update(grads, state, params=None):
         check_update_inputs(grads, params, state.momentum, weight_decay)
-        eta = resolve(lr, state.step)
+        eta = resolve_lr(lr, state.step)
         t = int(state.step) + 1
         updates, ms, vs, us = {}, {}, {}, []
         for k, g in grads.items():

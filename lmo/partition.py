@@ -11,7 +11,7 @@ from typing import Callable, Mapping, NamedTuple
 from lmo.base import Optimizer, check_same_keys
 
 #: substrings of a parameter name that mark an embedding / output head
-EMBED_HEAD_MARKERS = ("embed", "wte", "wpe", "tok_emb", "lm_head", "head", "output")
+EMBED_HEAD_MARKERS = ("emb", "wte", "wpe", "lm_head", "head", "output", "classifier", "logits")
 
 
 class PartitionState(NamedTuple):

@@ -22,12 +22,26 @@ _SOURCES = {
 MATRIX_OPTIMIZERS = ("muon", "normuon", "adamuon")
 
 
+class UnknownOptimizer(KeyError, ValueError):
+    """An optimizer name that is not registered; the message lists the valid ones. A
+    KeyError (as a mapping lookup) and a ValueError (a bad argument), printed without quotes."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
+def check_name(name) -> str:
+    """``name`` if it is a registered optimizer, else :class:`UnknownOptimizer` listing them."""
+    if not isinstance(name, str) or name not in _SOURCES:
+        raise UnknownOptimizer(f"unknown optimizer {name!r}; valid names: {', '.join(sorted(_SOURCES))}")
+    return name
+
+
 class _Lazy(Mapping):
     """name -> constructor, imported on first use (a missing module fails with its name)."""
 
     def __getitem__(self, name):
-        if name not in _SOURCES:
-            raise KeyError(f"unknown optimizer {name!r}; known: {sorted(_SOURCES)}")
+        check_name(name)
         module, attr = _SOURCES[name]
         return getattr(importlib.import_module(module), attr)
 
@@ -71,6 +85,7 @@ def build(name: str, params: Mapping, lr=None, momentum: float | None = None,
     optimizer whose constructor defaults to coupled L2 (NAdam, as torch.optim.NAdam) gets
     ``lmo.presets.DECOUPLED_DECAY[name]`` unless ``kw`` says otherwise.
     """
+    check_name(name)
     if callable(lr):
         raise TypeError(
             f"build: lr must be a number (the peak lr), got the callable {lr!r}; pass the "

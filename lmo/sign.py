@@ -24,7 +24,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (betas_with_mu, check_update_inputs, Optimizer, ScalarOrSchedule, check_beta,
-                      check_lr, check_nonneg, resolve, step_counter, decoupled_decay, zeros_like_tree)
+                      check_lr, check_nonneg, resolve_lr, step_counter, decoupled_decay, zeros_like_tree)
 from lmo.geometry import Sign
 from lmo.lmo_momentum import lmo_momentum
 
@@ -49,7 +49,7 @@ def lion(lr: ScalarOrSchedule = 1e-4, betas=(0.9, 0.99), weight_decay: float = 0
 
     def update(grads, state, params=None):
         check_update_inputs(grads, params, state.momentum, weight_decay)
-        eta = resolve(lr, state.step)
+        eta = resolve_lr(lr, state.step)
         updates, new_m = {}, {}
         for k, g in grads.items():
             m = state.momentum[k]

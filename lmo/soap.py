@@ -27,7 +27,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import (betas_with_mu, check_update_inputs, Optimizer, ScalarOrSchedule, check_beta,
-                      check_lr, check_nonneg, resolve, step_counter, check_int)
+                      check_lr, check_nonneg, resolve_lr, step_counter, check_int)
 
 _NONE = torch.zeros(0)  # sentinel shape for "no preconditioner on this side"
 
@@ -144,7 +144,7 @@ def soap(lr: ScalarOrSchedule = 3e-3, betas=(0.95, 0.95), eps: float = 1e-8,
     def update(grads, state, params=None):
         check_update_inputs(grads, params, state.exp_avg, weight_decay)
         count = int(state.count)
-        eta = resolve(lr, state.count)
+        eta = resolve_lr(lr, state.count)
         t = count  # Adam steps after this call
         out = tuple({} for _ in range(7))  # updates, m, v, GGL, GGR, QL, QR
         for k, g in grads.items():
