@@ -15,11 +15,15 @@ decay 0.1, clip 1.0; the peak lr is ``lmo.presets.DEFAULT_LR[optimizer]`` unless
 
 Every step's batch is ``Batcher(train, B, T, seed).batch(t)``: the data order is the same in
 every mode and after a resume. Outputs under ``--out``: ``log.jsonl`` (one line per logged
-step), ``config.json``, ``ckpt.pt`` (atomic; model, optimizer + wrapper state incl. the delay
-queue / EF buffer and the pipedream history, step, log, configuration), written at every
-evaluation by default (``--ckpt-every N`` / ``0``). ``--resume`` continues bit-for-bit and
-refuses a directory without a checkpoint or made by a different run; a fresh run refuses a
-directory that already holds one (``gpu_runs.checkpoint``). Progress: the first step, every
+step), ``config.json``, ``ckpt_step{k}.pt`` (atomic and fsync-ed; model, optimizer + wrapper
+state incl. the delay queue / EF buffer and the pipedream history, step, log, configuration;
+the newest 3 kept, ``ckpt.pt`` the newest), written at every evaluation by default
+(``--ckpt-every N`` / ``0``). ``--resume`` continues bit-for-bit from the newest complete
+checkpoint (an unreadable ``ckpt.pt`` is skipped, saying so), refuses a directory without one
+or made by a different run, and changes nothing in a finished run; a fresh run refuses a
+directory that already holds one (``gpu_runs.checkpoint``). One writer per directory: a
+second one, or an ``--out`` that cannot be written, is refused before the data and the model
+are built (``gpu_runs.run_lock``); such errors are one line and exit 2. Progress: the first step, every
 evaluation and at least every ``gpu_runs.progress.EVERY_S`` seconds, with tokens/s and ETA.
 """
 from __future__ import annotations

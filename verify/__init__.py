@@ -1,4 +1,4 @@
-"""verify: empirical, property-based and adversarial checks of the theory's bounds (docs/design.md §6.2-6.4).
+"""verify: empirical, property-based and adversarial checks of the theory's bounds (docs/design.md §6, steps 2-4).
 
 A short tour::
 

@@ -1,5 +1,5 @@
 """Falsification search: maximise measured / bound over instances and hyperparameters
-(docs/design.md §6.4). The worst ratio found is a tightness figure (1 = attained); a ratio whose
+(docs/design.md §6, step 4). The worst ratio found is a tightness figure (1 = attained); a ratio whose
 confidence bound exceeds 1 is a violation, reported with a reproducible Instance.
 
 Search space z (box-constrained): log10 eta, logit mu, log10 scale (f -> c f),

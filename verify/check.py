@@ -1,4 +1,4 @@
-"""Empirical check of a theory bound against a Monte Carlo run (docs/design.md §6.3).
+"""Empirical check of a theory bound against a Monte Carlo run (docs/design.md §6, step 3).
 
 A bound claims  E Q <= B(constants, r).  From R independent seeds, per recorded step:
 

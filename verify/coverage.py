@@ -7,7 +7,7 @@ mean and returns the fraction of samples whose bound covers the mean:
 * EB-LCB / EB-UCB: verify.check.empirical_bernstein (used for r_w, r_avg in [0, cap]).
 
 Nominal coverage is 1 - alpha. ``python -m verify.coverage`` prints the table of
-docs/design.md §6.3 (lognormal sigma = 1 and 2, exponential, and bounded skewed laws).
+docs/design.md §6, step 3 (lognormal sigma = 1 and 2, exponential, and bounded skewed laws).
 """
 from __future__ import annotations
 

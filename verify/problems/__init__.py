@@ -1,4 +1,4 @@
-"""Synthetic smooth problems with certified constants (docs/design.md §6.3)."""
+"""Synthetic smooth problems with certified constants (docs/design.md §6, step 3)."""
 from .base import Certificate, Problem
 from .nonconvex import CosineSum, random_cosine_sum
 from .quadratic import (Quadratic, least_squares, random_least_squares, random_psd,

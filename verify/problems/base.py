@@ -1,4 +1,4 @@
-"""The `Problem` protocol: a smooth objective with certified constants (docs/design.md §5, §6.3).
+"""The `Problem` protocol: a smooth objective with certified constants (docs/design.md §5; §6, step 3).
 
 A problem acts on one matrix parameter X of shape (m, n) (vectors are (1, d)), batched
 over any leading dims (independent seeds). It exposes
