@@ -98,6 +98,6 @@ def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequenc
         log(f"[paper_figs] {n}: {o.status}")
         outputs.append(o)
     path = write_report(out, profile, outputs, trained=runner.trained, overridden=sorted(deps.overrides),
-                        elapsed_s=time.time() - t0)
+                        elapsed_s=time.time() - t0, noise=ctx.noise)
     log(f"[paper_figs] report: {path}")
     return {"report": path, "outputs": outputs, "runner": runner}

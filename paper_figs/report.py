@@ -11,7 +11,19 @@ from . import paper_numbers as pn
 from .provenance import describe as describe_provenance
 from .runs import KEEP_HINT
 from .runs import describe as describe_run
-from .verdicts import RESOLUTION
+from .provenance import machine
+from .seed_stats import NO_NOISE, OWN_SD_MIN_N, Z, Noise
+from .verdicts import GROWTH_TOL, MUCH_LARGER
+
+#: largest |final val loss live - kept| of the same configuration expected from another machine
+#: (measured: see LIVE_KEPT_TOL_NOTE); beyond it the report opens with a warning
+LIVE_KEPT_TOL = 0.01
+LIVE_KEPT_TOL_NOTE = (
+    "bit-identical on the machine kind that kept them, under Python 3.11.2 and 3.11.7 alike (the corpus is "
+    "frozen); across CPU instruction sets, measured on one machine by forcing AVX2 kernels "
+    "(ATEN_CPU_CAPABILITY=avx2, MKL_ENABLE_INSTRUCTIONS=AVX2) against its AVX-512 default: AdamW sync "
+    "1500 steps @ADAMW_DIFF@, Muon sync (fp32 Newton-Schulz) @MUON_DIFF@; a user report gave 0.005 for Muon "
+    "between an AVX2 and an AVX-512 machine")
 
 SOURCE_WORDS = {"live": "trained live by this invocation", "cache": "from this machine's cache (`OUT/cache/`)",
                 "kept": "from kept records (`paper_figs/kept/`)", "missing": "missing"}
@@ -52,16 +64,74 @@ def sources_line(outcomes) -> str:
     return ", ".join(f"{n} {SOURCE_WORDS[k]}" for k, n in c.items() if n) or "no training runs"
 
 
+def live_kept_pairs(outcomes) -> list[tuple]:
+    """(outcome, kept final) of every run trained here that also has a kept record."""
+    return [(o, o.kept["result"]["final_val_loss"]) for o in {id(o): o for o in outcomes}.values()
+            if o.ok and o.source in ("live", "cache") and o.kept
+            and o.kept["result"].get("final_val_loss") is not None and math.isfinite(o.final)]
+
+
 def agreement_line(outcomes) -> str:
     """How far the runs trained here lie from the kept records of the same configuration."""
-    diffs = [abs(o.final - o.kept["result"]["final_val_loss"]) for o in {id(o): o for o in outcomes}.values()
-             if o.ok and o.source in ("live", "cache") and o.kept
-             and o.kept["result"].get("final_val_loss") is not None and math.isfinite(o.final)]
-    if not diffs:
+    pairs = live_kept_pairs(outcomes)
+    if not pairs:
         return ""
-    return (f"{len(diffs)} run(s) trained here also have a kept record: largest |final val loss "
-            f"here - kept| = {max(diffs):.4f} (0 on the machine that kept them; a large value means "
-            "the trainer changed since: retrain the kept records).")
+    worst = max(abs(o.final - k) for o, k in pairs)
+    return (f"{len(pairs)} run(s) trained here also have a kept record of the same configuration (same "
+            f"corpus sha256 included): largest |final val loss here - kept| = {worst:.4f}; tolerance "
+            f"{LIVE_KEPT_TOL} ({LIVE_KEPT_TOL_NOTE}).")
+
+
+def likely_causes(kept_machines: Sequence[str], here: str) -> str:
+    """What differs between the machines that kept the records and this one (Python, torch, CPU)."""
+    def parts(m):
+        cpu, _, rest = m.partition(" x")
+        py = rest.split("Python ")[-1].split(",")[0] if "Python " in rest else "?"
+        tv = rest.split("torch ")[-1] if "torch " in rest else "?"
+        return {"CPU": cpu, "Python": py, "torch": tv}
+    now = parts(here)
+    diffs = sorted({f"{k} {v} there, {now[k]} here" for m in kept_machines for k, v in parts(m).items()
+                    if v != now[k]})
+    if not diffs:
+        return ("the machines look alike (same CPU model, Python and torch): the trainer or the "
+                "optimizers changed since the records were kept; retrain them")
+    return ("the corpus is the same (its sha256 is part of the key), so: " + "; ".join(diffs)
+            + " (a different CPU instruction set changes float summation order, most in Muon's "
+              "fp32 Newton-Schulz; a different torch can change kernels)")
+
+
+def mismatch_warning(outcomes) -> list[str]:
+    """A loud block for the top of REPORT.md when a live run differs from its kept twin
+    beyond LIVE_KEPT_TOL ([] otherwise)."""
+    bad = [(o, k) for o, k in live_kept_pairs(outcomes) if abs(o.final - k) > LIVE_KEPT_TOL]
+    if not bad:
+        return []
+    machines = sorted({(o.kept.get("provenance") or {}).get("machine", "?") for o, _ in bad})
+    L = [f"> **WARNING: {len(bad)} run(s) trained here differ from their kept record of the same "
+         f"configuration by more than {LIVE_KEPT_TOL} nats/byte.** Verdicts below pool them with kept "
+         f"runs of other seeds; read them with that in mind. Likely cause: {likely_causes(machines, machine())}.",
+         ">"]
+    for o, k in bad[:10]:
+        L.append(f"> - {describe_run(o.settings)}: here {o.final:.4f}, kept {k:.4f} ({o.final - k:+.4f})")
+    return L + [""]
+
+
+def rules_paragraph(noise: Noise) -> str:
+    """The verdict rules, with the pooled seed spread this report measured."""
+    return (f"Verdict rules (`paper_figs/verdicts.py`, `paper_figs/seed_stats.py`): every training verdict "
+            f"compares paired differences of final losses (same seed, same data order) and counts a "
+            f"difference only beyond {Z:g} standard errors. A cell's standard error is its own seed SD / "
+            f"sqrt(n) when it has n >= {OWN_SD_MIN_N} seeds; a cell with fewer seeds borrows the seed SD "
+            f"pooled over every multi-seed cell of this report ({noise}), and its verdict line says "
+            f"'pooled SD'. There is no fixed floor. 'Much larger' means at least {MUCH_LARGER:g}x, resolved "
+            f"(D - {MUCH_LARGER:g} R beyond {Z:g} SE; the ratio's Fieller interval is printed); 'does not grow' "
+            f"means the growth plus {Z:g} SE stays below {GROWTH_TOL:g} x the first gap. '±' in tables is the "
+            "sample SD over seeds. A claim made of several parts (optimizers, momenta, horizons) holds only "
+            "if more than half of its parts are resolved and all of those hold; fewer resolved parts make it "
+            "inconclusive. Where the paper says 'for most optimizers', the claim holds if more than half of "
+            "the parts hold, and does not hold if that is out of reach whatever the unresolved parts do. "
+            "The line then says 'most', and the stricter 'every' reading is given beside it. Each verdict's "
+            "reason (below each figure) gives n, the estimate and its SE.")
 
 
 def runs_section(outcomes, prov_index: dict) -> list[str]:
@@ -110,10 +180,11 @@ def missing_section(missing: Sequence[str], figure: str | None = None) -> list[s
 
 
 def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, overridden: Sequence[str],
-                 elapsed_s: float) -> Path:
+                 elapsed_s: float, noise: Noise = NO_NOISE) -> Path:
     """Write ``out_dir/REPORT.md`` and return its path."""
     out_dir = Path(out_dir)
     L = [f"# Reproduction report: profile `{profile.name}`", "",
+         *mismatch_warning([r for o in outputs for r in o.runs]),
          f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `python -m paper_figs "
          f"--profile {profile.name}`; {trained} run(s) trained this invocation; {elapsed_s:.0f} s.", "",
          f"Profile: {profile.description}.", "",
@@ -122,17 +193,7 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, ove
          "(`paper_figs/paper_numbers.py` holds each with its source). The paper's losses are "
          "nats/token on FineWeb-Edu at 135M-10B parameters; ours are nats/byte on a small corpus "
          "at CPU scale, so only the qualitative claims are compared.", "",
-         f"Verdict rules (`paper_figs/verdicts.py`): a difference counts only beyond "
-         f"max({RESOLUTION}, 2 x seed std); '±' is the sample std over seeds. A claim made of "
-         "several parts (optimizers, momenta, horizons) holds only if more than half of its "
-         "parts are resolved and all of those hold; fewer resolved parts make it inconclusive. "
-         "Where the paper says 'for most optimizers', the claim holds if more than half of the "
-         "parts hold, and does not hold if that is out of reach whatever the unresolved parts do. "
-         "The line then says 'most', and the stricter 'every' reading is given beside it. "
-         f"With a single seed the margin is the floor {RESOLUTION}, an assumption rather than a "
-         "measurement: on the tiny model a sync-async gap varies between seeds by more than that "
-         "(Figure 3's two seeds: std 0.006-0.007 at 1500 steps), so a one-seed verdict that rests "
-         "on a difference below about 0.015 is weaker than its margin says.", "",
+         rules_paragraph(noise), "",
          "Where the numbers come from: " + sources_line([r for o in outputs for r in o.runs]) + ". "
          "Each figure's 'runs from' column and its list of runs say which; a kept record is a "
          "run trained earlier and stored in the repository with its provenance (footnotes at the end).",

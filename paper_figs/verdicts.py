@@ -1,14 +1,12 @@
 """Qualitative claims of the paper, judged on measured numbers: holds / does not hold / inconclusive.
 
 All comparisons are of final validation losses of runs that share data order and seed
-(paired), in the run's own units. A difference counts only beyond a margin:
-
-    margin = max(RESOLUTION, 2 * std_seeds(paired gap))     (std only with >= 2 seeds)
-
-``RESOLUTION = 0.005`` nats is this package's choice (about the seed-to-seed spread of a
-final loss at the CPU scale), stated in the report. Thresholds per claim are in each
-function's docstring; a profile whose verdicts are not meaningful (micro) gets
-"inconclusive: micro profile" whatever the numbers say.
+(paired), in the run's own units. A difference counts only when it is resolved by the
+seeds (:mod:`paper_figs.seed_stats`): beyond ``Z = 2`` standard errors, the standard error
+from the cell's own seed spread (n >= 3) or from the spread pooled over every multi-seed
+cell of the report (``noise``; n < 3, said so). There is no floor: with no measured spread
+a one-seed comparison is inconclusive. Each rule is in its function's docstring and each
+verdict's reason prints n, the estimate, its standard error and the rule.
 """
 from __future__ import annotations
 
@@ -17,7 +15,10 @@ import statistics
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-RESOLUTION = 0.005
+from .seed_stats import NO_NOISE, Z, Estimate, Noise, difference, estimate, fieller, fmt_interval, paired_estimate
+
+MUCH_LARGER = 3.0   # "much larger": at least this many times the other gap, resolved
+GROWTH_TOL = 0.5    # "does not grow": the growth's upper bound below this fraction of the first gap
 HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
 
 
@@ -39,13 +40,6 @@ def spread(xs: Sequence[float]) -> float:
     """Sample standard deviation over seeds; nan with fewer than 2."""
     xs = [x for x in xs if x is not None and math.isfinite(x)]
     return statistics.stdev(xs) if len(xs) >= 2 else float("nan")
-
-
-def margin(*samples: Sequence[float]) -> float:
-    """max(RESOLUTION, 2 * the largest seed spread among ``samples``)."""
-    s = [spread(x) for x in samples]
-    s = [v for v in s if math.isfinite(v)]
-    return max([RESOLUTION] + [2 * v for v in s])
 
 
 def fmt(xs: Sequence[float]) -> str:
@@ -123,53 +117,76 @@ def negate(v: Verdict, what: str) -> Verdict:
     return Verdict(status, f"{what}: {v.reason}")
 
 
-def much_larger_gap(degraded: Sequence[float], robust: Sequence[float],
-                    names: tuple[str, str] = ("AdamW", "Muon")) -> Verdict:
-    """Claim 'the gap of ``names[0]`` is much larger than that of ``names[1]``'.
+def _unresolvable(*ests: Estimate) -> str:
+    """Why no verdict can be given ('' if one can): a missing cell or no standard error."""
+    if any(not math.isfinite(e.mean) for e in ests):
+        return "missing runs"
+    if any(not math.isfinite(e.se) for e in ests):
+        return "one seed and no pooled seed spread: cannot be resolved"
+    return ""
 
-    holds: mean(deg) - mean(rob) > margin and mean(deg) >= 3 * max(mean(rob), margin);
-    does not hold: mean(deg) - mean(rob) <= margin and mean(deg) < 3 * max(mean(rob), RESOLUTION)
-    (not larger, and not even 3x the robust gap: seed noise alone cannot explain that);
-    otherwise inconclusive (larger but not 3x, or too noisy to tell).
+
+def much_larger_gap(degraded: Sequence[float], robust: Sequence[float],
+                    names: tuple[str, str] = ("AdamW", "Muon"), noise: Noise = NO_NOISE) -> Verdict:
+    """Claim 'the gap of ``names[0]`` is much larger than that of ``names[1]``' (per-seed gaps).
+
+    D, R = the two cells' mean gaps (independent runs), k = MUCH_LARGER = 3:
+    holds: D - k R > Z SE(D - k R) (at least 3x, resolved); does not hold: D - k R < -Z SE
+    (resolved below 3x); otherwise inconclusive. SE(D - k R) = sqrt(SE_D^2 + k^2 SE_R^2).
+    The reason also gives D - R with its SE and Fieller's interval for D / R.
     """
-    d, r, m = mean(degraded), mean(robust), margin(degraded, robust)
-    if not (math.isfinite(d) and math.isfinite(r)):
-        return Verdict(INCONCLUSIVE, "missing runs")
-    desc = f"{names[0]} gap {fmt(degraded)} vs {names[1]} {fmt(robust)}, margin {m:.3f}"
-    if d - r > m and d >= 3 * max(r, m):
-        return Verdict(HOLDS, desc + f": {d / max(r, m):.1f}x")
-    if d - r <= m and d < 3 * max(r, RESOLUTION):
-        return Verdict(FAILS, desc + ": not larger beyond the margin")
-    if d - r <= m:
-        return Verdict(INCONCLUSIVE, desc + ": the difference is inside the seed spread")
-    return Verdict(INCONCLUSIVE, desc + ": larger, but less than 3x")
+    d, r = estimate(degraded, noise), estimate(robust, noise)
+    why = _unresolvable(d, r)
+    desc = f"{names[0]} gap {d} vs {names[1]} {r}"
+    if why:
+        return Verdict(INCONCLUSIVE, f"{desc}: {why}")
+    k = MUCH_LARGER
+    t, se = d.mean - k * r.mean, math.hypot(d.se, k * r.se)
+    diff = difference(d, r)
+    lo, hi = fieller(d.mean, r.mean, d.se ** 2, r.se ** 2)
+    desc += (f"; difference {diff.mean:.4f} ± {diff.se:.4f} SE; ratio {d.mean / r.mean if r.mean else math.inf:.1f}x, "
+             f"{Z:g}-SE interval {fmt_interval(lo, hi)}")
+    if t > Z * se:
+        return Verdict(HOLDS, desc + f": D - {k:g} R = {t:.4f} > {Z:g} SE ({se:.4f})")
+    if t < -Z * se:
+        return Verdict(FAILS, desc + f": D - {k:g} R = {t:.4f} < -{Z:g} SE ({se:.4f}), less than {k:g}x")
+    return Verdict(INCONCLUSIVE, desc + f": D - {k:g} R = {t:.4f} within {Z:g} SE ({se:.4f})")
 
 
 def ef_recovers(sync: Sequence[float], async_: Sequence[float], ef: Sequence[float],
-                name: str, low: float = 0.5, by: str = "EF") -> tuple[Verdict, float]:
+                name: str, low: float = 0.5, by: str = "EF", noise: Noise = NO_NOISE) -> tuple[Verdict, float]:
     """Claim 'EF recovers at least ``low`` of the gap' for one optimizer; returns (verdict, fraction).
 
-    ``ef`` may be any mitigation's runs; ``by`` names it in the reason.
-
-    fraction = (L_async - L_ef) / (L_async - L_sync) on seed means. Inconclusive when the
-    gap is within the margin (a fraction of noise is noise); holds if fraction >= low;
-    does not hold if fraction < low / 2; inconclusive in between.
+    ``ef`` may be any mitigation's runs; ``by`` names it in the reason. Per seed
+    g_s = L_async - L_sync and h_s = L_ef - L_sync; fraction = 1 - mean(h) / mean(g).
+    fraction >= low  <=>  c = (1 - low) g - h >= 0, tested per seed: holds when mean(c) >
+    Z SE(c), does not hold when mean(c) < -Z SE(c), inconclusive otherwise and whenever the
+    gap g itself is not resolved (mean(g) <= Z SE(g): a fraction of noise is noise). With
+    fewer than 3 seeds SE(c) borrows the pooled SD as sqrt((1-low)^2 + 1) sd_pool / sqrt(n)
+    (g and h share the sync run, so this overstates the noise: conservative).
     """
-    s, a, e = mean(sync), mean(async_), mean(ef)
-    gaps = [x - y for x, y in zip(async_, sync)]
-    m = margin(gaps, [x - y for x, y in zip(ef, sync)])
-    if not all(math.isfinite(v) for v in (s, a, e)):
-        return Verdict(INCONCLUSIVE, f"{name}: missing runs"), float("nan")
-    gap = a - s
-    frac = (a - e) / gap if gap != 0 else float("nan")
-    desc = f"{name}: gap {fmt(gaps)}, {by} recovers {frac:.0%}" if math.isfinite(frac) else f"{name}: gap 0"
-    if gap <= m:
-        return Verdict(INCONCLUSIVE, desc + f"; gap within the margin {m:.3f}"), frac
-    if frac >= low:
-        return Verdict(HOLDS, desc), frac
-    if frac < low / 2:
-        return Verdict(FAILS, desc), frac
-    return Verdict(INCONCLUSIVE, desc + f" (between {low / 2:.0%} and {low:.0%})"), frac
+    rows = [(a - s, e - s) for s, a, e in zip(sync, async_, ef)
+            if all(v is not None and math.isfinite(v) for v in (s, a, e))]
+    g = estimate([x for x, _ in rows], noise)
+    h = estimate([y for _, y in rows], noise)
+    c = estimate([(1 - low) * x - y for x, y in rows], Noise(noise.sd * math.hypot(1 - low, 1), noise.dof, noise.groups))
+    why = _unresolvable(g, h, c)
+    if why:
+        return Verdict(INCONCLUSIVE, f"{name}: {why}"), float("nan")
+    frac = 1 - h.mean / g.mean if g.mean else float("nan")
+    cov = 0.0
+    if len(rows) >= 3 and not g.borrowed:
+        cov = statistics.covariance([x for x, _ in rows], [y for _, y in rows]) / len(rows)
+    lo, hi = fieller(h.mean, g.mean, h.se ** 2, g.se ** 2, cov)
+    desc = (f"{name}: gap {g}, {by} recovers {frac:.0%} ({Z:g}-SE interval "
+            f"{fmt_interval(1 - hi, 1 - lo, pct=True)}), n={len(rows)}")
+    if not g.resolved_positive:
+        return Verdict(INCONCLUSIVE, desc + f"; the gap is within {Z:g} SE of 0"), frac
+    if c.mean > Z * c.se:
+        return Verdict(HOLDS, desc + f"; (1-{low:g}) g - h = {c.mean:.4f} > {Z:g} SE ({c.se:.4f})"), frac
+    if c.mean < -Z * c.se:
+        return Verdict(FAILS, desc + f"; (1-{low:g}) g - h = {c.mean:.4f} < -{Z:g} SE ({c.se:.4f})"), frac
+    return Verdict(INCONCLUSIVE, desc + f"; (1-{low:g}) g - h = {c.mean:.4f} within {Z:g} SE ({c.se:.4f})"), frac
 
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -199,57 +216,78 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
     return num / den if den else float("nan")
 
 
-def gap_shrinks_with(xs: Sequence[float], gaps: Sequence[float], name: str) -> Verdict:
-    """Claim 'higher momentum shrinks the gap' on points (momentum, gap).
+def gap_shrinks_with(xs: Sequence[float], gaps: Sequence[Sequence[float]], name: str,
+                     noise: Noise = NO_NOISE) -> Verdict:
+    """Claim 'higher momentum shrinks the gap' on (momentum, per-seed gaps) points.
 
-    holds: Spearman(momentum, gap) <= -0.8 and gap(max momentum) < gap(min momentum) - margin;
-    does not hold: Spearman >= 0 or gap(max) > gap(min) + margin; else inconclusive.
+    D = gap(max momentum) - gap(min momentum) (independent cells). holds: D < -Z SE(D) and
+    Spearman(momentum, mean gap) <= -0.8; does not hold: D > Z SE(D) (the gap grew,
+    resolved); inconclusive otherwise.
     """
-    pts = sorted((x, g) for x, g in zip(xs, gaps) if g is not None and math.isfinite(g))
+    pts = sorted((x, estimate(g, noise)) for x, g in zip(xs, gaps))
+    pts = [(x, e) for x, e in pts if math.isfinite(e.mean)]
     if len(pts) < 3:
         return Verdict(INCONCLUSIVE, f"{name}: fewer than 3 momenta measured")
-    rho = spearman([p[0] for p in pts], [p[1] for p in pts])
-    lo, hi = pts[0][1], pts[-1][1]
-    desc = (f"{name}: Spearman {rho:+.2f}, gap {lo:.3f} at momentum {pts[0][0]} -> "
-            f"{hi:.3f} at {pts[-1][0]}")
-    if rho <= -0.8 and hi < lo - RESOLUTION:
-        return Verdict(HOLDS, desc)
-    if rho >= 0 or hi > lo + RESOLUTION:
-        return Verdict(FAILS, desc)
-    return Verdict(INCONCLUSIVE, desc)
+    rho = spearman([p[0] for p in pts], [p[1].mean for p in pts])
+    d = difference(pts[-1][1], pts[0][1])
+    desc = (f"{name}: Spearman {rho:+.2f}, gap {pts[0][1]} at momentum {pts[0][0]} -> "
+            f"{pts[-1][1]} at {pts[-1][0]}")
+    why = _unresolvable(d)
+    if why:
+        return Verdict(INCONCLUSIVE, f"{desc}: {why}")
+    desc += f"; change {d.mean:+.4f} ± {d.se:.4f} SE"
+    if d.mean < -Z * d.se and rho <= -0.8:
+        return Verdict(HOLDS, desc + f": shrinks beyond {Z:g} SE, monotone")
+    if d.mean > Z * d.se:
+        return Verdict(FAILS, desc + f": grows beyond {Z:g} SE")
+    return Verdict(INCONCLUSIVE, desc + f": not resolved (|change| <= {Z:g} SE or not monotone)")
 
 
-def no_growth(horizons: Sequence[float], gaps: Sequence[float], name: str) -> Verdict:
-    """Claim 'the gap does not grow with the horizon': compare the longest with the shortest.
+def no_growth(horizons: Sequence[float], gaps: Sequence[Sequence[float]], name: str,
+              noise: Noise = NO_NOISE) -> Verdict:
+    """Claim 'the gap does not grow with the horizon': the longest horizon against the shortest.
 
-    holds: gap(longest) <= gap(shortest) + margin; does not hold: > + 2 margin; else inconclusive.
+    ``gaps[i]``: per-seed gaps at ``horizons[i]``. D = gap(longest) - gap(shortest)
+    (independent cells), g0 = gap(shortest). does not hold: D > Z SE(D) (resolved growth);
+    holds: D + Z SE(D) <= GROWTH_TOL g0 (any growth is resolved to be under half the first
+    gap: an equivalence test); inconclusive otherwise.
     """
-    pts = sorted((h, g) for h, g in zip(horizons, gaps) if g is not None and math.isfinite(g))
+    if len(horizons) != len(gaps):
+        raise ValueError(f"gaps: one list per horizon expected, got {len(gaps)} for {len(horizons)} horizons")
+    pts = sorted((h, estimate(g, noise)) for h, g in zip(horizons, gaps))
+    pts = [(h, e) for h, e in pts if math.isfinite(e.mean)]
     if len(pts) < 2:
         return Verdict(INCONCLUSIVE, f"{name}: fewer than 2 horizons measured")
     (h0, g0), (h1, g1) = pts[0], pts[-1]
-    desc = f"{name}: gap {g0:.3f} at {h0} steps -> {g1:.3f} at {h1}"
-    if g1 <= g0 + RESOLUTION:
-        return Verdict(HOLDS, desc)
-    if g1 > g0 + 2 * RESOLUTION:
-        return Verdict(FAILS, desc)
-    return Verdict(INCONCLUSIVE, desc)
+    d = difference(g1, g0)
+    desc = f"{name}: gap " + " -> ".join(f"{e} at {h}" for h, e in pts) + " steps"
+    why = _unresolvable(d)
+    if why:
+        return Verdict(INCONCLUSIVE, f"{desc}: {why}")
+    desc += f"; growth {d.mean:+.4f} ± {d.se:.4f} SE"
+    if d.mean > Z * d.se:
+        return Verdict(FAILS, desc + f": grows beyond {Z:g} SE")
+    if d.mean + Z * d.se <= GROWTH_TOL * g0.mean:
+        return Verdict(HOLDS, desc + f": growth + {Z:g} SE <= {GROWTH_TOL:g} x the first gap")
+    return Verdict(INCONCLUSIVE, desc + f": not resolved (growth + {Z:g} SE > {GROWTH_TOL:g} x the first gap)")
 
 
-def lower_is_better(better: Sequence[float], worse: Sequence[float], what: str) -> Verdict:
-    """Claim 'mean(better) < mean(worse)' beyond the margin (final losses or gaps).
+def lower_is_better(better: Sequence[float], worse: Sequence[float], what: str,
+                    noise: Noise = NO_NOISE) -> Verdict:
+    """Claim 'better < worse' on paired runs (same seeds): D = mean_s (worse_s - better_s).
 
-    holds: mean(worse) - mean(better) > margin; does not hold: < -margin; else inconclusive.
+    holds: D > Z SE(D); does not hold: D < -Z SE(D); else inconclusive.
     """
-    b, w, m = mean(better), mean(worse), margin(better, worse)
-    if not (math.isfinite(b) and math.isfinite(w)):
-        return Verdict(INCONCLUSIVE, f"{what}: missing runs")
-    desc = f"{what}: {fmt(better)} vs {fmt(worse)}, margin {m:.3f}"
-    if w - b > m:
-        return Verdict(HOLDS, desc)
-    if w - b < -m:
-        return Verdict(FAILS, desc)
-    return Verdict(INCONCLUSIVE, desc + ": within the margin")
+    d = paired_estimate(better, worse, noise)
+    why = _unresolvable(d)
+    if why:
+        return Verdict(INCONCLUSIVE, f"{what}: {why}")
+    desc = f"{what}: {fmt(better)} vs {fmt(worse)}, paired difference {d}"
+    if d.mean > Z * d.se:
+        return Verdict(HOLDS, desc + f" > {Z:g} SE")
+    if d.mean < -Z * d.se:
+        return Verdict(FAILS, desc + f" < -{Z:g} SE")
+    return Verdict(INCONCLUSIVE, desc + f": within {Z:g} SE")
 
 
 #: verdicts about a reading of the paper's delayed bound (docs/design.md §5)

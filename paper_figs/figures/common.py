@@ -14,6 +14,7 @@ Variants of a run (docs/design.md §4), named as in ``lmo.variants``:
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from ..cache import Cache
 from ..deps import Deps
 from ..profiles import Profile
 from ..runs import Outcome, Runner
+from ..seed_stats import Noise, pool
 from ..verdicts import Verdict, gate
 
 LOSS_LABEL = "validation loss (nats/byte)"
@@ -71,6 +73,20 @@ class Context:
 
     def verdict(self, v: Verdict) -> Verdict:
         return gate(v, self.profile.verdicts_meaningful)
+
+    @functools.cached_property
+    def noise(self) -> Noise:
+        """The seed spread of a paired difference, pooled over every multi-seed cell of the
+        profile's figures (:func:`replicate_gaps`); what one-seed cells borrow."""
+        from . import CATALOG
+        grids = [m.grid(self.profile) for n, m in CATALOG.items()
+                 if self.profile.runs_figure(n) and hasattr(m, "grid")]
+        groups = replicate_gaps(self, grids)
+        by_size: dict = {}
+        for size, _ in groups:
+            by_size[size] = by_size.get(size, 0) + 1
+        where = ", ".join(f"{k} {v}" for k, v in sorted(by_size.items()))
+        return pool([g for _, g in groups], source=f"; cells by model: {where}" if where else "")
 
     @property
     def fig_dir(self) -> Path:
@@ -131,6 +147,28 @@ def variant_grid(profile: Profile, kinds: Sequence[str], axes: dict, seeds: Sequ
         for kind in kinds:
             grid[(*values, kind)] = [variant(profile, optimizer, kind, seed=s, **cell, **fixed) for s in seeds]
     return grid
+
+
+def replicate_gaps(ctx: "Context", grids: Sequence[dict]) -> list[tuple[str, list[float]]]:
+    """(model config, per-seed gaps) of every cell with >= 2 seeds: for each key
+    ``(*cell, kind)`` with kind 2bw or ef and a ``(*cell, "sync")`` twin, the paired
+    differences L_kind,s - L_sync,s. A group whose runs all belong to a larger group (the
+    same runs reached through another figure) is counted once."""
+    groups: dict = {}
+    for g in grids:
+        for key, ss in g.items():
+            if key[-1] not in ("2bw", "ef") or (*key[:-1], "sync") not in g or len(ss) < 2:
+                continue
+            pairs = list(zip(g[(*key[:-1], "sync")], ss))
+            ids = frozenset(ctx.runner.key_of(a) + ctx.runner.key_of(b) for a, b in pairs)
+            vals = []
+            for a, b in pairs:
+                oa, ob = ctx.get(a), ctx.get(b)
+                if oa.ok and ob.ok and math.isfinite(oa.final) and math.isfinite(ob.final):
+                    vals.append(ob.final - oa.final)
+            groups[ids] = (str(ss[0].get("config")), vals)
+    keep = [ids for ids in groups if not any(ids < other for other in groups)]
+    return [groups[ids] for ids in keep if len(groups[ids][1]) >= 2]
 
 
 def runs_of(grid: dict) -> list[dict]:

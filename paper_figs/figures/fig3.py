@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .. import paper_numbers as pn
 from .. import plotting
+from ..seed_stats import NO_NOISE, Noise
 from ..verdicts import ef_recovers, fmt, much_larger_gap
 from .common import (VARIANTS, Context, FigureOutput, cell_sources, curve_panel, grid_figure, paired, pct,
                      variant_grid)
@@ -22,13 +23,13 @@ def grid(p) -> dict:
     return variant_grid(p, VARIANTS, {"optimizer": OPTIMIZERS}, seeds=p.seeds_main, config=p.main_size)
 
 
-def judge(res: dict) -> dict:
-    """The claims of this figure on measured finals (ungated)."""
+def judge(res: dict, noise: Noise = NO_NOISE) -> dict:
+    """The claims of this figure on measured finals (ungated); ``noise``: the pooled seed spread."""
     gaps = {o: paired(res[o]["sync"], res[o]["2bw"]) for o in res}
-    v = {"AdamW gap much larger than Muon's": much_larger_gap(gaps["adamw"], gaps["muon"])}
+    v = {"AdamW gap much larger than Muon's": much_larger_gap(gaps["adamw"], gaps["muon"], noise=noise)}
     for o in res:
         v[f"EF recovers >= 50 % ({plotting.label(o)})"] = ef_recovers(
-            res[o]["sync"], res[o]["2bw"], res[o]["ef"], plotting.label(o))[0]
+            res[o]["sync"], res[o]["2bw"], res[o]["ef"], plotting.label(o), noise=noise)[0]
     return v
 
 
@@ -53,7 +54,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
             "|---|---|---|---|---|---|---|"]
     for o in OPTIMIZERS:
         r = res[o]
-        _, frac = ef_recovers(r["sync"], r["2bw"], r["ef"], o)
+        _, frac = ef_recovers(r["sync"], r["2bw"], r["ef"], o, noise=ctx.noise)
         src = cell_sources(ctx, g, o, VARIANTS)
         rows.append(f"| {plotting.label(o)} | {fmt(r['sync'])} | {fmt(r['2bw'])} | "
                     f"{fmt(r['ef'])} | {fmt(paired(r['sync'], r['2bw']))} | {pct(frac)} | {src} |")
@@ -67,7 +68,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.measured = [f"Final validation loss (nats/byte), {p.main_size} model, {p.steps} steps, "
                     f"{len(p.seeds_main)} seed(s) ('±' = std over seeds); the paper's row below ours "
                     "(nats/token at 360M: compare the pattern, not the values):", "", *rows]
-    out.verdicts = {k: ctx.verdict(v) for k, v in judge(res).items()}
+    out.verdicts = {k: ctx.verdict(v) for k, v in judge(res, ctx.noise).items()}
     out.notes = [p.horizon_note]
     return out
 

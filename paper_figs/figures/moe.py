@@ -14,6 +14,7 @@ from __future__ import annotations
 from .. import moe_verdicts as mv
 from .. import paper_numbers as pn
 from .. import plotting
+from ..seed_stats import NO_NOISE, Noise
 from ..verdicts import combine, fmt, lower_is_better, mean
 from .common import (LOSS_LABEL, VARIANTS, Context, FigureOutput, curves, measure, paired,
                      sources, status_of, variant)
@@ -35,7 +36,7 @@ def grid(p) -> dict:
             for h in horizons(p) for k in VARIANTS}
 
 
-def judge(res: dict, table_h: int, delayed_curves: dict) -> dict:
+def judge(res: dict, table_h: int, delayed_curves: dict, noise: Noise = NO_NOISE) -> dict:
     """(claims, their per-horizon parts) on measured finals (ungated).
 
     ``res``: {horizon: {variant: [final per seed]}}; ``table_h``: Table 3's horizon;
@@ -43,14 +44,14 @@ def judge(res: dict, table_h: int, delayed_curves: dict) -> dict:
     """
     hs = sorted(res)
     t = res[table_h]
-    stable = [mv.async_stable(res[h]["sync"], res[h]["2bw"], delayed_curves.get(h, []), f"{h} steps")
+    stable = [mv.async_stable(res[h]["sync"], res[h]["2bw"], delayed_curves.get(h, []), f"{h} steps", noise)
               for h in hs]
-    ef_each = [lower_is_better(res[h]["ef"], res[h]["2bw"], f"EF vs async at {h} steps") for h in hs]
+    ef_each = [lower_is_better(res[h]["ef"], res[h]["2bw"], f"EF vs async at {h} steps", noise) for h in hs]
     return {
-        "EF closes the gap (Table 3)": mv.ef_closes_gap(t["sync"], t["2bw"], t["ef"], f"{table_h} steps"),
+        "EF closes the gap (Table 3)": mv.ef_closes_gap(t["sync"], t["2bw"], t["ef"], f"{table_h} steps", noise),
         "async stays stable (Figure 1), at every horizon": combine(stable, "async stays stable"),
         "the gap does not grow with the horizon (Figure 5)": mv.gap_does_not_grow(
-            hs, [paired(res[h]["sync"], res[h]["2bw"]) for h in hs], "async"),
+            hs, [paired(res[h]["sync"], res[h]["2bw"]) for h in hs], "async", noise),
         "EF reduces the remaining gap at every horizon (Figure 5)": combine(ef_each, "EF reduces the gap"),
     }, stable + ef_each
 
@@ -113,7 +114,7 @@ def build(ctx: Context) -> FigureOutput:
     table_h = p.steps
     out.files = _plot(ctx, g, res, hs, table_h)
     delayed = {h: curves(ctx, g[h, "2bw"] + g[h, "ef"]) for h in hs}
-    verdicts, parts = judge(res, table_h, delayed)
+    verdicts, parts = judge(res, table_h, delayed, ctx.noise)
     rows = ["| model | horizon | sync | async (2BW) | async + EF | async gap | EF gap | runs from |",
             "|---|---|---|---|---|---|---|---|"]
     for h in hs:
@@ -136,18 +137,18 @@ def build(ctx: Context) -> FigureOutput:
                     "compare the pattern, not the values):", "", *rows]
     out.verdicts = {k: ctx.verdict(x) for k, x in verdicts.items()}
     out.notes = [
-        f"Criteria (paper_figs/moe_verdicts.py): EF closes the gap when the async gap exceeds the margin "
-        f"and the EF gap is within max(margin, {mv.CLOSE_FRAC:.0%} of the async gap); it fails when the EF gap "
-        f"exceeds max(2 x margin, {mv.OPEN_FRAC:.0%} of the gap). Async is stable when no delayed run's "
-        f"validation loss is non-finite or rises {mv.SPIKE_REL:.0%} above its running minimum and the gap is "
-        f"within max(margin, {mv.STABLE_REL_GAP:.1%} of the sync loss); it fails above "
-        f"{mv.UNSTABLE_REL_GAP:.0%}. The gap does not grow when no horizon's gap exceeds the shortest "
-        "horizon's by more than the margin, and fails when the longest's exceeds it by 2 margins. "
-        f"margin = max({mv.RESOLUTION}, 2 x seed std).",
-        f"The paper's own 10B gap, {v['2bw'] - v['sync']:.3f}, equals this package's resolution "
-        f"({mv.RESOLUTION}): with one seed these rules could barely resolve it.",
-        "EF reduces the remaining gap (Figure 5's second claim): mean(async + EF) below mean(async) by more "
-        "than the margin, at every horizon (paper_figs/verdicts.py lower_is_better).",
+        f"Criteria (paper_figs/moe_verdicts.py; SE = standard error from the seeds, {ctx.noise}): EF closes "
+        f"the gap when the async gap exceeds 2 SE and the EF gap is within max(2 SE, {mv.CLOSE_FRAC:.0%} of the "
+        f"async gap); it fails when the EF gap exceeds {mv.OPEN_FRAC:.0%} of the gap beyond 2 SE. Async is "
+        f"stable when no delayed run's validation loss is non-finite or rises {mv.SPIKE_REL:.0%} above its "
+        f"running minimum and the gap is within max(2 SE, {mv.STABLE_REL_GAP:.1%} of the sync loss); it fails "
+        f"above {mv.UNSTABLE_REL_GAP:.0%} beyond 2 SE. The gap does not grow when the longest horizon's gap "
+        "exceeds the shortest's by less than half the shortest's, 2 SE included, and fails when it exceeds it "
+        "beyond 2 SE.",
+        f"The paper's own 10B gap, {v['2bw'] - v['sync']:.3f}, is about one seed SD at this scale: "
+        f"{len(p.moe_seeds)} seed(s) cannot resolve a gap that small.",
+        "EF reduces the remaining gap (Figure 5's second claim): mean(async + EF) below mean(async) beyond "
+        "2 SE of the paired difference, at every horizon (paper_figs/verdicts.py lower_is_better).",
         "The paper's Figure 1 shows training loss; this figure shows validation loss (what Table 3 reports).",
     ] + [x.reason for x in parts]
     return out

@@ -40,7 +40,8 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         if err:
             ax.errorbar(p.momentum_grid, ys, yerr=err["yerr"], fmt="none", ecolor=line.get_color(), capsize=3)
         rows.append(f"| {plotting.label(o)} | " + " | ".join(fmt(gaps[o, m]) for m in p.momentum_grid) + " |")
-        parts.append(gap_shrinks_with(p.momentum_grid, ys, plotting.label(o)))
+        parts.append(gap_shrinks_with(p.momentum_grid, [gaps[o, m] for m in p.momentum_grid], plotting.label(o),
+                                      noise=ctx.noise))
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xlabel("momentum beta (primary; mu = 1 - beta)")
     ax.set_ylabel(GAP_LABEL)

@@ -101,7 +101,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                 r, m = res[size, deg], res[size, "muon"]
                 out.verdicts[f"{plotting.label(deg)} gap much larger than Muon's ({size})"] = ctx.verdict(
                     much_larger_gap(paired(r["sync"], r["2bw"]), paired(m["sync"], m["2bw"]),
-                                    (plotting.label(deg), "Muon")))
+                                    (plotting.label(deg), "Muon"), noise=ctx.noise))
     not_run = [o for o in pn.GAPS if o not in p.table1_optimizers]
     if not_run:
         out.notes.append("Optimizers of the paper's table not run in this profile: "

@@ -155,7 +155,7 @@ def build(ctx: Context) -> FigureOutput:
             out.notes.append("Readings of the paper's delayed bound (docs/design.md §5, docs/proof.md): C1/C2 are"
                              " the delayed lemma with the noise term sqrt(2 mu rho^2 sigma^2 + 8 L^2 eta^2) in"
                              " place of sqrt(mu) rho sigma; C3/C4 the same with the literal 8 L eta^2 (in fixed"
-                             " units C3 is implied by the derived delayed lemma and C4 fails for L > 4); the"
+                             " units C3 is implied by the derived delayed lemma and C4 is not implied for L > 4, false for L > 8); the"
                              " noise term alone is a comparison, not the paper's claim.")
         except ImportError as e:
             out.missing.append(f"theory readings of the paper's bound: {e}")

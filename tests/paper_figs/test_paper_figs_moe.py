@@ -15,9 +15,11 @@ from paper_figs.figures import moe
 from paper_figs.figures.common import VARIANTS
 from paper_figs.pipeline import run_profile, split_runs
 from paper_figs.profiles import get_profile
+from paper_figs.seed_stats import Noise
 from paper_figs.verdicts import FAILS, HOLDS, INCONCLUSIVE
 
-noise = st.floats(-0.002, 0.002)  # |noise| < RESOLUTION / 2: seed noise too small to matter
+noise = st.floats(-0.002, 0.002)  # per-seed noise of a planted gap
+N = Noise(0.002, 20, 10)           # the pooled seed SD such noise gives (what 1-2 seed cells borrow)
 
 
 def _quiet(_):
@@ -28,29 +30,37 @@ def _quiet(_):
 
 @given(st.floats(-0.05, 0.2), st.lists(st.tuples(noise, noise), min_size=3, max_size=3))
 def test_a_constant_gap_with_seed_noise_does_not_grow(g, eps):
+    """A constant gap is never called growing; it is shown not to grow once it stands out
+    of the noise (growth + 2 SE below half the gap: needs g >= 0.03 at this noise)."""
     gaps = [[g + a, g + b] for a, b in eps]  # 2 seeds at each of 3 horizons
-    assert mv.gap_does_not_grow([1500, 3000, 6000], gaps, "x").status == HOLDS
+    v = mv.gap_does_not_grow([1500, 3000, 6000], gaps, "x", N)
+    assert v.status != FAILS
+    if g >= 0.03:
+        assert v.status == HOLDS
 
 
 @given(st.floats(-0.05, 0.2), st.floats(0.02, 0.3), st.lists(st.tuples(noise, noise), min_size=3, max_size=3))
 def test_a_planted_growing_gap_is_flagged(g, growth, eps):
     """The gap grows by >= 0.02 from the shortest to the longest horizon; the noise (|eps| <=
-    0.002, seed std <= 0.0029) keeps the margin <= 0.0057, so the growth exceeds 2 margins."""
+    0.002) moves the measured growth by <= 0.004, and 2 SE of it is 0.004."""
     gaps = [[g + f * growth + a, g + f * growth + b] for f, (a, b) in zip((0, 0.5, 1), eps)]
-    v = mv.gap_does_not_grow([1500, 3000, 6000], gaps, "x")
+    v = mv.gap_does_not_grow([1500, 3000, 6000], gaps, "x", N)
     assert v.status == FAILS and "grows" in v.reason
 
 
 def test_growth_inside_the_seed_noise_is_not_called_growth():
-    # +0.01 growth, seeds 0.04 apart (std 0.028, margin 0.057): noise, not growth
-    assert mv.gap_does_not_grow([1500, 6000], [[0.0, 0.04], [0.01, 0.05]], "x").status == HOLDS
-    # the same +0.01 with one seed (margin = RESOLUTION 0.005): between 1 and 2 margins
-    assert mv.gap_does_not_grow([1500, 6000], [[0.02], [0.028]], "x").status == INCONCLUSIVE
-    assert mv.gap_does_not_grow([1500, 6000], [[0.02], [0.031]], "x").status == FAILS
+    # +0.01 growth with a pooled seed SD of 0.028: noise, neither growth nor shown flat
+    big = Noise(0.028, 10, 5)
+    assert mv.gap_does_not_grow([1500, 6000], [[0.0, 0.04], [0.01, 0.05]], "x", big).status == INCONCLUSIVE
+    # one seed each at SD 0.002 (SE of the growth 0.0028): +0.008 is resolved growth, +0.001 is flat
+    assert mv.gap_does_not_grow([1500, 6000], [[0.02], [0.028]], "x", N).status == FAILS
+    assert mv.gap_does_not_grow([1500, 6000], [[0.02], [0.021]], "x", N).status == HOLDS
+    # no measured spread: one seed resolves nothing
+    assert mv.gap_does_not_grow([1500, 6000], [[0.02], [0.05]], "x").status == INCONCLUSIVE
     # order of the horizons given does not matter; a shrinking gap holds
-    assert mv.gap_does_not_grow([6000, 1500], [[0.01], [0.05]], "x").status == HOLDS
-    assert mv.gap_does_not_grow([1500], [[0.01]], "x").status == INCONCLUSIVE
-    assert mv.gap_does_not_grow([1500, 3000], [[0.01], [math.nan]], "x").status == INCONCLUSIVE
+    assert mv.gap_does_not_grow([6000, 1500], [[0.01], [0.05]], "x", N).status == HOLDS
+    assert mv.gap_does_not_grow([1500], [[0.01]], "x", N).status == INCONCLUSIVE
+    assert mv.gap_does_not_grow([1500, 3000], [[0.01], [math.nan]], "x", N).status == INCONCLUSIVE
     with pytest.raises(ValueError, match="gaps"):
         mv.gap_does_not_grow([1500, 3000], [[0.01]], "x")
 
@@ -62,7 +72,7 @@ def test_a_closing_ef_passes_with_noise(base, gap, eps):
     sync = [base + a for a, _, _ in eps]
     async_ = [base + gap + b for _, b, _ in eps]
     ef = [base + c for _, _, c in eps]
-    assert mv.ef_closes_gap(sync, async_, ef, "x").status == HOLDS
+    assert mv.ef_closes_gap(sync, async_, ef, "x", N).status == HOLDS
 
 
 @given(st.floats(1.0, 4.0), st.floats(0.05, 0.3), st.lists(st.tuples(noise, noise, noise), min_size=2, max_size=3))
@@ -70,22 +80,23 @@ def test_an_ef_that_leaves_most_of_the_gap_fails(base, gap, eps):
     sync = [base + a for a, _, _ in eps]
     async_ = [base + gap + b for _, b, _ in eps]
     ef = [base + 0.8 * gap + c for _, _, c in eps]
-    assert mv.ef_closes_gap(sync, async_, ef, "x").status == FAILS
+    assert mv.ef_closes_gap(sync, async_, ef, "x", N).status == FAILS
 
 
 def test_ef_rule_edges():
-    # no gap beyond the margin: nothing to close, whatever EF does within the noise
-    assert mv.ef_closes_gap([2.0], [2.003], [2.0], "x").status == INCONCLUSIVE
-    # a real gap, but seed noise as large as it: inconclusive, not 'holds'
-    v = mv.ef_closes_gap([2.0, 2.0], [2.03, 2.09], [2.0, 2.06], "x")
+    # no gap beyond 2 SE (0.004): nothing to close, whatever EF does within the noise
+    assert mv.ef_closes_gap([2.0], [2.003], [2.0], "x", N).status == INCONCLUSIVE
+    # EF leaves half the gap: narrows it, neither closes it nor resolved above half
+    v = mv.ef_closes_gap([2.0, 2.0], [2.03, 2.09], [2.0, 2.06], "x", N)
     assert v.status == INCONCLUSIVE
-    # EF leaves 22 % of a 0.02 gap, but 0.0045 is within the margin (0.005) of 0: closed
-    assert mv.ef_closes_gap([2.0], [2.02], [2.0045], "x").status == HOLDS
+    # EF leaves 18 % of a 0.02 gap, 0.0035 within 2 SE (0.004) of 0: closed
+    assert mv.ef_closes_gap([2.0], [2.02], [2.0035], "x", N).status == HOLDS
     # EF recovers 60 %: narrows, does not close
-    assert mv.ef_closes_gap([2.0], [2.1], [2.04], "x").status == INCONCLUSIVE
+    assert mv.ef_closes_gap([2.0], [2.1], [2.04], "x", N).status == INCONCLUSIVE
     # EF opens a gap where async had none
-    assert mv.ef_closes_gap([2.0], [2.0], [2.05], "x").status == FAILS
-    assert mv.ef_closes_gap([2.0], [math.nan], [2.0], "x").status == INCONCLUSIVE
+    assert mv.ef_closes_gap([2.0], [2.0], [2.05], "x", N).status == FAILS
+    assert mv.ef_closes_gap([2.0], [math.nan], [2.0], "x", N).status == INCONCLUSIVE
+    assert mv.ef_closes_gap([2.0], [2.1], [2.0], "x").status == INCONCLUSIVE   # no spread measured
 
 
 # ---- "async stays stable" -----------------------------------------------------------------
@@ -102,12 +113,12 @@ def _curve(final, diverge_at=None, spike=0.0):
 
 def test_async_stable_rules():
     ok = [_curve(2.02), _curve(2.0)]
-    assert mv.async_stable([2.0, 2.0], [2.02, 2.021], ok, "x").status == HOLDS
-    assert mv.async_stable([2.0], [2.02], [_curve(2.02, diverge_at=5)], "x").status == FAILS
-    assert mv.async_stable([2.0], [2.02], [_curve(2.02, spike=0.15)], "x").status == FAILS
-    assert mv.async_stable([2.0], [2.02], [_curve(2.02, spike=0.05)], "x").status == HOLDS
-    assert mv.async_stable([2.0], [2.2], [_curve(2.2)], "x").status == FAILS  # 10 % worse: degraded
-    assert mv.async_stable([2.0], [2.06], [_curve(2.06)], "x").status == INCONCLUSIVE  # 3 %
+    assert mv.async_stable([2.0, 2.0], [2.02, 2.021], ok, "x", N).status == HOLDS
+    assert mv.async_stable([2.0], [2.02], [_curve(2.02, diverge_at=5)], "x", N).status == FAILS
+    assert mv.async_stable([2.0], [2.02], [_curve(2.02, spike=0.15)], "x", N).status == FAILS
+    assert mv.async_stable([2.0], [2.02], [_curve(2.02, spike=0.05)], "x", N).status == HOLDS
+    assert mv.async_stable([2.0], [2.2], [_curve(2.2)], "x", N).status == FAILS  # 10 % worse: degraded
+    assert mv.async_stable([2.0], [2.06], [_curve(2.06)], "x", N).status == INCONCLUSIVE  # 3 %
     assert mv.diverges([1, 2, 3], [3.0, 2.0, 2.1]) == ""
     assert "non-finite" in mv.diverges([1, 2], [3.0, math.inf])
 
@@ -121,12 +132,12 @@ def _res(gaps_by_h, ef_frac, seeds=(0.0, 0.003)):
 
 def test_judge_flags_growth_and_passes_a_closing_ef():
     curves = {h: [_curve(2.0)] for h in (1500, 3000, 6000)}
-    good, _ = moe.judge(_res({1500: 0.03, 3000: 0.031, 6000: 0.029}, 0.0), 1500, curves)
+    good, _ = moe.judge(_res({1500: 0.03, 3000: 0.031, 6000: 0.029}, 0.0), 1500, curves, N)
     assert good["EF closes the gap (Table 3)"].status == HOLDS
     assert good["the gap does not grow with the horizon (Figure 5)"].status == HOLDS
     assert good["EF reduces the remaining gap at every horizon (Figure 5)"].status == HOLDS
     assert good["async stays stable (Figure 1), at every horizon"].status == INCONCLUSIVE  # 1.5 %
-    bad, _ = moe.judge(_res({1500: 0.03, 3000: 0.06, 6000: 0.1}, 0.8), 1500, curves)
+    bad, _ = moe.judge(_res({1500: 0.03, 3000: 0.06, 6000: 0.1}, 0.8), 1500, curves, N)
     assert bad["the gap does not grow with the horizon (Figure 5)"].status == FAILS
     assert bad["EF closes the gap (Table 3)"].status == FAILS
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.stats
 import torch
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paper_figs import paper_numbers as pn
@@ -17,6 +17,7 @@ from paper_figs.cli import main, parser
 from paper_figs.listing import list_profile
 from paper_figs.figures.pipeline import ideal_ratio
 from paper_figs.profiles import PROFILES, get_profile
+from paper_figs.seed_stats import Z, Noise, estimate, fieller, pool
 from paper_figs.verdicts import (FAILS, HOLDS, INCONCLUSIVE, Verdict, combine, ef_recovers,
                                  gap_shrinks_with, much_larger_gap, no_growth, spearman)
 
@@ -60,29 +61,89 @@ def test_spearman_matches_scipy(xs, ys):
     assert math.isclose(ours, ref, abs_tol=1e-9) or (math.isnan(ours) and math.isnan(ref))
 
 
+#: a pooled seed spread like the one measured on the tiny model (one gap's SD about 0.0065)
+N = Noise(0.0065, 10, 5)
+
+
 def test_much_larger_gap_thresholds():
-    assert much_larger_gap([0.097], [0.008]).status == HOLDS  # the measured 1500-step picture
-    assert much_larger_gap([0.16], [0.20]).status == FAILS  # the 400-step transient
-    assert much_larger_gap([0.030], [0.015]).status == INCONCLUSIVE  # larger, but 2x
-    assert much_larger_gap([0.030], [0.028]).status == FAILS  # equal gaps
-    # seed spread widens the margin: a difference inside 2 std can't be told apart either way
-    assert much_larger_gap([0.05, 0.15, 0.0], [0.0, 0.0, 0.0]).status == INCONCLUSIVE
-    assert much_larger_gap([0.10, 0.10, 0.10], [0.0, 0.0, 0.0]).status == HOLDS
+    assert much_larger_gap([0.097], [0.008], noise=N).status == HOLDS  # the measured 1500-step picture
+    assert much_larger_gap([0.16], [0.20], noise=N).status == FAILS  # the 400-step transient
+    assert much_larger_gap([0.030], [0.015], noise=N).status == INCONCLUSIVE  # 2x, not resolved from 3x
+    assert much_larger_gap([0.030], [0.028], noise=N).status == FAILS  # equal gaps: resolved below 3x
+    # no measured spread and one seed: nothing can be resolved, whatever the numbers
+    assert much_larger_gap([0.097], [0.008]).status == INCONCLUSIVE
+    # n >= 3: the cell's own spread; a difference inside 2 SE can't be told apart either way
+    assert much_larger_gap([0.05, 0.15, 0.0], [0.0, 0.0, 0.0], noise=N).status == INCONCLUSIVE
+    assert much_larger_gap([0.10, 0.11, 0.09], [0.0, 0.001, -0.001], noise=N).status == HOLDS
+    v = much_larger_gap([0.097], [0.008], noise=N)
+    assert "n=1, pooled SD" in v.reason and "SE" in v.reason     # the line names n, SE and the source
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.001, 0.02), st.integers(0, 10_000))
+def test_much_larger_gap_resolves_with_seeds_not_a_floor(sd, seed):
+    """With enough seeds the verdict converges to the truth at any noise level: a true 10x
+    ratio holds, a true 1x ratio does not; the standard error shrinks as 1/sqrt(n)."""
+    rng = np.random.default_rng(seed)
+    n = int(np.ceil((1000 * sd) ** 2)) + 3    # SE(D - 3R) <= 0.02 / 6: the distance to 3x is 6 SE
+    r = 0.01 + sd * rng.standard_normal(n)
+    assert much_larger_gap(list(0.1 + sd * rng.standard_normal(n)), list(r), noise=N).status == HOLDS
+    assert much_larger_gap(list(0.01 + sd * rng.standard_normal(n)), list(r), noise=N).status == FAILS
+    e4, e16 = estimate([0.0, 1.0] * 2), estimate([0.0, 1.0] * 8)
+    assert e16.se < e4.se
 
 
 def test_ef_recovery_rules():
-    v, frac = ef_recovers([2.612], [2.890], [2.640], "AdamW")  # the paper's 360M numbers
+    v, frac = ef_recovers([2.612], [2.890], [2.640], "AdamW", noise=N)  # the paper's 360M numbers
     assert v.status == HOLDS and math.isclose(frac, 0.25 / 0.278)
-    assert ef_recovers([1.0], [1.1], [1.09], "x")[0].status == FAILS
-    assert ef_recovers([1.0], [1.003], [1.0], "x")[0].status == INCONCLUSIVE  # gap inside the margin
+    assert ef_recovers([1.0], [1.1], [1.09], "x", noise=N)[0].status == FAILS
+    assert ef_recovers([1.0], [1.003], [1.0], "x", noise=N)[0].status == INCONCLUSIVE  # gap inside 2 SE
+    assert ef_recovers([2.612], [2.890], [2.640], "AdamW")[0].status == INCONCLUSIVE  # no spread measured
+    # four seeds whose recovery scatters around 50 %: unresolved, with the interval printed
+    v, _ = ef_recovers([1.0] * 4, [1.03, 1.02, 1.03, 1.02], [1.02, 1.005, 1.012, 1.012], "m", noise=N)
+    assert v.status == INCONCLUSIVE and "interval" in v.reason
 
 
 def test_momentum_and_horizon_rules():
-    assert gap_shrinks_with([0.8, 0.9, 0.95, 0.98], [0.2, 0.1, 0.05, 0.02], "a").status == HOLDS
-    assert gap_shrinks_with([0.8, 0.9, 0.95], [0.02, 0.05, 0.1], "a").status == FAILS
-    assert gap_shrinks_with([0.8, 0.9], [0.2, 0.1], "a").status == INCONCLUSIVE
-    assert no_growth([1500, 3000], [0.10, 0.09], "a").status == HOLDS
-    assert no_growth([1500, 3000], [0.10, 0.13], "a").status == FAILS
+    one = lambda xs: [[x] for x in xs]  # noqa: E731 (one seed per cell)
+    assert gap_shrinks_with([0.8, 0.9, 0.95, 0.98], one([0.2, 0.1, 0.05, 0.02]), "a", N).status == HOLDS
+    assert gap_shrinks_with([0.8, 0.9, 0.95], one([0.02, 0.05, 0.1]), "a", N).status == FAILS
+    assert gap_shrinks_with([0.8, 0.9], one([0.2, 0.1]), "a", N).status == INCONCLUSIVE
+    assert gap_shrinks_with([0.8, 0.9, 0.95], one([0.02, 0.025, 0.015]), "a", N).status == INCONCLUSIVE
+    assert no_growth([1500, 3000], one([0.10, 0.09]), "a", N).status == HOLDS
+    assert no_growth([1500, 3000], one([0.10, 0.13]), "a", N).status == FAILS
+    assert no_growth([1500, 3000], one([0.02, 0.021]), "a", N).status == INCONCLUSIVE  # small gap: unresolved
+
+
+def test_pooled_spread_equals_the_anova_within_group_variance():
+    """sd_pool^2 = sum of squared deviations from each group's mean / sum (n_g - 1), computed with
+    numpy independently; one-value groups count for nothing."""
+    rng = np.random.default_rng(1)
+    groups = [list(rng.normal(m, 0.01, k)) for m, k in ((0.1, 4), (0.02, 2), (0.5, 3))] + [[0.3]]
+    ss = sum(float(np.sum((np.asarray(g) - np.mean(g)) ** 2)) for g in groups)
+    dof = sum(len(g) - 1 for g in groups)
+    nz = pool(groups)
+    assert math.isclose(nz.sd ** 2, ss / dof) and nz.dof == dof == 6 and nz.groups == 3
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-1, 1), st.floats(-1, 1), st.floats(1e-4, 0.1), st.floats(1e-4, 0.1), st.floats(-0.9, 0.9))
+def test_fieller_interval_is_the_set_it_claims(a, b, sa, sb, rho):
+    """Every k in Fieller's interval satisfies (a - k b)^2 <= Z^2 (va - 2 k c + k^2 vb), points
+    just outside do not, and a / b lies inside (checked by brute force on a grid)."""
+    va, vb, c = sa * sa, sb * sb, rho * sa * sb
+    lo, hi = fieller(a, b, va, vb, c)
+    inside = lambda k: (a - k * b) ** 2 <= Z ** 2 * (va - 2 * k * c + k * k * vb) + 1e-12  # noqa: E731
+    if b:
+        assert lo - 1e-9 <= a / b <= hi + 1e-9
+    if math.isinf(lo) and math.isinf(hi):
+        return   # unbounded: no information (b not resolved from 0)
+    start = lo if math.isfinite(lo) else hi - 100
+    for k in np.linspace(start, min(hi, start + 100), 25):
+        assert inside(k)
+    for k in (lo, hi):
+        if math.isfinite(k):
+            assert not inside(k - 1e-3 * (1 + abs(k))) or not inside(k + 1e-3 * (1 + abs(k)))
 
 
 @given(st.lists(st.sampled_from([HOLDS, FAILS, INCONCLUSIVE]), min_size=1, max_size=9))
@@ -152,7 +213,7 @@ def test_cli_list_and_bad_input(capsys, tmp_path):
     assert main(["--list", "--profile", "quick"]) == 0
     text = capsys.readouterr().out
     assert "not run in this profile" not in text  # quick shows every figure
-    assert "fig3: 12 run(s): 6 new live" in text and "fig4: 32 run(s): 0 new live" in text
+    assert "fig3: 24 run(s): 6 new live" in text and "fig4: 32 run(s): 0 new live" in text
     assert text.count("\n    live  ") == 6  # Figure 3's seed-0 runs, nothing else
     assert "total estimate" in text
     with pytest.raises(SystemExit):
