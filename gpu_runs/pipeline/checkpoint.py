@@ -92,7 +92,7 @@ def latest_set(run_dir, P: int) -> int | None:
 def _complete(path: Path) -> str | None:
     """None when ``path`` loads as a stage checkpoint, else why not (one line)."""
     try:
-        blob = load(path)
+        blob = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - truncated / empty / garbage files raise many kinds
         return f"{path.name}: {type(e).__name__}: {(str(e).splitlines() or ['unreadable'])[0]}"
     if not isinstance(blob, dict) or "step" not in blob:
@@ -164,6 +164,21 @@ def check_run_dir(args, P: int) -> list[str]:
     return skipped
 
 
+def check_finished(args) -> None:
+    """After :func:`check_run_dir`: :class:`RunFinished` when ``--resume``'s set has reached
+    ``--steps`` (nothing to do; the caller exits 0 without writing)."""
+    if args.resume is None:
+        return
+    step = int(load(stage_file(args.resume, 0, args.resume_set))["step"])
+    if step >= args.steps:
+        raise RunFinished(f"--resume: {args.resume} finished already at step {step} (--steps "
+                          f"{args.steps}); nothing to do, nothing was rewritten")
+
+
+class RunFinished(ValueError):
+    """``--resume`` of a run that has reached ``--steps``: nothing to do (exit 0)."""
+
+
 def check_fresh(args) -> None:
     """A run that does not continue ``--out`` itself never writes over a run there."""
     if args.out is not None and holds_pipeline_run(Path(args.out)) and (
@@ -178,7 +193,14 @@ def holds_pipeline_run(out: Path) -> bool:
 
 
 def load(path) -> dict:
-    return torch.load(path, map_location="cpu", weights_only=True)
+    """A stage checkpoint; ValueError naming the file when it is unreadable (OSError as is)."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except OSError:
+        raise
+    except Exception as e:  # noqa: BLE001 - truncated / empty / garbage files raise many kinds
+        raise ValueError(f"{path}: unreadable checkpoint ({type(e).__name__}: "
+                         f"{(str(e).splitlines() or ['?'])[0]})") from None
 
 
 def resume_step(args) -> int:
@@ -352,7 +374,7 @@ def main(argv=None) -> int:
             print(to_trainer(ns.run_dir, ns.out, ns.step))
         else:
             print(from_trainer(ns.train_dir, ns.stages, ns.out, ns.microbatches, ns.schedule))
-    except (ValueError, FileNotFoundError) as e:
+    except (ValueError, OSError) as e:
         print(f"python -m gpu_runs.pipeline_ckpt: error: {e}", file=sys.stderr)
         return 2
     return 0

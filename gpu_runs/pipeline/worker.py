@@ -18,8 +18,8 @@ from gpu_runs.pipeline import diagnostics as pipeline_diag
 from gpu_runs.pipeline.args import build_parser, check_options
 from gpu_runs.pipeline import data_parallel as dpar
 from gpu_runs import run_lock
-from gpu_runs.pipeline.checkpoint import (check_fresh, check_run_dir, load_resume, prune_stage, resume_step,
-                                          save_stage)
+from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, load_resume,
+                                          prune_stage, resume_step, save_stage)
 from gpu_runs.pipeline.delay import DelayRule
 from gpu_runs.pipeline.llama import llama_problem, num_layers, run_config, train_config
 from gpu_runs.pipeline.moe import StageMoE, routing_group, stage_moe_names
@@ -313,9 +313,14 @@ def main(argv=None) -> int:
     try:
         _, P = dpar.grid_shape(N, args.dp)
         skipped = validate_args(args, P, num_layers_of(args))
+        check_finished(args)
         if "RANK" not in os.environ or "MASTER_ADDR" not in os.environ:
             raise ValueError(TORCHRUN_HINT)
         lock_out(args, rank)     # held until the process exits
+    except RunFinished as e:
+        if rank == 0:
+            print(f"{tag} {e}", flush=True)
+        return 0
     except ValueError as e:
         print(f"{tag} refused: {e}", file=sys.stderr, flush=True)
         return 2

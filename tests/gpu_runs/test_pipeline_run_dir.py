@@ -121,3 +121,21 @@ def test_console_counts_steps_from_one_as_the_log(tmp_path):
     steps = [int(line.split(" step ")[1].split()[0]) for line in res[1][1].splitlines() if " step " in line]
     logged = [json.loads(line)["step"] for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert steps == logged == [1, 2]
+
+
+def test_resume_of_a_finished_run_changes_nothing(tmp_path, torchrun_env, capsys):
+    _fake_set(tmp_path, 2)                                       # final set at step 8 = --steps
+    (tmp_path / "log.jsonl").write_text('{"step": 8}\n')
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert main([*BASE, "--out", str(tmp_path), "--resume"]) == 0
+    assert "finished already at step 8" in capsys.readouterr().out
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_pipeline_ckpt_unreadable_checkpoint_is_one_line(tmp_path, capsys):
+    from gpu_runs.pipeline.checkpoint import main as ckpt_main
+    _fake_set(tmp_path, 2)
+    stage_file(tmp_path, 0).write_bytes(b"garbage")
+    assert ckpt_main(["to-trainer", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "unreadable checkpoint" in err and "Traceback" not in err and len(err.splitlines()) == 1
