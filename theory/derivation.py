@@ -5,12 +5,15 @@ Each `Step` is ``lhs REL rhs`` with a reason. Two kinds:
 * ``kind="algebra"``: a relation between closed-form expressions in the
   constants; theory.check verifies it (symbolically, or numerically with the
   worst margin recorded). A wrong algebra step is rejected.
-* ``kind="premise"``: an inequality between random quantities that follows
-  from an assumption or a textbook fact (descent lemma from A2, Hölder, A4,
-  martingale orthogonality, triangle inequality). These are stated with
-  abstract symbols (E_t, N_t, ...) and cited, not machine-proved; the ones
-  with a finite-dimensional numeric witness are exercised in
-  theory.premises.
+* ``kind="premise"``: an inequality about random or abstract quantities (E_t, N_t, D_t, r_w,
+  G, ...) that follows from an assumption or a textbook fact (descent lemma from A2, Hölder,
+  A4, martingale orthogonality, triangle inequality). These are cited, not machine-proved,
+  and each is witnessed numerically on the grid of theory.witness_grid (theory.witnesses).
+  A premise whose two sides are closed forms in the constants is algebra in disguise: it is
+  accepted only when sympy proves it (`closed_form`), never on citation.
+* a citation (``cites``): ``lhs <= `` a registered bound, proved by its own derivation; with
+  ``average=True`` the rhs is that bound averaged over t < K (`averaged`), which is how a
+  theorem uses its lemma (never by restating it as a premise).
 
 The perturbed-gradient lemma/theorem are proved once, with the perturbation
 r_t = ||x_t - y_t|| kept as r_w / r_avg, and specialised: sync (r = 0),
@@ -37,6 +40,11 @@ E_t = sp.Symbol("E_t")        # E||m_t - grad f(y_t)||_*
 N_t = sp.Symbol("N_t")        # E||sum_j w_{t,j} xi_j||_*
 D_t = sp.Symbol("D_t")        # E||sum_j w_{t,j} (grad f(x_j) - grad f(y_t))||_*
 G = sp.Symbol("G")            # (1/K) sum_{t<K} E||grad f(y_t)||_*
+S_K = sp.Symbol("(1/K) sum_t E_t")              # (1/K) sum_{t<K} E_t
+F_now, F_next = sp.Symbol("f(y_t)"), sp.Symbol("f(y_{t+1})")
+INNER = sp.Symbol("<grad f(y_t), lmo(m_t)>")    # <grad f(y_t), lmo(m_t)>
+GNORM = sp.Symbol("||grad f(y_t)||_*")
+MERR = sp.Symbol("||m_t - grad f(y_t)||_*")
 
 W0 = (1 - mu) ** t                        # w_{t,0}
 WK = mu * (1 - mu) ** k                   # w_{t,t-k}, 0 <= k <= t-1 (k = t - j: the age of g_j)
@@ -55,17 +63,64 @@ class Step:
     where: tuple = ()
     chain: bool = True
     cites: str = ""
+    average: bool = False
 
-    def check(self, n: int = 4000, seed: int = 0) -> CheckResult:
-        """Machine check (algebra), the citation (premise), or the registered bound it cites."""
+    def check(self, n: int = 4000, seed: int = 0, bounds=None) -> CheckResult:
+        """Machine check (algebra), the citation (premise), or the registered bound it cites
+        (``bounds``: {name: expr} overrides of the registry, as theory.check plants them)."""
         if self.cites:
-            from .registry import get
-            ok = sp.simplify(sp.sympify(self.rhs) - get(self.cites).expr) == 0
-            return CheckResult(ok, "cite", f"the registered bound {self.cites}" if ok else
-                               f"rhs is not the expression of {self.cites}")
+            target = cited_expr(self, bounds)
+            ok = sp.simplify(sp.sympify(self.rhs) - target) == 0
+            what = f"the registered bound {self.cites}" + (" averaged over t < K" if self.average else "")
+            return CheckResult(ok, "cite", what if ok else f"rhs is not {what}")
         if self.kind == "premise":
+            if closed_form(self.lhs) and closed_form(self.rhs):
+                res = check_step(self.lhs, self.rel, self.rhs, dict(self.where) or None, n=n, seed=seed)
+                if res.ok and res.method == "symbolic":
+                    return CheckResult(True, "symbolic", "a premise between closed forms, proved as algebra")
+                return CheckResult(False, "premise", "a premise between closed forms is algebra and must be"
+                                   f" proved, not cited ({res.status})", res.counterexample)
             return CheckResult(True, "premise", f"cited: {self.reason}")
         return check_step(self.lhs, self.rel, self.rhs, dict(self.where) or None, n=n, seed=seed)
+
+
+#: closed-form symbols: the constants and the auxiliaries of algebra steps (everything else in
+#: a step, E_t, N_t, r_w, G, f(y_t), ..., is a random or abstract quantity)
+CLOSED = {"L", "sigma", "rho", "eta", "mu", "Delta_0", "K", "t", "a", "b", "v", "k", "j", "s_mu"}
+
+
+def trivial(lhs, rhs) -> bool:
+    """lhs and rhs are the same expression (a step X = X says nothing)."""
+    return sp.sympify(lhs) == sp.sympify(rhs)
+
+
+def closed_form(e) -> bool:
+    """True when every free symbol of e is a constant (CLOSED): e holds no random quantity."""
+    return all(s.name in CLOSED for s in sp.sympify(e).free_symbols)
+
+
+def averaged(expr: sp.Expr) -> sp.Expr:
+    """(1/K) sum_{t<K} of a lemma affine in r_w: with expr = e(t) + c r_w(t) (c free of t),
+    (1/K) sum_{k=0}^{K-1} e(k) + c r_avg, since (1/K) sum_{t<K} r_w(t) = r_avg by definition;
+    each t-dependent term c' h(t) is averaged as c' (1/K) sum_k h(k)."""
+    c = sp.diff(expr, r_w)
+    e = expr - c * r_w
+    if r_w in e.free_symbols or t in c.free_symbols:
+        raise ValueError(f"averaged: {expr} is not affine in r_w with a t-free coefficient")
+    out = c * r_avg
+    for term in sp.Add.make_args(e):
+        coeff, h = term.as_independent(t, as_Add=False)
+        out += coeff * sp.Sum(h.subs(t, k), (k, 0, K - 1)) / K if h.has(t) else term
+    return out
+
+
+def cited_expr(step, bounds=None) -> sp.Expr:
+    """The expression a citing step must quote: the cited bound (``bounds`` override the registry),
+    averaged over t < K when step.average."""
+    from .registry import get
+    e = (bounds or {}).get(step.cites, None)
+    e = get(step.cites).expr if e is None else e
+    return averaged(e) if step.average else e
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,8 +134,13 @@ class Derivation:
     start: object = None     # the quantity the chain starts from (theory.chain)
     proves: bool = True      # False: an explanation, not a proof of ``bound``
 
-    def check(self, n: int = 4000) -> list[tuple[Step, CheckResult]]:
-        return [(s, s.check(n=n, seed=i)) for i, s in enumerate(self.steps)]
+    def __post_init__(self):
+        bad = [s.name for s in self.steps if s.rel == "==" and trivial(s.lhs, s.rhs)]
+        if bad:
+            raise ValueError(f"{self.name}: steps {bad} state X = X (the same expression on both sides)")
+
+    def check(self, n: int = 4000, bounds=None) -> list[tuple[Step, CheckResult]]:
+        return [(s, s.check(n=n, seed=i, bounds=bounds)) for i, s in enumerate(self.steps)]
 
 
 def _alg(name, lhs, rel, rhs, reason, where=(), chain=True):
@@ -91,9 +151,14 @@ def _prem(name, lhs, rhs, reason, chain=True):
     return Step(name, lhs, "<=", rhs, reason, "premise", (), chain)
 
 
-def _cite(lhs, bound):
-    """lhs <= the registered bound ``bound`` (proved by its own derivation)."""
+def _cite(lhs, bound, average=False):
+    """lhs <= the registered bound ``bound`` (proved by its own derivation), or <= its average
+    over t < K (``average``: a theorem using its lemma at every t < K)."""
     from .registry import get
+    if average:
+        return Step(f"by {bound}, averaged over t < K", lhs, "<=", averaged(get(bound).expr),
+                    f"{bound} (proved by its own derivation) at each t < K, averaged;"
+                    " (1/K) sum_t r_w(t) = r_avg by definition", "premise", (), True, bound, True)
     return Step(f"by {bound}", lhs, "<=", get(bound).expr, f"{bound}, proved by its own derivation",
                 "premise", (), True, bound)
 
@@ -132,8 +197,6 @@ def perturbed_lemma() -> Derivation:
         _alg("mean lag of the momentum", t * W0 + sp.Sum(WK * k, (k, 0, t - 1)), "==", lag,
              "arithmetico-geometric sum: sum_j w_{t,j} (t-j) = (1-mu)(1-(1-mu)^t)/mu"),
         _alg("lag bounded uniformly in t", lag, "<=", (1 - mu) / mu, "(1-mu)^t >= 0"),
-        _alg("collect the terms", B.noise() + L * eta * (1 - mu) / mu + L * r_w, "==",
-             B.DERIVED_EF_LEMMA_TRAJECTORY.expr, "sum of the noise and drift bounds"),
     )
     return Derivation("perturbed_lemma", "derived_ef_lemma_trajectory",
                       "E||m_t - grad f(y_t)||_* <= (1-mu)^t rho sigma + sqrt(mu) rho sigma"
@@ -142,31 +205,26 @@ def perturbed_lemma() -> Derivation:
 
 def perturbed_theorem() -> Derivation:
     """(1/K) sum_{t<K} E||grad f(y_t)||_* <= Delta_0/(eta K) + 2 rho sigma/(mu K)
-    + 2 sqrt(mu) rho sigma + L eta/2 + 2 L eta (1-mu)/mu + 2 L r_avg."""
-    avg_geo = (1 - (1 - mu) ** K) / (mu * K)
-    lem_avg = rho * sigma * avg_geo + sp.sqrt(mu) * rho * sigma + L * eta * (1 - mu) / mu + L * r_avg
-    S = sp.Symbol("(1/K) sum_t E_t")
+    + 2 sqrt(mu) rho sigma + L eta/2 + 2 L eta (1-mu)/mu + 2 L r_avg.
+
+    The lemma enters by citation (its average over t < K), not restated as a premise, so the
+    chain runs through the lemma's own derivation (theory.chain)."""
+    S = S_K
     steps = (
         _prem("descent lemma at the virtual iterate",
-              sp.Symbol("f(y_{t+1})"), sp.Symbol("f(y_t)") + eta * sp.Symbol("<grad f(y_t), lmo(m_t)>") + L * eta**2 / 2,
+              F_next, F_now + eta * INNER + L * eta**2 / 2,
               "A2 with y_{t+1} - y_t = d_t = eta lmo(m_t), ||lmo(m_t)|| <= 1 (docs/design.md §4: y follows the sync recursion)",
               chain=False),
-        _prem("LMO inner product", sp.Symbol("<grad f(y_t), lmo(m_t)>"),
-              -sp.Symbol("||grad f(y_t)||_*") + 2 * sp.Symbol("||m_t - grad f(y_t)||_*"),
+        _prem("LMO inner product", INNER, -GNORM + 2 * MERR,
               "<m, lmo(m)> = -||m||_*, Hölder <g - m, lmo(m)> <= ||g - m||_*, and ||m||_* >= ||g||_* - ||g - m||_*",
               chain=False),
         _prem("telescope over t < K", G, Delta_0 / (eta * K) + 2 * S + L * eta / 2,
               "sum the descent inequality with the LMO inner product, f(y_0) = f(x_0) (d_{-1} = d_{-2} = 0),"
               " f(y_K) >= f* (A1), divide by eta K"),
-        _alg("sum of the transient", sp.Sum((1 - mu) ** k, (k, 0, K - 1)), "==", avg_geo * K,
-             "geometric sum sum_{t<K} (1-mu)^t = (1 - (1-mu)^K)/mu", chain=False),
-        _prem("average the lemma", S, lem_avg,
-              "perturbed_lemma at each t < K, averaged; (1/K) sum_t r_w(t) = r_avg by definition"),
-        _alg("transient bounded", avg_geo, "<=", 1 / (mu * K), "(1-mu)^K >= 0"),
-        _alg("collect the terms",
-             Delta_0 / (eta * K) + 2 * (rho * sigma / (mu * K) + sp.sqrt(mu) * rho * sigma
-                                        + L * eta * (1 - mu) / mu + L * r_avg) + L * eta / 2,
-             "==", B.DERIVED_EF_THEOREM_TRAJECTORY.expr, "substitute and expand"),
+        _cite(S, "derived_ef_lemma_trajectory", average=True),
+        _alg("sum of the transient", sp.Sum((1 - mu) ** k, (k, 0, K - 1)), "==", (1 - (1 - mu) ** K) / mu,
+             "geometric sum sum_{k<K} (1-mu)^k = (1 - (1-mu)^K)/mu"),
+        _alg("transient bounded", (1 - (1 - mu) ** K) / mu, "<=", 1 / mu, "(1-mu)^K >= 0"),
     )
     return Derivation("perturbed_theorem", "derived_ef_theorem_trajectory",
                       "(1/K) sum_{t<K} E||grad f(y_t)||_* <= Delta_0/(eta K) + 2 rho sigma/(mu K)"
@@ -179,7 +237,8 @@ def _special(name, bound, statement, general, premise, reason, sub, final, r_sym
     if sub != 0:
         steps.append(_alg("monotone in the perturbation", general, "<=", general.subs(r_sym, sub),
                           reason, where=((r_sym, sub / (1 + v)),), chain=False))
-    steps.append(_alg("simplify", general.subs(r_sym, sub), "==", final, "algebra"))
+    if not trivial(general.subs(r_sym, sub), final):
+        steps.append(_alg("simplify", general.subs(r_sym, sub), "==", final, "algebra"))
     return Derivation(name, bound, statement, tuple(steps), start=start)
 
 
@@ -213,14 +272,11 @@ def package_derivations() -> list[Derivation]:
         _prem("x-steps of delayed training are <= eta", sp.Symbol("||x_{t+1} - x_t||"), eta,
               "x_{t+1} - x_t = d_{t-1}; so perturbed_lemma applies with y := x", chain=False),
         _cite(E_x, "derived_ef_lemma_trajectory"),
-        _prem("at y := x the perturbation is zero", r_w, 0, "r_t = ||x_t - x_t|| = 0"),
-        _alg("simplify", lem.subs(r_w, 0), "==", B.DERIVED_DELAYED_LEMMA_X.expr, "algebra")), start=E_x))
+        _prem("at y := x the perturbation is zero", r_w, 0, "r_t = ||x_t - x_t|| = 0")), start=E_x))
     out.append(Derivation("delayed_theorem_x", "derived_delayed_theorem_x", "delayed, at x_t", (
         _prem("gradient at x from gradient at y", G_x, G + L * eta,
               "A2 and r_t <= eta: ||grad f(x_t)||_* <= ||grad f(y_t)||_* + L r_t, averaged over t < K"),
-        _cite(G, "derived_delayed_theorem"),
-        _alg("add L eta", B.DERIVED_DELAYED_THEOREM.expr + L * eta, "==",
-             B.DERIVED_DELAYED_THEOREM_X.expr, "algebra")), start=G_x))
+        _cite(G, "derived_delayed_theorem")), start=G_x))
     out.append(Derivation("kovalev_lemma_implied", "kovalev_sync_lemma",
                           "Kovalev's restated lemma follows from the derived one", (
         _cite(E_x, "derived_sync_lemma"),
@@ -239,8 +295,8 @@ def package_derivations() -> list[Derivation]:
                           " (an explanation, not a proof: the noise term alone is not a bound)", (
         _alg("a + b <= sqrt(2a^2 + 2b^2)", a_ + b_, "<=", sp.sqrt(2 * a_**2 + 2 * b_**2),
              "(a - b)^2 >= 0"),
-        _alg("with a = sqrt(mu) rho sigma, b = 2 L eta", sp.sqrt(2 * a**2 + 2 * b**2), "==",
-             PR.PAPER_DELAYED_NOISE_CONSISTENT.expr, "algebra"),
+        _alg("with a = sqrt(mu) rho sigma, b = 2 L eta", sp.sqrt(2 * a_**2 + 2 * b_**2), "==",
+             PR.PAPER_DELAYED_NOISE_CONSISTENT.expr, "substitute a and b", where=((a_, a), (b_, b))),
         _alg("the derived stationary error is sqrt(mu) rho sigma + 2 L eta + the omitted lag term",
              sp.sqrt(mu) * rho * sigma + L * eta / mu, "==",
              a + b + L * eta * (1 - 2 * mu) / mu,

@@ -48,6 +48,7 @@ class Implication:
     proof: str = ""
     region: str = ""
     point: dict | None = None
+    note: str = ""               # e.g. the region is unreachable by the variant's own runs
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -149,7 +150,29 @@ def implication(reading: str, variant: str) -> Implication:
     if proof:
         return Implication(reading, variant, D.name, "implied", str(diff), proof)
     point = exact_point(diff)
-    return Implication(reading, variant, D.name, "not implied", str(diff), "", region_text(X, rest), point)
+    return Implication(reading, variant, D.name, "not implied", str(diff), "", region_text(X, rest), point,
+                       reachability(diff, variant))
+
+
+#: the largest perturbation each variant's own runs allow: r_t <= cap, hence r_w <= cap
+R_CAP = {"EF trajectory": 2 * eta}
+
+
+def reachability(diff: sp.Expr, variant: str) -> str:
+    """For a region r_w > threshold of a variant with r_t <= cap (EF: 2 eta): 'unreachable ...'
+    when threshold - cap >= 0 is proved in sympy, so the counterexamples need an r_w that the
+    variant's runs never have; '' otherwise."""
+    cap = R_CAP.get(variant)
+    if cap is None or r_w not in diff.free_symbols or sp.degree(sp.expand(diff), r_w) != 1:
+        return ""
+    if not _nonneg_mu(-sp.diff(diff, r_w)):
+        return ""
+    root = sp.solve(sp.Eq(diff, 0), r_w)[0]
+    # diff decreases in r_w, so root >= cap iff diff(r_w = cap) >= 0
+    if prove_nonneg(*split_root(sp.expand(diff.subs(r_w, cap)))):
+        return (f"unreachable: the region needs r_w > {sp.simplify(root)} >= {cap} (proved in sympy),"
+                f" but every EF run has r_t <= {cap}, hence r_w <= {cap}")
+    return ""
 
 
 def implication_table() -> list[Implication]:
@@ -178,3 +201,29 @@ def confirm_region(reading: str, variant: str, n: int = 4000, seed: int = 0) -> 
     neg = d < -scale
     return {"checked": n, "negative": int(neg.sum()), "outside_region": int((neg & ~inside).sum()),
             "region_but_nonnegative": int((inside & (d > scale)).sum())}
+
+
+def c4_ranges() -> dict:
+    """Reading C4 at y_t (literal 8 L eta^2, drift L eta (1-mu)/mu) against the delayed lemma, in
+    fixed units of f and x:
+
+    * not implied by derived_delayed_lemma exactly when the region {a between the roots} is
+      nonempty: its discriminant 8 L eta^2 (L - 4) > 0, i.e. L > 4;
+    * false (below a value a run attains) when L > 8: at sigma = 0 far from the minimiser the
+      delayed momentum error at y_t tends to L eta/mu (derived_delayed_lemma is attained there;
+      tests/theory/test_derivation.py), while C4 at sigma = 0, t -> oo is sqrt(8 L) eta
+      + L eta (1-mu)/mu, smaller iff L eta > sqrt(8 L) eta.
+
+    For 4 < L <= 8 C4 is only not implied; whether a run exceeds it there is not settled."""
+    from .symbols import L, mu, sigma
+    R, D = get("paper_c4_y").expr, get("derived_delayed_lemma").expr
+    diff = in_a(R - D)
+    X, rest = split_root(diff)
+    q = sp.expand(X - rest**2)
+    c2, c1, c0 = sp.Poly(q, a).all_coeffs()
+    disc = sp.factor(sp.expand(c1**2 - 4 * c2 * c0))
+    not_implied = sp.solve_univariate_inequality(sp.simplify(disc / (8 * eta**2 * L)) > 0, L, relational=True)
+    gap0 = sp.simplify((D - R).subs(sigma, 0))  # the transient vanishes with sigma
+    false = sp.solve_univariate_inequality(sp.simplify(gap0 / eta) > 0, L, relational=True)
+    return {"not_implied": not_implied, "false": false, "discriminant": disc, "gap_at_sigma_0": gap0,
+            "mu_free": mu not in gap0.free_symbols}

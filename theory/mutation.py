@@ -1,17 +1,16 @@
-"""Mutation table: planted errors in the proofs, each of which the checks must catch.
+"""Mutation table: planted errors in the proofs, each of which ``theory.check()`` itself must catch.
 
-A mutant is a modified copy of a derivation (and, for a consistent error, of the registered
-bound it proves). Three checks run on it (docs/design.md §5):
+A mutant is a planted world (docs/design.md §5): the mutated derivation with every derivation
+it cites (its dependencies, unmutated), {name: expr} overrides of the registered bounds that
+make the error consistent (the same wrong term in the bound, its derivation and the premise's
+own formula), and optionally a mutated premise simulator. ``run_mutant`` runs
+``theory.check(derivations=..., bounds=..., sim=..., mutants=False)`` on the world: the mutant
+is caught when that check is not ok, and ``caught_by`` names the failing sections (steps,
+chains, premises, structure, limits).
 
-* steps:     every step alone (theory.check; theory.derivation.Step.check);
-* chain:     the conclusion assembled from the steps must be the (mutated) bound (theory.chain);
-* witnesses: every premise step that the mutant changed, evaluated as written on the exact
-             instances (theory.witnesses).
-
-``caught`` is True when at least one check fails; ``caught_by`` names them. A consistent
-error (the same wrong constant in the bound and in the step quoting it) passes every step
-alone and is caught only by the chain; an understated premise yields a tighter conclusion,
-so only its witness can catch it (on the "aligned" noise instance, where A4 is tight).
+Mutants M1-M7 come from an independent audit (issue 31); before the witness grid, the
+closed-form-premise rule, the cited lemma and the limits in check(), check() stayed ok on
+M1, M5, M6 and M7.
 """
 from __future__ import annotations
 
@@ -22,10 +21,17 @@ import sympy as sp
 
 from . import bounds as B
 from . import paper_readings as PR
-from .chain import chain_check
-from .proofs import get_derivation
-from .symbols import L, eta, mu, r_w
-from .witnesses import INSTANCES, witness
+from .derivation import W0, S_K, _prem, k
+from .premises import simulate
+from .proofs import all_derivations, get_derivation
+from .registry import all_bounds
+from .symbols import K, L, eta, mu, r_avg, r_w, rho, sigma
+
+NOISE = "noise: A4 + Jensen + martingale orthogonality + A3"
+DRIFT = "drift: A2 + triangle inequality + y-steps <= eta"
+NOISE_ALGEBRA = ("sum of squared weights", "square root of a sum", "mu/(2-mu) <= mu")
+#: planted simulator error: EF's x-update with the sign of d_{t-2} flipped
+EF_SIGN_FLIPPED = functools.partial(simulate, ef_sign=-1.0)
 
 
 def _replace(d, name, **changes):
@@ -35,69 +41,142 @@ def _replace(d, name, **changes):
     return dataclasses.replace(d, steps=steps)
 
 
-def _drop(d, name):
-    return dataclasses.replace(d, steps=tuple(s for s in d.steps if s.name != name))
+def _drop(d, *names):
+    return dataclasses.replace(d, steps=tuple(s for s in d.steps if s.name not in names))
+
+
+def _insert_after(d, name, step):
+    i = next(i for i, s in enumerate(d.steps) if s.name == name)
+    return dataclasses.replace(d, steps=d.steps[: i + 1] + (step,) + d.steps[i + 1:])
+
+
+def _step(d, name):
+    return next(s for s in d.steps if s.name == name)
+
+
+def world(*mutated, bounds=None) -> tuple:
+    """The mutated derivations plus every derivation they cite, recursively (unmutated)."""
+    pkg = {d.bound: d for d in all_derivations() if d.proves}
+    out, todo = {d.name: d for d in mutated}, list(mutated)
+    while todo:
+        d = todo.pop()
+        for s in d.steps:
+            dep = pkg.get(s.cites) if s.cites else None
+            if dep is not None and dep.name not in out:
+                out[dep.name] = dep
+                todo.append(dep)
+    return tuple(out.values())
+
+
+def globally(d, old, new):
+    """d with ``old`` replaced by ``new`` in every step, and the registry's bounds the same way
+    (only the changed ones): a consistent error everywhere."""
+    sub = lambda e: sp.sympify(e).xreplace({old: new})  # noqa: E731  (exact nodes: sqrt(mu), not mu)
+    steps = tuple(dataclasses.replace(s, lhs=sub(s.lhs), rhs=sub(s.rhs)) for s in d.steps)
+    bounds = {b.name: sub(b.expr) for b in all_bounds() if sub(b.expr) != b.expr}
+    return dataclasses.replace(d, steps=steps), bounds
+
+
+def _m(name, kind, intended, derivations=(), bounds=None, sim=None):
+    return dict(name=name, kind=kind, intended=intended, derivations=tuple(derivations),
+                bounds=dict(bounds or {}), sim=sim)
+
+
+def _audit_mutants() -> list[dict]:
+    """M1-M7 of the audit (module docstring)."""
+    lem, thm = get_derivation("perturbed_lemma"), get_derivation("perturbed_theorem")
+    full = B.DERIVED_EF_LEMMA_TRAJECTORY.expr
+    lag = _step(lem, "lag bounded uniformly in t")
+    out = []
+    # M1: the noise premise with the small-mu approximation sqrt(mu/2) of sqrt(mu/(2-mu))
+    m1, b1 = globally(_drop(lem, *NOISE_ALGEBRA), sp.sqrt(mu), sp.sqrt(mu / 2))
+    m1 = _replace(m1, NOISE, rhs=rho * sigma * (W0 + sp.sqrt(mu / 2)))
+    out.append(_m("M1 noise premise rho sigma ((1-mu)^t + sqrt(mu/2))", "false premise (small-mu approximation)",
+                  "premises", world(m1), b1))
+    # M2: sqrt(mu) -> mu everywhere
+    m2, b2 = globally(lem, sp.sqrt(mu), mu)
+    out.append(_m("M2 sqrt(mu) -> mu everywhere", "consistent constant change", "steps", world(m2), b2))
+    # M3: an algebra step true only for mu <= 1/2
+    m3_bound = full.subs(L * eta * (1 - mu) / mu, 2 * L * eta * (1 - mu) ** 2 / mu)
+    m3 = _replace(lem, "lag bounded uniformly in t", rhs=2 * (1 - mu) ** 2 / mu)
+    out.append(_m("M3 lag <= 2 (1-mu)^2/mu (true only for mu <= 1/2)", "algebra step with a hidden range",
+                  "steps", world(m3), {"derived_ef_lemma_trajectory": m3_bound}))
+    # M4: EF sign flip in the premise simulator
+    out.append(_m("M4 EF sign flip in the simulator", "simulator error", "premises",
+                  world(get_derivation("ef_lemma_worst"), thm), sim=EF_SIGN_FLIPPED))
+    # M5: drift 2 L eta (1-mu)/sqrt(mu), "justified" by a premise between closed forms
+    new_drift = 2 * (1 - mu) / sp.sqrt(mu)
+    m5_bound = full.subs(L * eta * (1 - mu) / mu, L * eta * new_drift)
+    m5 = _insert_after(lem, lag.name, _prem("drift at most 2 (1-mu)/sqrt(mu)", lag.rhs, new_drift,
+                                            "the momentum forgets at rate sqrt(mu)"))
+    out.append(_m("M5 drift 2 L eta (1-mu)/sqrt(mu) by a closed-form premise", "closed form cited as a premise",
+                  "steps", world(m5), {"derived_ef_lemma_trajectory": m5_bound}))
+    # M6: the A4 constant capped at min(rho, 5/2)
+    m6, b6 = globally(lem, rho, sp.Min(rho, sp.Rational(5, 2)))
+    out.append(_m("M6 A4 constant capped at min(rho, 5/2)", "false premise (outside the instances' rho)",
+                  "premises", world(m6), b6))
+    # M7: the theorem restates the lemma as a premise, with the drift halved
+    half = (rho * sigma * sp.Sum((1 - mu) ** k, (k, 0, K - 1)) / K + sp.sqrt(mu) * rho * sigma
+            + L * eta * (1 - mu) / (2 * mu) + L * r_avg)
+    cite = next(s for s in thm.steps if s.cites)
+    m7_bound = B.DERIVED_EF_THEOREM_TRAJECTORY.expr - L * eta * (1 - mu) / mu
+    m7 = dataclasses.replace(thm, steps=tuple(
+        _prem("average the lemma", S_K, half, "perturbed_lemma at each t < K, averaged") if s is cite else s
+        for s in thm.steps))
+    out.append(_m("M7 theorem restates the lemma as a premise, drift halved", "restated lemma",
+                  "structure", world(m7), {"derived_ef_theorem_trajectory": m7_bound}))
+    return out
 
 
 def mutants() -> list[dict]:
-    """[{name, kind, derivation, bound_expr or None}] (the module docstring)."""
+    """Every planted world: the nine original mutants, then M1-M7 (module docstring)."""
     lem = get_derivation("perturbed_lemma")
     prem = {s.name: s for s in lem.steps}
     half = B.DERIVED_EF_LEMMA_TRAJECTORY.expr - L * eta * (1 - mu) / mu + L * eta * (1 - mu) / (2 * mu)
     no_tr = B.DERIVED_EF_LEMMA_TRAJECTORY.expr - PR.TRANSIENT
-    collect = prem["collect the terms"]
     sq = prem["sum of squared weights"]
     c2 = get_derivation("paper_c2")
-    qm = {s.name: s for s in c2.steps}["QM-AM: a + b <= sqrt(2 a^2 + 2 b^2)"]
+    qm = _step(c2, "QM-AM: a + b <= sqrt(2 a^2 + 2 b^2)")
+    lag = prem["lag bounded uniformly in t"]
     return [
-        dict(name="false premise D_t <= L r_w", kind="false premise",
-             derivation=_replace(lem, "drift: A2 + triangle inequality + y-steps <= eta", rhs=L * r_w)),
-        dict(name="noise premise understated by 20%", kind="false premise",
-             derivation=_replace(lem, "noise: A4 + Jensen + martingale orthogonality + A3",
-                                 rhs=sp.Rational(4, 5) * prem["noise: A4 + Jensen + martingale orthogonality + A3"].rhs)),
-        dict(name="drift halved in bound and derivation", kind="consistent constant change",
-             derivation=_replace(lem, "collect the terms", lhs=collect.lhs - L * eta * (1 - mu) / (2 * mu), rhs=half),
-             bound_expr=half),
-        dict(name="transient dropped in bound and derivation", kind="dropped term",
-             derivation=_replace(lem, "collect the terms", lhs=collect.lhs - PR.TRANSIENT,
-                                 rhs=no_tr),
-             bound_expr=no_tr),
-        dict(name="lag bound flipped", kind="flipped inequality",
-             derivation=_replace(lem, "lag bounded uniformly in t",
-                                 lhs=prem["lag bounded uniformly in t"].rhs, rhs=prem["lag bounded uniformly in t"].lhs)),
-        dict(name="sum of squared weights mu/(1-mu)", kind="wrong geometric sum",
-             derivation=_replace(lem, "sum of squared weights",
-                                 rhs=sq.rhs.subs(mu / (2 - mu), mu / (1 - mu)))),
-        dict(name="lag step skipped", kind="dropped step", derivation=_drop(lem, "lag bounded uniformly in t")),
-        dict(name="C2 chain with the literal 8 L eta^2", kind="consistent constant change",
-             derivation=_replace(c2, "QM-AM: a + b <= sqrt(2 a^2 + 2 b^2)",
-                                 rhs=qm.rhs - PR.P + PR.P_LITERAL),
-             bound_expr=PR.PAPER_C4_Y.expr),
-        dict(name="delayed cap r_t <= eta/2", kind="false premise",
-             derivation=_replace(get_derivation("delayed_lemma"), "delayed: r_t = ||d_{t-1}|| <= eta", rhs=eta / 2)),
-    ]
-
-
-@functools.lru_cache(maxsize=None)
-def _step_ok(step, n: int, seed: int) -> bool:
-    return step.check(n=n, seed=seed).ok
+        _m("false premise D_t <= L r_w", "false premise", "premises", world(_replace(lem, DRIFT, rhs=L * r_w))),
+        _m("noise premise understated by 20%", "false premise", "premises",
+           world(_replace(lem, NOISE, rhs=sp.Rational(4, 5) * prem[NOISE].rhs))),
+        _m("drift halved in bound and derivation", "consistent constant change", "chains",
+           world(lem), {"derived_ef_lemma_trajectory": half}),
+        _m("transient dropped in bound and derivation", "dropped term", "chains",
+           world(lem), {"derived_ef_lemma_trajectory": no_tr}),
+        _m("lag bound flipped", "flipped inequality", "steps",
+           world(_replace(lem, lag.name, lhs=lag.rhs, rhs=lag.lhs))),
+        _m("sum of squared weights mu/(1-mu)", "wrong geometric sum", "steps",
+           world(_replace(lem, sq.name, rhs=sq.rhs.subs(mu / (2 - mu), mu / (1 - mu))))),
+        _m("drift premise skipped (D_t left unbounded)", "dropped step", "chains", world(_drop(lem, DRIFT))),
+        _m("C2 chain with the literal 8 L eta^2", "consistent constant change", "steps",
+           world(_replace(c2, qm.name, rhs=qm.rhs - PR.P + PR.P_LITERAL)), {"paper_c2_y": PR.PAPER_C4_Y.expr}),
+        _m("delayed cap r_t <= eta/2", "false premise", "premises",
+           world(_replace(get_derivation("delayed_lemma"), "delayed: r_t = ||d_{t-1}|| <= eta", rhs=eta / 2))),
+    ] + _audit_mutants()
 
 
 def run_mutant(m: dict, n: int = 1500) -> dict:
-    """Run the three checks on mutant ``m``; returns the table row."""
-    d = m["derivation"]
-    orig = {s.name: s for s in get_derivation(d.name).steps}
-    steps_ok = all(_step_ok(s, n, i) for i, s in enumerate(d.steps))
-    chain = chain_check(d, bound_expr=m.get("bound_expr"), steps=d.steps)
-    changed = [s for s in d.steps if s.kind == "premise" and not s.cites and s != orig.get(s.name)]
-    wit = [witness(s) for s in changed]
-    wit_gauss = [witness(s, instances=tuple(i for i in INSTANCES if i[2] == "gaussian")) for s in changed]
-    caught_by = [name for name, ok in (("steps", steps_ok), ("chain", chain.ok),
-                                       ("witnesses", all(w["ok"] for w in wit))) if not ok]
-    return {"name": m["name"], "kind": m["kind"], "derivation": d.name, "caught": bool(caught_by),
-            "caught_by": caught_by, "chain": chain.detail[:160],
-            "witness_on_gaussian_only_catches": (not all(w["ok"] for w in wit_gauss)) if changed else None}
+    """theory.check() on the planted world of mutant ``m``; returns the table row."""
+    from .overview import check
+    res = check(n, derivations=m["derivations"], bounds=m["bounds"], sim=m["sim"], mutants=False)
+    why = {"steps": [f"{d}: {s}" for d, s, ok in res["steps"] if not ok],
+           "chains": [f"{c['derivation']}: {c['detail'][:120]}" for c in res["chains"] if not c["ok"]],
+           "premises": [f"{k}: fails on {w.get('failed_on')}" for k, w in res["premises"].items() if not w["ok"]],
+           "structure": [k for k, v in res["structure"].items() if not v],
+           "limits": [k for k, v in res["limits"].items() if not v]}
+    return {"name": m["name"], "kind": m["kind"], "derivations": [d.name for d in m["derivations"]],
+            "caught": not res["ok"], "caught_by": res["failed"], "intended": m["intended"],
+            "why": {k: v for k, v in why.items() if v}}
+
+
+@functools.lru_cache(maxsize=None)
+def _table(n: int) -> tuple:
+    return tuple(run_mutant(m, n) for m in mutants())
 
 
 def mutation_table(n: int = 1500) -> list[dict]:
-    return [run_mutant(m, n) for m in mutants()]
+    """Every mutant's row (run once per n, then cached: the package's code does not change)."""
+    return [dict(r) for r in _table(n)]

@@ -21,17 +21,14 @@ A, Bb, P, TR = PR.A, PR.B2, PR.P, PR.TRANSIENT
 
 def paper_c2() -> Derivation:
     """C2 at y_t from the perturbed lemma with r_t <= 2 eta and QM-AM."""
-    lem = B.DERIVED_EF_LEMMA_TRAJECTORY.expr
     steps = (
         _cite(E_t, "derived_ef_lemma_trajectory"),
         _prem("a perturbation of two steps", r_w, 2 * eta,
               "r_t <= 2 eta, e.g. ||x_{t+1} - x_{t-1}|| <= 2 eta (two steps of norm <= eta);"
               " delayed training has r_t <= eta, error feedback r_t <= 2 eta"),
-        _alg("the perturbation term is b = 2 L eta", lem.subs(r_w, 2 * eta), "==", TR + (A + Bb) + B.drift(),
-             "L r_w <= 2 L eta = b; regroup the noise term a = sqrt(mu) rho sigma with b"),
         _alg("QM-AM: a + b <= sqrt(2 a^2 + 2 b^2)", TR + A + Bb + B.drift(), "<=", TR + P + B.drift(),
-             "||A + B|| <= sqrt(2||A||^2 + 2||B||^2), here (a - b)^2 >= 0; 2 b^2 = 8 L^2 eta^2"),
-        _alg("the paper's form", TR + P + B.drift(), "==", PR.PAPER_C2_Y.expr, "algebra"),
+             "the perturbation term is L r_w <= 2 L eta = b; with the noise term a = sqrt(mu) rho sigma,"
+             " ||A + B|| <= sqrt(2||A||^2 + 2||B||^2), here (a - b)^2 >= 0; 2 b^2 = 8 L^2 eta^2"),
     )
     return Derivation("paper_c2", "paper_c2_y", "reading C2 at y_t: (1-mu)^t rho sigma"
                       " + sqrt(2 mu rho^2 sigma^2 + 8 L^2 eta^2) + L eta (1-mu)/mu", steps, start=E_t)
@@ -41,7 +38,8 @@ def paper_c1() -> Derivation:
     """C1 at y_t from C2 (the drift L eta (1-mu)/mu <= L eta/mu)."""
     return Derivation("paper_c1", "paper_c1_y", "reading C1 at y_t: C2 with the drift L eta/mu", (
         _cite(E_t, "paper_c2_y"),
-        _alg("drift (1-mu)/mu <= 1/mu", PR.PAPER_C2_Y.expr, "<=", PR.PAPER_C1_Y.expr, "L eta mu/mu >= 0")),
+        _alg("drift (1-mu)/mu <= 1/mu", PR.PAPER_C2_Y.expr, "<=", PR.PAPER_C1_Y.expr,
+             "L eta/mu - L eta (1-mu)/mu = L eta >= 0")),
         start=E_t)
 
 
@@ -49,16 +47,16 @@ def paper_c2_x() -> Derivation:
     """C2 at x_t from the derived delayed lemma at x_t (a <= sqrt(2a^2 + 2b^2))."""
     return Derivation("paper_c2_x", "paper_c2_x", "reading C2 at x_t", (
         _cite(E_x, "derived_delayed_lemma_x"),
-        _alg("a <= sqrt(2 a^2 + 2 b^2)", B.DERIVED_DELAYED_LEMMA_X.expr, "<=", TR + P + B.drift(),
-             "2 a^2 + 8 L^2 eta^2 >= a^2"),
-        _alg("the paper's form", TR + P + B.drift(), "==", PR.PAPER_C2_X.expr, "algebra")), start=E_x)
+        _alg("a <= sqrt(2 a^2 + 2 b^2)", B.DERIVED_DELAYED_LEMMA_X.expr, "<=", PR.PAPER_C2_X.expr,
+             "2 a^2 + 8 L^2 eta^2 >= a^2")), start=E_x)
 
 
 def paper_c1_x() -> Derivation:
     """C1 at x_t from C2 at x_t."""
     return Derivation("paper_c1_x", "paper_c1_x", "reading C1 at x_t", (
         _cite(E_x, "paper_c2_x"),
-        _alg("drift (1-mu)/mu <= 1/mu", PR.PAPER_C2_X.expr, "<=", PR.PAPER_C1_X.expr, "L eta >= 0")),
+        _alg("drift (1-mu)/mu <= 1/mu", PR.PAPER_C2_X.expr, "<=", PR.PAPER_C1_X.expr,
+             "L eta/mu - L eta (1-mu)/mu = L eta >= 0")),
         start=E_x)
 
 

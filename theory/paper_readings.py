@@ -71,8 +71,10 @@ PAPER_C3_Y = _full("C3", "y", P_LITERAL, L * eta / mu, True,
                    "Not scale-invariant, so not a bound in the paper's sense; yet in any fixed units it"
                    " is implied by derived_delayed_lemma, since sqrt(2 a^2 + 8 L eta^2) >= a.")
 PAPER_C4_Y = _full("C4", "y", P_LITERAL, drift(), False,
-                   "Not scale-invariant; false: below derived_delayed_lemma's attained value when"
-                   " L > 4 (units of f and x fixed), for every small noise when L > 8.")
+                   "Not scale-invariant. In fixed units of f and x: not implied by derived_delayed_lemma"
+                   " exactly when L > 4; false when L > 8, where it is below the value L eta/mu that a"
+                   " delayed run attains at sigma = 0; for 4 < L <= 8 whether it fails is not settled"
+                   " (theory.implications.c4_ranges).")
 PAPER_C3_X = _full("C3", "x", P_LITERAL, L * eta / mu, True,
                    "Not scale-invariant; in fixed units implied by derived_delayed_lemma_x.")
 PAPER_C4_X = _full("C4", "x", P_LITERAL, drift(), True,

@@ -80,12 +80,14 @@ def _noise(kind, geo, shape, sigma, rng, seeds):
 
 
 def simulate(variant="delayed", geometry="sign", T=40, seeds=64, mu=0.2, eta=0.05, sigma=0.5,
-             shape=(6,), seed=0, noise="gaussian"):
+             shape=(6,), seed=0, noise="gaussian", x0_scale=3.0, ef_sign=1.0):
     """Run sync / delayed / EF LMO momentum on the instance; return histories (dict of arrays).
 
     d_t = eta lmo(m_t); sync x_{t+1} = x_t + d_t; delayed x_{t+1} = x_t + d_{t-1};
     EF x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}; y_t = x_t (sync), x_t + d_{t-1} (delayed),
-    x_t + d_{t-1} - d_{t-2} (EF); m_0 = g_0.
+    x_t + d_{t-1} - d_{t-2} (EF); m_0 = g_0; x_0 = x0_scale z with z standard normal (a large
+    x0_scale with sigma = 0 is the regime where the lemma's drift is attained). ``ef_sign`` = -1
+    flips the sign of d_{t-2} in EF's x-update: a planted simulator error (theory.mutation).
     """
     if variant not in ("sync", "delayed", "ef"):
         raise ValueError(f"variant must be sync|delayed|ef, got {variant!r}")
@@ -96,7 +98,7 @@ def simulate(variant="delayed", geometry="sign", T=40, seeds=64, mu=0.2, eta=0.0
     f, grad, L = _problem(geo, shape, rng)
     n = int(np.prod(shape))
     rho = np.sqrt(n) if geometry == "sign" else np.sqrt(min(shape))
-    x = np.broadcast_to(rng.standard_normal(shape) * 3, (seeds, *shape)).copy()
+    x = np.broadcast_to(rng.standard_normal(shape) * x0_scale, (seeds, *shape)).copy()
     zero = np.zeros_like(x)
     d1, d2, m = zero, zero, None
     H = {k: [] for k in ("x", "y", "m", "g", "xi", "gx", "gy", "d")}
@@ -109,7 +111,7 @@ def simulate(variant="delayed", geometry="sign", T=40, seeds=64, mu=0.2, eta=0.0
         d = eta * geo.lmo(m)
         for k_, v_ in (("x", x), ("y", y), ("m", m), ("g", g), ("xi", xi), ("gx", gx), ("gy", grad(y)), ("d", d)):
             H[k_].append(v_)
-        x = {"sync": x + d, "delayed": x + d1, "ef": x + 2 * d1 - d2}[variant]
+        x = {"sync": x + d, "delayed": x + d1, "ef": x + 2 * d1 - ef_sign * d2}[variant]
         d2, d1 = d1, d
     H = {k_: np.stack(v_, axis=1) for k_, v_ in H.items()}  # (seeds, T, *shape)
     H.update(f=f, grad=grad, L=L, rho=rho, mu=mu, eta=eta, sigma=sigma, geometry=geo, variant=variant, noise=noise,

@@ -71,10 +71,10 @@ def mark(step, res) -> str:
         from .witnesses import witness
         w = witness(step)
         state = "checked numerically" if w["ok"] else "FAILS numerically"
-        return (f"premise (cited; {state} on {len(w['instances'])} instances, {w['samples']} samples,"
+        return (f"premise (cited; {state} on {w['instances']} instances, {w['samples']} samples,"
                 f" {w['mode']})")
     if res.method == "symbolic":
-        return "proved (sympy)"
+        return "proved (sympy)" + (" (a premise between closed forms)" if step.kind == "premise" else "")
     return f"checked numerically ({res.detail.split(',')[0]})"
 
 
@@ -91,8 +91,33 @@ def _plain(e) -> str:
     return sp.sstr(sp.sympify(e))
 
 
+#: LaTeX of the abstract (random) quantities, named symbols rather than sympy's guess
+TEX_NAMES = {
+    "f(y_t)": "f(y_t)", "f(y_{t+1})": "f(y_{t+1})",
+    "<grad f(y_t), lmo(m_t)>": r"\langle \nabla f(y_t), \operatorname{lmo}(m_t) \rangle",
+    "||grad f(y_t)||_*": r"\|\nabla f(y_t)\|_*", "||m_t - grad f(y_t)||_*": r"\|m_t - \nabla f(y_t)\|_*",
+    "(1/K) sum_t E_t": r"\frac{1}{K} \sum_{t<K} E_t", "||x_{t+1} - x_t||": r"\|x_{t+1} - x_t\|",
+    "r_w": r"r_w(t)", "r_avg": r"r_{\mathrm{avg}}", "s_mu": r"s_{\mu}", "Delta_0": r"\Delta_0",
+    "E_t": "E_t", "E_x": "E_x", "N_t": "N_t", "D_t": "D_t", "G_x": "G_x",
+}
+#: LaTeX of each bound's left-hand side (theory.bound.QUANTITIES)
+QUANTITY_TEX = {
+    "momentum_error_x": r"\mathbb{E}\|m_t - \nabla f(x_t)\|_*",
+    "momentum_error_y": r"\mathbb{E}\|m_t - \nabla f(y_t)\|_*",
+    "avg_grad_norm_x": r"\frac{1}{K} \sum_{t<K} \mathbb{E}\|\nabla f(x_t)\|_*",
+    "avg_grad_norm_y": r"\frac{1}{K} \sum_{t<K} \mathbb{E}\|\nabla f(y_t)\|_*",
+}
+
+
 def _tex(e) -> str:
-    return sp.latex(sp.sympify(e))
+    e = sp.sympify(e)
+    names = {s: TEX_NAMES[s.name] for s in e.free_symbols if s.name in TEX_NAMES}
+    return sp.latex(e, symbol_names=names)
+
+
+def statement_tex(b) -> str:
+    """The bound with its left-hand side: quantity <= expr."""
+    return f"{QUANTITY_TEX[b.quantity]} \\le {_tex(b.expr)}"
 
 
 def glossary_text() -> str:
@@ -137,10 +162,10 @@ def render_markdown(derivations, checks=None, title="Delayed LMO momentum: machi
         b = get(d.bound)
         out += [f"## {TITLES.get(d.name, d.name)}", "", f"Derivation `{d.name}`"
                 + ("" if d.proves else " (an explanation, not a proof)") + f"; proves `{b.name}` ({b.quantity},"
-                f" variant {b.variant}, assumptions {', '.join(b.assumptions)}):", "", f"$$ {_tex(b.expr)} $$", ""]
+                f" variant {b.variant}, assumptions {', '.join(b.assumptions)}):", "", f"$$ {statement_tex(b)} $$", ""]
         for i, s in enumerate(d.steps):
             res = (checks or {}).get((d.name, i)) or s.check()
-            out.append(f"{i + 1}. **{s.name}** ({s.kind}): ${_tex(s.lhs)} {_REL_TEX[s.rel]} {_tex(s.rhs)}$  ")
+            out.append(f"{i + 1}. **{s.name}** ({'citation' if s.cites else s.kind}): ${_tex(s.lhs)} {_REL_TEX[s.rel]} {_tex(s.rhs)}$  ")
             out.append(f"   because {s.reason}.  ")
             if s.where:
                 out.append("   under " + ", ".join(f"${_tex(k)} = {_tex(v)}$" for k, v in s.where) + ".  ")

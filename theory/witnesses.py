@@ -1,20 +1,24 @@
 """Premise witnesses: each premise step's OWN sympy expressions evaluated on exact instances.
 
 A premise step of theory.derivation states ``lhs <= rhs`` in abstract symbols (E_t, N_t, D_t,
-r_w, G, "f(y_t)", ...). `measure` turns a run of theory.premises.simulate into values for
-those symbols; `step_margin` lambdifies ``rhs - lhs`` of the step itself (Sums expanded at each
-numeric t) and evaluates it. So a mis-stated premise (say D_t <= L r_w) is evaluated as
-written and fails where it is false; nothing re-implements the premise by hand.
+r_w, G, F_{t+1}, ...). `measure` turns a run of theory.premises.simulate into values for
+those symbols; `step_margin` lambdifies ``rhs - lhs`` of the step itself (once per step: t and
+mu stay arguments, sums become loops) and evaluates it. So a mis-stated premise (say
+D_t <= L r_w) is evaluated as written and fails where it is false; nothing re-implements the
+premise by hand.
 
-Two modes (docs/design.md §5):
+Instances: the grid of theory.witness_grid (mu in (0, 1] with 0.9 and 1, several horizons,
+sign and spectral geometries with rho up to 4, sigma = 0 far from the minimiser, where the
+lemmas are attained). Two modes (docs/design.md §5):
 
-* pathwise: rhs - lhs >= 0 on every seed and step (the premise holds for every sample path,
+* pathwise: rhs - lhs >= -tol on every seed and step (the premise holds for every sample path,
   hence in expectation), worst margin reported;
-* mean: the premise is about expectations; its margin is the Monte Carlo mean of rhs - lhs
-  plus Z = 5 standard errors (negative only when the premise is violated with confidence).
-
-Instances: sync / delayed / EF x sign (l_inf, d = 6) / spectral (4 x 3) x noise gaussian /
-anisotropic / aligned (theory.premises), 48 seeds x 30 steps each.
+* mean: the premise is about expectations. For each instance and step the seeds give
+  samples M_1..M_R of rhs - lhs; the premise E M >= 0 is rejected when the one-sided Student-t
+  upper confidence bound  mean + t_{R-1, 1-alpha/n} s/sqrt(R)  is below 0, alpha = 0.01
+  family-wise, Bonferroni over the n (instance, step) tests of that premise. With s = 0
+  (sigma = 0 runs) the bound is the mean itself. The t bound is exact for normal margins and
+  approximate otherwise (docs/design.md §6.3; python -m verify.coverage measures t bounds).
 """
 from __future__ import annotations
 
@@ -22,12 +26,14 @@ import functools
 
 import numpy as np
 import sympy as sp
+from scipy import stats
 
-from .premises import NOISES, _inner, _weights, _wsum, simulate
-from .symbols import mu as MU
+from .premises import _inner, _weights, _wsum, simulate
+from .symbols import K as K_SYM
 from .symbols import t as T_SYM
+from .witness_grid import INSTANCES, Instance
 
-Z = 5.0
+ALPHA = 0.01
 MEAN_PREMISES = ("noise: A4 + Jensen + martingale orthogonality + A3", "average the lemma")
 #: variants on which a premise is a claim (others: a premise about another variant)
 ONLY = {"sync has y_t = x_t": ("sync",), "delayed: r_t = ||d_{t-1}|| <= eta": ("delayed",),
@@ -36,7 +42,6 @@ ONLY = {"sync has y_t = x_t": ("sync",), "delayed: r_t = ||d_{t-1}|| <= eta": ("
         "gradient at x from gradient at y": ("sync", "delayed"),
         "at y := x the perturbation is zero": ("sync",),
         "a perturbation of two steps": ("sync", "delayed", "ef")}
-INSTANCES = tuple((v, g, nz) for v in ("sync", "delayed", "ef") for g in ("sign", "spectral") for nz in NOISES)
 
 
 def measure(H) -> dict:
@@ -64,46 +69,59 @@ def measure(H) -> dict:
             "(1/K) sum_t E_t": E[:, :K].mean(1),
             "||x_{t+1} - x_t||": np.concatenate([nm(H["x"][:, 1:] - H["x"][:, :-1]), nan], 1),
             "L": H["L"], "eta": H["eta"], "mu": mu, "rho": H["rho"], "sigma": H["sigma"],
-            "Delta_0": H["Delta_0"], "K": float(K)}
+            "Delta_0": H["Delta_0"], "K": K}
 
 
-@functools.lru_cache(maxsize=4096)
-def _compiled(expr: sp.Expr, tv, mu_value: float):
-    """lambdify of expr at t = tv, mu = mu_value (numbers first: sums then expand cheaply)."""
-    e = expr.subs(MU, sp.Float(mu_value))
-    e = e if tv is None else e.subs(T_SYM, tv)
-    e = e.doit()
-    syms = sorted(e.free_symbols, key=lambda s: s.name)
-    return syms, sp.lambdify(syms, e, "numpy")
+@functools.lru_cache(maxsize=None)
+def _compiled(expr: sp.Expr):
+    """lambdify of expr once; t and K stay integer arguments (sums become Python loops)."""
+    syms = sorted(expr.free_symbols, key=lambda s: s.name)
+    return syms, sp.lambdify(syms, expr, "numpy")
+
+
+def _arg(values, s, tv):
+    if s == T_SYM:
+        return tv
+    if s == K_SYM:
+        return int(values["K"])
+    v = values[s.name]
+    return v[:, tv] if np.ndim(v) == 2 else v
 
 
 def step_margin(step, values: dict) -> np.ndarray:
     """rhs - lhs of ``step`` evaluated on ``values`` (measure): (seeds, T) or (seeds,)."""
     expr = sp.sympify(step.rhs) - sp.sympify(step.lhs)
-    per_t = T_SYM in expr.free_symbols or any(
-        np.ndim(values.get(s.name, 0)) == 2 for s in expr.free_symbols)
+    syms, fn = _compiled(expr)
+    per_t = T_SYM in syms or any(np.ndim(values.get(s.name, 0)) == 2 for s in syms)
+    S = values["E_t"].shape[0]
     if not per_t:
-        syms, fn = _compiled(expr, None, float(values["mu"]))
-        return np.asarray(fn(*[values[s.name] for s in syms]), float) * np.ones(np.shape(values["G"]))
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(*[_arg(values, s, None) for s in syms]), float) * np.ones(np.shape(values["G"]))
     T = values["E_t"].shape[1]
-    cols = []
-    for tv in range(T):
-        syms, fn = _compiled(expr, tv, float(values["mu"]))
-        args = [values[s.name][:, tv] if np.ndim(values[s.name]) == 2 else values[s.name] for s in syms]
-        cols.append(np.asarray(fn(*args), float) * np.ones(values["E_t"].shape[0]))
+    with np.errstate(all="ignore"):
+        cols = [np.asarray(fn(*[_arg(values, s, tv) for s in syms]), float) * np.ones(S) for tv in range(T)]
     return np.stack(cols, 1)
 
 
-def margin_of(step, values: dict) -> tuple[float, int]:
-    """(worst margin, number of samples) of ``step`` on one instance (module docstring)."""
+def mean_ucb(samples: np.ndarray, n_tests: int, alpha: float = ALPHA) -> np.ndarray:
+    """Upper confidence bound of E M per column: mean + t_{R-1, 1-alpha/n_tests} s/sqrt(R)."""
+    R = samples.shape[0]
+    mean = samples.mean(0)
+    if R < 2:
+        return mean
+    q = stats.t.ppf(1 - alpha / n_tests, R - 1)
+    return mean + q * samples.std(0, ddof=1) / np.sqrt(R)
+
+
+def margin_of(step, values: dict, n_tests: int = 1) -> tuple[float, int]:
+    """(worst margin, number of samples) of ``step`` on one instance (module docstring): the
+    smallest rhs - lhs (pathwise) or the smallest upper confidence bound of E[rhs - lhs] (mean)."""
     m = step_margin(step, values)
-    m = m[np.isfinite(m)] if step.name not in MEAN_PREMISES else m
     if step.name in MEAN_PREMISES:
         cols = m.reshape(m.shape[0], -1)
-        ok = np.all(np.isfinite(cols), 0)
-        cols = cols[:, ok]
-        worst = np.min(cols.mean(0) + Z * cols.std(0, ddof=1) / np.sqrt(cols.shape[0]))
-        return float(worst), int(cols.size)
+        cols = cols[:, np.all(np.isfinite(cols), 0)]
+        return float(np.min(mean_ucb(cols, n_tests))), int(cols.size)
+    m = m[np.isfinite(m)]
     return float(np.min(m)), int(m.size)
 
 
@@ -115,36 +133,44 @@ def premise_steps(derivations=None) -> list:
     seen, out = set(), []
     for d in derivations:
         for s in d.steps:
-            if s.kind == "premise" and not s.cites and s.name not in seen:
-                seen.add(s.name)
+            if s.kind == "premise" and not s.cites and (s.name, s) not in seen:
+                seen.add((s.name, s))
                 out.append(s)
     return out
 
 
 @functools.lru_cache(maxsize=None)
-def instance_values(variant: str, geometry: str, noise: str, T: int = 30, seeds: int = 48) -> dict:
-    H = simulate(variant, geometry, T=T, seeds=seeds, mu=0.25, eta=0.05, sigma=0.5, seed=1, noise=noise)
+def instance_values(inst: Instance, sim=None) -> dict:
+    """measure() of the run of ``inst`` (simulated by ``sim``, default theory.premises.simulate)."""
+    H = (sim or simulate)(inst.variant, inst.geometry, T=inst.T, seeds=inst.seeds, mu=inst.mu, eta=inst.eta,
+                          sigma=inst.sigma, shape=inst.shape, seed=1, noise=inst.noise, x0_scale=inst.x0_scale)
     return measure(H)
 
 
-def witness(step, instances=INSTANCES, T: int = 30, seeds: int = 48) -> dict:
-    """Worst margin of ``step`` over the instances it applies to, with instances and sample counts."""
-    worst, n, used = np.inf, 0, []
-    for v, g, nz in instances:
-        if v not in ONLY.get(step.name, ("sync", "delayed", "ef")):
-            continue
-        vals = instance_values(v, g, nz, T, seeds)
-        m, k = margin_of(step, vals)
-        scale = 1e-9 * max(1.0, float(vals["L"]))
-        worst, n = min(worst, m / 1.0), n + k
-        used.append(f"{v}/{g}/{nz}")
-        if m < -scale:
-            return {"ok": False, "worst_margin": m, "failed_on": f"{v}/{g}/{nz}", "instances": used,
-                    "samples": n, "mode": "mean" if step.name in MEAN_PREMISES else "pathwise"}
-    return {"ok": True, "worst_margin": float(worst), "instances": used, "samples": n,
-            "mode": f"mean + {Z:g} s.e." if step.name in MEAN_PREMISES else "pathwise"}
+def applies(step, inst: Instance) -> bool:
+    return inst.variant in ONLY.get(step.name, ("sync", "delayed", "ef"))
 
 
-def all_witnesses(T: int = 30, seeds: int = 48) -> dict:
+@functools.lru_cache(maxsize=None)
+def witness(step, instances=INSTANCES, sim=None) -> dict:
+    """Worst margin of ``step`` over the instances it applies to (module docstring); stops at
+    the first instance where the premise fails."""
+    used = [i for i in instances if applies(step, i)]
+    mean = step.name in MEAN_PREMISES
+    n_tests = sum(i.T for i in used) if mean else 1
+    mode = (f"mean: one-sided Student-t, family-wise {1 - ALPHA:.0%}, Bonferroni over {n_tests} tests"
+            if mean else "pathwise")
+    worst, n = np.inf, 0
+    for k, inst in enumerate(used):
+        vals = instance_values(inst, sim)
+        m, c = margin_of(step, vals, n_tests)
+        worst, n = min(worst, m), n + c
+        if m < -1e-9 * max(1.0, float(vals["L"])):
+            return {"ok": False, "worst_margin": m, "failed_on": inst.label, "instances": k + 1,
+                    "samples": n, "mode": mode}
+    return {"ok": True, "worst_margin": float(worst), "instances": len(used), "samples": n, "mode": mode}
+
+
+def all_witnesses(derivations=None, sim=None) -> dict:
     """{premise step name: witness(step)} for every premise of every derivation."""
-    return {s.name: witness(s, T=T, seeds=seeds) for s in premise_steps()}
+    return {s.name: witness(s, sim=sim) for s in premise_steps(derivations)}

@@ -1,30 +1,44 @@
-"""Every premise step is evaluated AS WRITTEN (its own sympy expressions) on exact instances;
-a mis-stated premise is caught, including an understated noise premise (aligned instance)."""
+"""Every premise step is evaluated AS WRITTEN (its own sympy expressions) on the witness grid;
+a mis-stated premise is caught, including an understated noise premise (aligned instance), a
+premise false only near mu = 1 or only for rho > 5/2, and a drift premise false only far from
+the minimiser with sigma = 0."""
 import dataclasses
 
 import numpy as np
 import sympy as sp
 
+from theory.derivation import W0
 from theory.proofs import all_derivations, get_derivation
-from theory.symbols import L, eta, r_w
-from theory.witnesses import INSTANCES, all_witnesses, instance_values, premise_steps, step_margin, witness
+from theory.symbols import L, eta, r_w, rho, sigma, mu
+from theory.witness_grid import INSTANCES, Instance, coverage
+from theory.witnesses import all_witnesses, instance_values, mean_ucb, premise_steps, step_margin, witness
 
 PREMISES = {s.name for d in all_derivations() for s in d.steps if s.kind == "premise" and not s.cites}
 NOISE = "noise: A4 + Jensen + martingale orthogonality + A3"
 DRIFT = "drift: A2 + triangle inequality + y-steps <= eta"
+BASE = INSTANCES[:18]
 
 
 def _step(dname, sname):
     return next(s for s in get_derivation(dname).steps if s.name == sname)
 
 
-def test_every_premise_is_witnessed_on_every_instance_and_holds():
+def test_the_grid_covers_the_domain():
+    g = coverage()
+    assert {0.05, 0.1, 0.25, 0.5, 0.9, 1.0} <= set(g["mu"])
+    assert max(g["rho"]) >= 4 and any(3 < r < 4 for r in g["rho"])
+    assert 0.0 in g["sigma"] and len(g["T"]) >= 3
+    assert any(i.sigma == 0 and i.x0_scale >= 100 and i.shape == (1,) for i in INSTANCES)   # attaining regime
+
+
+def test_every_premise_is_witnessed_on_the_grid_and_holds():
     w = all_witnesses()
     assert set(w) == PREMISES == {s.name for s in premise_steps()}
     for name, r in w.items():
         assert r["ok"], (name, r)
-        assert r["samples"] > 0 and r["instances"]
-    assert len(w["split noise and drift"]["instances"]) == len(INSTANCES) == 18
+        assert r["samples"] > 0 and r["instances"] >= 26
+    assert w["split noise and drift"]["instances"] == len(INSTANCES)
+    assert "Student-t" in w[NOISE]["mode"] and "Bonferroni" in w[NOISE]["mode"]
 
 
 def test_false_drift_premise_is_caught_as_written():
@@ -36,11 +50,39 @@ def test_false_drift_premise_is_caught_as_written():
 def test_understated_noise_premise_needs_the_aligned_instance():
     bad = dataclasses.replace(_step("perturbed_lemma", NOISE), rhs=sp.Rational(4, 5) * _step("perturbed_lemma", NOISE).rhs)
     assert not witness(bad)["ok"]
-    gauss = tuple(i for i in INSTANCES if i[2] == "gaussian")
+    gauss = tuple(i for i in BASE if i.noise == "gaussian")
     assert witness(bad, instances=gauss)["ok"]  # why the aligned instance exists
     # at t = 0 the aligned noise attains the premise: N_0 = rho sigma exactly
-    v = instance_values("sync", "sign", "aligned")
+    v = instance_values(Instance("sync", "sign", "aligned", (6,), seeds=48))
     assert np.allclose(v["N_t"][:, 0], v["rho"] * v["sigma"])
+
+
+def test_small_mu_noise_premise_needs_mu_near_one():
+    """M1: rho sigma ((1-mu)^t + sqrt(mu/2)) holds at mu = 1/4 but not at mu = 0.9 or 1."""
+    bad = dataclasses.replace(_step("perturbed_lemma", NOISE), rhs=rho * sigma * (W0 + sp.sqrt(mu / 2)))
+    assert witness(bad, instances=BASE)["ok"]
+    r = witness(bad)
+    assert not r["ok"] and ("mu=0.9" in r["failed_on"] or "mu=1 " in r["failed_on"])
+
+
+def test_capped_a4_constant_needs_rho_above_five_halves():
+    """M6: min(rho, 5/2) in place of rho holds on every instance with rho <= 2.45, not on rho = 4."""
+    step = _step("perturbed_lemma", NOISE)
+    bad = dataclasses.replace(step, rhs=step.rhs.xreplace({rho: sp.Min(rho, sp.Rational(5, 2))}))
+    small = tuple(i for i in INSTANCES if (i.shape[0] if i.geometry == "sign" else min(i.shape)) <= 6)
+    assert witness(bad, instances=small)["ok"]
+    r = witness(bad)
+    assert not r["ok"] and ("sign16" in r["failed_on"] or "spectral10x12" in r["failed_on"])
+
+
+def test_half_drift_premise_needs_the_attaining_regime():
+    """Far from the minimiser with sigma = 0 the drift premise is attained: halving its lag term
+    fails there (a deterministic run), though not on the noisy base instances near the minimiser."""
+    step = _step("perturbed_lemma", DRIFT)
+    bad = dataclasses.replace(step, rhs=L * r_w + (step.rhs - L * r_w) / 2)
+    attaining = tuple(i for i in INSTANCES if i.sigma == 0)
+    r = witness(bad, instances=attaining)
+    assert not r["ok"] and "sigma=0" in r["failed_on"]
 
 
 def test_half_eta_cap_is_caught():
@@ -48,8 +90,16 @@ def test_half_eta_cap_is_caught():
     assert not witness(bad)["ok"]
 
 
+def test_mean_test_is_a_bonferroni_t_bound():
+    x = np.array([[1.0, -1.0], [3.0, -1.0], [2.0, -1.0]])  # column 2 has s = 0: the bound is the mean
+    ucb = mean_ucb(x, n_tests=1, alpha=0.01)
+    assert np.isclose(ucb[0], 2.0 + 6.964556734 * 1.0 / np.sqrt(3), rtol=1e-6)   # t_{2, 0.99} = 6.9646
+    assert ucb[1] == -1.0
+    assert mean_ucb(x, n_tests=100)[0] > ucb[0]
+
+
 def test_step_margin_evaluates_the_expression_itself():
-    v = instance_values("delayed", "sign", "gaussian")
+    v = instance_values(Instance("delayed", "sign", "gaussian", (6,), seeds=48))
     s = _step("perturbed_lemma", "split noise and drift")
     m = step_margin(s, v)
     assert m.shape == v["E_t"].shape

@@ -1,0 +1,96 @@
+"""The grid of exact instances on which theory.witnesses evaluates every premise step.
+
+One point of the parameter domain cannot witness a premise: a premise that is false only near
+mu = 1 (the small-mu approximation sqrt(mu/2) of sqrt(mu/(2-mu))), only for rho > 5/2 (a capped
+A4 constant) or only far from the minimiser with sigma = 0 (where the momentum lag is attained)
+passes there. The grid covers the domain (docs/design.md §5):
+
+* ``base``:      sync / delayed / EF x sign (l_inf, d = 6) / spectral (4 x 3) x the three noises
+                 (gaussian, anisotropic, aligned) at mu = 1/4, eta = 0.05, sigma = 0.5, T = 30;
+* ``mu``:        mu in {0.05, 0.1, 0.5, 0.9, 1} (mu = 1: no momentum), each variant, sign d = 6
+                 with aligned noise (A4 tight: ||xi||_1 = rho ||xi||_2) and spectral 4 x 3 with
+                 gaussian noise;
+* ``rho > 3``:   sign d = 16 (rho = 4) and spectral 10 x 12 (rho = sqrt(10)), aligned noise, at
+                 mu = 1/4 and 0.9; sign d = 16 with gaussian noise at mu = 1/4;
+* ``horizon``:   T = 80 at mu = 0.05 (the lag (1-mu)(1-(1-mu)^t)/mu still growing);
+* ``attaining``: sigma = 0, f = a x^2/2 on one coordinate (sign geometry), x_0 = 100 z, eta = 0.01,
+                 T = 80, mu in {0.1, 0.5, 1}: far from the minimiser the momentum error at y_t
+                 tends to L eta (1-mu)/mu + L r exactly (the derived lemmas are attained), and
+                 the same with spectral 4 x 3 and sigma = 0.
+
+An instance is a plain tuple (variant, geometry, noise, shape, mu, eta, sigma, T, x0_scale,
+seeds); ``inst[2]`` is its noise model.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+NOISES = ("gaussian", "anisotropic", "aligned")
+VARIANTS = ("sync", "delayed", "ef")
+
+
+class Instance(NamedTuple):
+    variant: str
+    geometry: str
+    noise: str
+    shape: tuple = (6,)
+    mu: float = 0.25
+    eta: float = 0.05
+    sigma: float = 0.5
+    T: int = 30
+    x0_scale: float = 3.0
+    seeds: int = 32
+
+    @property
+    def label(self) -> str:
+        """e.g. 'delayed/sign6/aligned mu=0.9 eta=0.05 sigma=0.5 T=30'."""
+        shp = "x".join(str(s) for s in self.shape)
+        return (f"{self.variant}/{self.geometry}{shp}/{self.noise} mu={self.mu:g} eta={self.eta:g}"
+                f" sigma={self.sigma:g} T={self.T}" + (f" x0={self.x0_scale:g}" if self.x0_scale != 3.0 else ""))
+
+
+def _base():
+    return [Instance(v, g, nz, (6,) if g == "sign" else (4, 3), seeds=48)
+            for v in VARIANTS for g in ("sign", "spectral") for nz in NOISES]
+
+
+def _mu_sweep():
+    return [Instance(v, g, nz, shp, mu=m)
+            for m in (0.05, 0.1, 0.5, 0.9, 1.0) for v in VARIANTS
+            for g, nz, shp in (("sign", "aligned", (6,)), ("spectral", "gaussian", (4, 3)))]
+
+
+def _large_rho():
+    out = [Instance(v, g, "aligned", shp, mu=m, T=20)
+           for m in (0.25, 0.9) for v in VARIANTS for g, shp in (("sign", (16,)), ("spectral", (10, 12)))]
+    return out + [Instance(v, "sign", "gaussian", (16,), T=20) for v in VARIANTS]
+
+
+def _horizon():
+    return [Instance(v, "sign", "gaussian", (6,), mu=0.05, T=80) for v in VARIANTS]
+
+
+def _attaining():
+    one_d = [Instance(v, "sign", "gaussian", (1,), mu=m, eta=0.01, sigma=0.0, T=80, x0_scale=100.0, seeds=2)
+             for m in (0.1, 0.5, 1.0) for v in VARIANTS]
+    return one_d + [Instance(v, "spectral", "gaussian", (4, 3), mu=0.1, eta=0.01, sigma=0.0, T=80,
+                             x0_scale=100.0, seeds=2) for v in VARIANTS]
+
+
+#: the grid, in the order the witnesses walk it (base first)
+INSTANCES = tuple(_base() + _mu_sweep() + _large_rho() + _horizon() + _attaining())
+
+
+def rho_of(inst: Instance) -> float:
+    """A4's constant of the instance: sqrt(d) (sign), sqrt(min(m, n)) (spectral)."""
+    import math
+    return math.sqrt(inst.shape[0]) if inst.geometry == "sign" else math.sqrt(min(inst.shape))
+
+
+def coverage() -> dict:
+    """What the grid spans: mu values, horizons, rho values, sigma values, geometries."""
+    return {"instances": len(INSTANCES),
+            "mu": sorted({i.mu for i in INSTANCES}), "T": sorted({i.T for i in INSTANCES}),
+            "rho": sorted({round(rho_of(i), 4) for i in INSTANCES}),
+            "sigma": sorted({i.sigma for i in INSTANCES}),
+            "geometries": sorted({f"{i.geometry}{'x'.join(map(str, i.shape))}" for i in INSTANCES})}
