@@ -137,6 +137,18 @@ def fieller(a: float, b: float, va: float, vb: float, cov: float = 0.0, z: float
     return (k2, math.inf) if a / b >= k2 else (-math.inf, k1)
 
 
+def seeds_to_resolve(distance: float, se: float, n: int) -> str:
+    """What resolving an inconclusive comparison would take: SE scales as 1/sqrt(n), so the
+    estimate's ``distance`` from the decision point clears Z SE from n' = n (Z se / distance)^2
+    seeds per cell on (if the estimate stayed where it is)."""
+    if n < 1 or not (math.isfinite(distance) and math.isfinite(se)) or se <= 0:
+        return ""
+    if distance == 0:
+        return "; no number of seeds resolves an estimate that sits on the decision point"
+    need = math.ceil(n * (Z * se / abs(distance)) ** 2 - 1e-9)
+    return f"; about {max(need, n + 1)} seeds per cell would resolve it if the estimate held"
+
+
 def fmt_interval(lo: float, hi: float, pct: bool = False) -> str:
     def f(v):
         if math.isinf(v):

@@ -15,7 +15,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from .seed_stats import NO_NOISE, Z, Estimate, Noise, difference, estimate, fieller, fmt_interval, paired_estimate
+from .seed_stats import (NO_NOISE, Z, Estimate, Noise, difference, estimate, fieller, fmt_interval, paired_estimate,
+                         seeds_to_resolve)
 
 MUCH_LARGER = 3.0   # "much larger": at least this many times the other gap, resolved
 GROWTH_TOL = 0.5    # "does not grow": the growth's upper bound below this fraction of the first gap
@@ -150,7 +151,8 @@ def much_larger_gap(degraded: Sequence[float], robust: Sequence[float],
         return Verdict(HOLDS, desc + f": D - {k:g} R = {t:.4f} > {Z:g} SE ({se:.4f})")
     if t < -Z * se:
         return Verdict(FAILS, desc + f": D - {k:g} R = {t:.4f} < -{Z:g} SE ({se:.4f}), less than {k:g}x")
-    return Verdict(INCONCLUSIVE, desc + f": D - {k:g} R = {t:.4f} within {Z:g} SE ({se:.4f})")
+    return Verdict(INCONCLUSIVE, desc + f": D - {k:g} R = {t:.4f} within {Z:g} SE ({se:.4f})"
+                   + seeds_to_resolve(t, se, min(d.n, r.n)))
 
 
 def ef_recovers(sync: Sequence[float], async_: Sequence[float], ef: Sequence[float],
@@ -186,7 +188,8 @@ def ef_recovers(sync: Sequence[float], async_: Sequence[float], ef: Sequence[flo
         return Verdict(HOLDS, desc + f"; (1-{low:g}) g - h = {c.mean:.4f} > {Z:g} SE ({c.se:.4f})"), frac
     if c.mean < -Z * c.se:
         return Verdict(FAILS, desc + f"; (1-{low:g}) g - h = {c.mean:.4f} < -{Z:g} SE ({c.se:.4f})"), frac
-    return Verdict(INCONCLUSIVE, desc + f"; (1-{low:g}) g - h = {c.mean:.4f} within {Z:g} SE ({c.se:.4f})"), frac
+    return Verdict(INCONCLUSIVE, desc + f"; (1-{low:g}) g - h = {c.mean:.4f} within {Z:g} SE ({c.se:.4f})"
+                   + seeds_to_resolve(c.mean, c.se, c.n)), frac
 
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -269,7 +272,9 @@ def no_growth(horizons: Sequence[float], gaps: Sequence[Sequence[float]], name: 
         return Verdict(FAILS, desc + f": grows beyond {Z:g} SE")
     if d.mean + Z * d.se <= GROWTH_TOL * g0.mean:
         return Verdict(HOLDS, desc + f": growth + {Z:g} SE <= {GROWTH_TOL:g} x the first gap")
-    return Verdict(INCONCLUSIVE, desc + f": not resolved (growth + {Z:g} SE > {GROWTH_TOL:g} x the first gap)")
+    room = GROWTH_TOL * g0.mean - d.mean
+    more = seeds_to_resolve(room, d.se, d.n) if room > 0 else "; the growth estimate already exceeds the tolerance"
+    return Verdict(INCONCLUSIVE, desc + f": not resolved (growth + {Z:g} SE > {GROWTH_TOL:g} x the first gap)" + more)
 
 
 def lower_is_better(better: Sequence[float], worse: Sequence[float], what: str,
@@ -287,7 +292,7 @@ def lower_is_better(better: Sequence[float], worse: Sequence[float], what: str,
         return Verdict(HOLDS, desc + f" > {Z:g} SE")
     if d.mean < -Z * d.se:
         return Verdict(FAILS, desc + f" < -{Z:g} SE")
-    return Verdict(INCONCLUSIVE, desc + f": within {Z:g} SE")
+    return Verdict(INCONCLUSIVE, desc + f": within {Z:g} SE" + seeds_to_resolve(d.mean, d.se, d.n))
 
 
 #: verdicts about a reading of the paper's delayed bound (docs/design.md §5)

@@ -289,5 +289,14 @@ def paired(a: list[float], b: list[float]) -> list[float]:
 Builder = Callable[[Context], FigureOutput]
 
 
+def relative_gap(cell: dict) -> str:
+    """mean(L_async - L_sync) / mean(L_sync) of a cell, in percent: the unit-free size of the
+    delay penalty, comparable with the paper's (e.g. 360M AdamW 0.278 / 2.612 = 10.6 %)."""
+    g, s = paired(cell["sync"], cell["2bw"]), [x for x in cell["sync"] if math.isfinite(x)]
+    if not g or not s:
+        return "n/a"
+    return f"{sum(g) / len(g) / (sum(s) / len(s)):.2%}"
+
+
 def pct(x: float) -> str:
     return f"{x:.0%}" if math.isfinite(x) else "n/a"

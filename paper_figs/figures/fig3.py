@@ -10,7 +10,7 @@ from .. import plotting
 from ..seed_stats import NO_NOISE, Noise
 from ..verdicts import ef_recovers, fmt, much_larger_gap
 from .common import (VARIANTS, Context, FigureOutput, cell_sources, curve_panel, grid_figure, paired, pct,
-                     variant_grid)
+                     relative_gap, variant_grid)
 
 NAME = "fig3"
 TITLE = "Figure 3: sync vs one-step-delayed training, AdamW and Muon, with error feedback"
@@ -50,20 +50,21 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         "(gap 0.012, EF stated 71 %; the losses give 58 %).",
         pn.CLAIMS["optimizer_dependence"],
     ]
-    rows = ["| optimizer | sync | async (2BW) | async + EF | gap | EF recovers | runs from |",
-            "|---|---|---|---|---|---|---|"]
+    rows = ["| optimizer | sync | async (2BW) | async + EF | gap | gap / sync | EF recovers | runs from |",
+            "|---|---|---|---|---|---|---|---|"]
     for o in OPTIMIZERS:
         r = res[o]
         _, frac = ef_recovers(r["sync"], r["2bw"], r["ef"], o, noise=ctx.noise)
         src = cell_sources(ctx, g, o, VARIANTS)
         rows.append(f"| {plotting.label(o)} | {fmt(r['sync'])} | {fmt(r['2bw'])} | "
-                    f"{fmt(r['ef'])} | {fmt(paired(r['sync'], r['2bw']))} | {pct(frac)} | {src} |")
+                    f"{fmt(r['ef'])} | {fmt(paired(r['sync'], r['2bw']))} | {relative_gap(r)} | {pct(frac)} | {src} |")
         paper = pn.LOSSES.get((o, "360M"))
         if paper:
             v = {k: paper[k].value for k in VARIANTS}
             rec = pn.EF_RECOVERY.get(o)
             rows.append(f"| *paper, 360M* | {v['sync']:.3f} | {v['2bw']:.3f} | {v['ef']:.3f} | "
-                        f"{v['2bw'] - v['sync']:.3f} | {pct(rec.value) if rec else 'not given'} (stated) | "
+                        f"{v['2bw'] - v['sync']:.3f} | {(v['2bw'] - v['sync']) / v['sync']:.2%} | "
+                        f"{pct(rec.value) if rec else 'not given'} (stated) | "
                         "summary (nats/token) |")
     out.measured = [f"Final validation loss (nats/byte), {p.main_size} model, {p.steps} steps, "
                     f"{len(p.seeds_main)} seed(s) ('±' = std over seeds); the paper's row below ours "

@@ -12,7 +12,7 @@ import math
 from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import fmt, mean, much_larger_gap
-from .common import GAP_LABEL, Context, FigureOutput, cell_sources, grid_figure, paired, variant_grid
+from .common import GAP_LABEL, Context, FigureOutput, cell_sources, grid_figure, paired, relative_gap, variant_grid
 
 NAME = "table1"
 TITLE = "Table 1: sync vs one-step delay across optimizers and two model sizes"
@@ -46,13 +46,14 @@ def _paper_gap(o: str, i: int) -> str:
 
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
     p = ctx.profile
-    rows = ["| size | optimizer | sync | async (2BW) | gap | paper gap | runs from |", "|---|---|---|---|---|---|---|"]
+    rows = ["| size | optimizer | sync | async (2BW) | gap | gap / sync | paper gap | runs from |",
+            "|---|---|---|---|---|---|---|---|"]
     csv_rows = [["size", "optimizer", "seed", "sync", "async", "gap"]]
     for i, size in enumerate(p.sizes):
         for o in p.table1_optimizers:
             r = res[size, o]
             rows.append(f"| {size} | {plotting.label(o)} | {fmt(r['sync'])} | {fmt(r['2bw'])} | "
-                        f"{fmt(paired(r['sync'], r['2bw']))} | {_paper_gap(o, i)} | "
+                        f"{fmt(paired(r['sync'], r['2bw']))} | {relative_gap(r)} | {_paper_gap(o, i)} | "
                         f"{cell_sources(ctx, g, (size, o), KINDS)} |")
             for st, a, b in zip(g[size, o, "sync"], r["sync"], r["2bw"]):
                 csv_rows.append([size, o, st["seed"], a, b, b - a])
