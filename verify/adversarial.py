@@ -1,12 +1,24 @@
 """Falsification search: maximise measured / bound over instances and hyperparameters
-(docs/design.md §6, step 4). The worst ratio found is a tightness figure (1 = attained); a ratio whose
+(docs/design.md §6.4). The reported ratio is re-evaluated on fresh seeds, so it is not inflated
+by the search's own selection (winner's curse) nor by a maximum over steps; a ratio whose
 confidence bound exceeds 1 is a violation, reported with a reproducible Instance.
 
 Search space z (box-constrained): log10 eta, logit mu, log10 scale (f -> c f),
-log10 cond, log10 sigma, log10 of the start's distance x0. Objective: the check's
-tightness max_t mean_t / B_t with a fixed Monte Carlo seed (common random numbers, so
-Nelder-Mead sees a deterministic function). Random search over the box, then scipy's
-Nelder-Mead from the best point; the winner is re-checked with fresh seeds.
+log10 cond, log10 sigma (sigma = 0 at the box's lower end), log10 of the start's distance x0.
+Objective during the search: the check's lower confidence ratio max_t LCB_t / B_t (one-sided
+t, Bonferroni over steps) on ``seeds`` seeds with a fixed Monte Carlo seed (common random
+numbers, so Nelder-Mead sees a deterministic function). Maximising the plain mean ratio on few
+seeds rewards lucky noise (the winner's curse: search values 1.1-1.2 that re-evaluate to
+0.6-0.8); the confidence bound equals the mean where sigma = 0 and penalises the noise.
+Start points: the known attaining regimes (ATTAINING: sigma = 0 far from the minimiser, where
+the momentum lag L eta (1-mu)/mu and the delay L eta are attained) plus random points of the
+box, then Nelder-Mead from the best. Reported:
+
+* ``confirmed_ratio``: mean / B at the winner's step (the step the search chose), on
+  ``confirm_seeds`` fresh seeds: an unbiased estimate of the ratio there;
+* ``violated``: the full check (every step, Bonferroni) on the fresh seeds;
+* ``search_ratio``: the search's own (lower-confidence) value (JSON only, never printed as a
+  result).
 """
 from __future__ import annotations
 
@@ -17,14 +29,21 @@ import numpy as np
 from scipy.optimize import minimize
 
 from .check import check_bound
+from .montecarlo import MCResult
 from .strategies import Instance
 
 BOX = np.array([[-3.0, -0.5],   # log10 eta
                 [-4.0, 4.0],    # logit mu
                 [-1.0, 2.0],    # log10 scale
                 [0.0, 2.0],     # log10 cond
-                [-3.0, 0.5],    # log10 sigma
+                [-3.0, 0.5],    # log10 sigma (sigma = 0 at the lower end)
                 [-1.0, 2.0]])   # log10 x0
+
+#: start points in the regimes where the lemmas are attained: sigma = 0, x0 = 100, small eta,
+#: mu in {0.1, 0.5} (logit -2.2, 0), scale 1, cond 1
+ATTAINING = np.array([[-2.0, -2.2, 0.0, 0.0, -3.0, 2.0],
+                      [-2.0, 0.0, 0.0, 0.0, -3.0, 2.0],
+                      [-1.0, -2.2, 0.0, 0.0, -3.0, 2.0]])
 
 
 def decode(z, base: Instance) -> Instance:
@@ -33,17 +52,26 @@ def decode(z, base: Instance) -> Instance:
     mu = 1 / (1 + math.exp(-z[1]))
     return replace(base, lr=float(f"{10 ** z[0]:.4g}"), mu=float(f"{min(max(mu, 1e-3), 1.0):.4g}"),
                    scale=float(f"{10 ** z[2]:.4g}"), cond=float(f"{10 ** z[3]:.4g}"),
-                   sigma=float(f"{10 ** z[4]:.4g}"), x0=float(f"{10 ** z[5]:.4g}"))
+                   sigma=0.0 if z[4] <= BOX[4, 0] else float(f"{10 ** z[4]:.4g}"), x0=float(f"{10 ** z[5]:.4g}"))
 
 
 def _run_variant(bound) -> str:
     return bound.variant
 
 
+def ratio_at_step(bound, res, step: int) -> float:
+    """mean / B of ``bound`` at one recorded step of ``res`` (no maximum over steps)."""
+    i = int(np.searchsorted(res.steps, step))
+    one = MCResult(res.steps[i:i + 1], {k: v[i:i + 1] for k, v in res.series.items()}, res.averages,
+                   res.constants, res.meta)
+    return check_bound(bound, one).tightness
+
+
 def search(bound, base: Instance | None = None, n_random: int = 16, n_local: int = 24, seeds: int = 16,
-           steps: int = 60, seed: int = 0, confirm_seeds: int = 64, progress=None) -> dict:
+           steps: int = 60, seed: int = 0, confirm_seeds: int = 128, progress=None) -> dict:
     """Worst measured/bound ratio for ``bound`` found from ``base`` (its kind, geometry,
-    sizes and noise are kept; the hyperparameters of BOX are searched)."""
+    sizes and noise are kept; the hyperparameters of BOX are searched), re-evaluated on
+    fresh seeds (module docstring)."""
     base = base or Instance(kind="quadratic", geometry="spectral", m=3, n=3, noise="aligned")
     base = replace(base, variant=_run_variant(bound), steps=steps)
     rng = np.random.default_rng(seed)
@@ -54,12 +82,13 @@ def search(bound, base: Instance | None = None, n_random: int = 16, n_local: int
         if inst not in cache:
             try:
                 c = check_bound(bound, inst.run(seeds=seeds, mc_seed=seed))
-                cache[inst] = c.tightness if np.isfinite(c.tightness) else 0.0
+                v = c.lcb_ratio  # a lower confidence bound: noise cannot win by luck
+                cache[inst] = (v if np.isfinite(v) else 0.0, c.worst_step)
             except FloatingPointError:
-                cache[inst] = 0.0
-        return cache[inst]
+                cache[inst] = (0.0, 0)
+        return cache[inst][0]
 
-    Z = BOX[:, 0] + (BOX[:, 1] - BOX[:, 0]) * rng.random((n_random, len(BOX)))
+    Z = np.vstack([ATTAINING, BOX[:, 0] + (BOX[:, 1] - BOX[:, 0]) * rng.random((n_random, len(BOX)))])
     vals = [ratio(z) for z in Z]
     z0 = Z[int(np.argmax(vals))]
     if n_local > 0:
@@ -69,12 +98,15 @@ def search(bound, base: Instance | None = None, n_random: int = 16, n_local: int
     else:
         zb = z0
     best = decode(zb, base)
-    confirm = check_bound(bound, best.run(seeds=confirm_seeds, mc_seed=seed + 1))
-    out = dict(bound=bound.name, worst_ratio=float(max(cache.values())), evaluations=len(cache),
-               confirmed_ratio=confirm.tightness, confirmed_lcb_ratio=confirm.lcb_ratio,
-               violated=confirm.violated, worst_step=confirm.worst_step, instance=repr(best),
-               ci=confirm.ci)
+    search_ratio, step = cache[best]
+    fresh = best.run(seeds=confirm_seeds, mc_seed=seed + 10_000)
+    confirm = check_bound(bound, fresh)
+    reeval = ratio_at_step(bound, fresh, step) if bound.quantity.startswith("momentum") else confirm.tightness
+    out = dict(bound=bound.name, confirmed_ratio=float(reeval), confirmed_step=int(step),
+               confirm_seeds=confirm_seeds, search_ratio=float(search_ratio), evaluations=len(cache),
+               confirmed_max_over_steps=confirm.tightness, confirmed_lcb_ratio=confirm.lcb_ratio,
+               violated=confirm.violated, instance=repr(best), ci=confirm.ci)
     if progress:
-        progress(f"  adversarial {bound.name:32s} worst ratio {out['worst_ratio']:.3f}"
-                 f" (confirmed {out['confirmed_ratio']:.3f}, violated={out['violated']})")
+        progress(f"  adversarial {bound.name:32s} re-evaluated ratio {out['confirmed_ratio']:.3f}"
+                 f" ({confirm_seeds} fresh seeds, step {step}; violated={out['violated']})")
     return out

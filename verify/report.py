@@ -99,15 +99,16 @@ def run_report(quick: bool = True, out_dir: str | None = None, progress=print) -
     names = (["paper_c1_y", "paper_c2_y", "paper_c1_x", "paper_c2_x", "paper_delayed_noise_consistent",
               "derived_sync_lemma", "derived_delayed_lemma", "derived_delayed_theorem",
               "derived_ef_lemma_trajectory"] if quick else [b.name for b in bounds])
-    budget = dict(n_random=6, n_local=10, seeds=8, steps=50, confirm_seeds=32) if quick else \
-        dict(n_random=32, n_local=60, seeds=32, steps=150, confirm_seeds=256)
+    budget = dict(n_random=6, n_local=10, seeds=8, steps=50, confirm_seeds=128) if quick else \
+        dict(n_random=32, n_local=60, seeds=32, steps=150, confirm_seeds=1024)
     bases = [Instance(kind="quadratic", geometry="spectral", m=3, n=3, noise="aligned"),
              Instance(kind="vector", geometry="sign", m=1, n=1, noise="gaussian")]
     for i, name in enumerate(names):
         b = next(x for x in bounds if x.name == name)
-        best = max((search(b, base, **budget) for base in bases), key=lambda r: r["worst_ratio"])
+        # pick the base on the search's own value; report the winner's re-evaluated ratio
+        best = max((search(b, base, **budget) for base in bases), key=lambda r: r["search_ratio"])
         out["adversarial"].append(best)
-        progress(f"  [{i + 1}/{len(names)}] {name:32s} worst ratio {best['worst_ratio']:.3f}"
+        progress(f"  [{i + 1}/{len(names)}] {name:32s} re-evaluated ratio {best['confirmed_ratio']:.3f}"
                  f" violated={best['violated']}")
     out["figures"] = []
     if out_dir:
@@ -165,12 +166,14 @@ def markdown(out: dict) -> str:
     lines = [f"# verify report ({'quick' if out['quick'] else 'full'}; backend {out['backend']};"
              f" K={out['steps']}, R={out['seeds']}, eta={out['lr']}, mu={out['mu']})", "",
              "CI: one-sided Student-t for the measured quantity, empirical-Bernstein for r_w / r_avg,"
-             " family-wise 99%, Bonferroni over steps and both families (verify.check). ratio = measured mean / bound.",
+             " family-wise 99%, Bonferroni over steps and both families (verify.check); the level is exact"
+             " for the empirical-Bernstein bounds and approximate for the t bounds, which assume near-normal"
+             " means (python -m verify.coverage measures them on skewed data). ratio = measured mean / bound.",
              "state (worst over the noise models): **violated** = the lower confidence bound exceeds the bound;"
              " **holds confidently** = the upper confidence bound is below the bound (r_w / r_avg at their lower"
              " bound); **not violated** = neither. On right-skewed data 'violated' is conservative and"
              " 'holds confidently' approximate (python -m verify.coverage).", "",
-             "| bound | problem | variant | state | ratio | worst ratio found (search, confirmed with fresh seeds) |", "|---|---|---|---|---|---|"]
+             "| bound | problem | variant | state | ratio (max over steps) | worst ratio found (search winner re-evaluated on fresh seeds) |", "|---|---|---|---|---|---|"]
     for r in summary(out):
         wf = "" if r["worst_found"] is None else _fmt(r["worst_found"])
         lines.append(f"| {label(r['bound'])} | {r['problem']} | {r['variant']} | {r['state']}"
@@ -180,8 +183,8 @@ def markdown(out: dict) -> str:
         lines.append(f"| {c['problem']} | {c['geometry']} | {c['L']:.4g} | {c['L_exact']} | {c['L_lower']:.4g} | {c['looseness']:.3f} |")
     lines += ["", "| mutant | caught | ratio |", "|---|---|---|"]
     lines += [f"| {m['mutant']} | {m['caught']} | {_fmt(m['tightness'])} |" for m in out["mutants"]]
-    lines += ["", "| bound (search) | search ratio (few seeds, biased up by selection) | confirmed (fresh seeds) | violated | instance |", "|---|---|---|---|---|"]
-    lines += [f"| {label(a['bound'])} | {_fmt(a['worst_ratio'])} | {_fmt(a['confirmed_ratio'])} | {a['violated']} | `{a['instance']}` |"
+    lines += ["", "| bound (search) | re-evaluated ratio (fresh seeds, at the step the search chose) | fresh seeds | violated | instance |", "|---|---|---|---|---|"]
+    lines += [f"| {label(a['bound'])} | {_fmt(a['confirmed_ratio'])} | {a.get('confirm_seeds', '')} | {a['violated']} | `{a['instance']}` |"
               for a in out["adversarial"]]
     return "\n".join(lines) + "\n"
 

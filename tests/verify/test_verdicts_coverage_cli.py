@@ -116,7 +116,7 @@ def test_progress_per_unit(monkeypatch):
     p = vector_quadratic(torch.eye(2, dtype=torch.float64), Sign(), x0=torch.full((1, 2), 3.0), name="tiny")
     monkeypatch.setattr(report, "problems", lambda: [p])
     monkeypatch.setattr(report, "search", lambda b, base, **kw: dict(
-        bound=b.name, worst_ratio=0.5, confirmed_ratio=0.5, violated=False, instance="stub"))
+        bound=b.name, search_ratio=0.5, confirmed_ratio=0.5, violated=False, instance="stub"))
     lines = []
     out = report.run_report(quick=True, progress=lines.append)
     text = "\n".join(lines)
