@@ -81,6 +81,11 @@ def _atomic_write(path: Path, write) -> None:
     _fsync_dir(path.parent)
 
 
+def write_text_atomic(path: Path, text: str) -> None:
+    """``text`` into ``path`` atomically (uniquely named temporary file, fsync, os.replace)."""
+    _atomic_write(Path(path), lambda f: f.write(text.encode()))
+
+
 def save_checkpoint(path: Path, blob: dict) -> None:
     """torch.save to a uniquely named temporary file, fsync, then os.replace (atomic: a kill
     never leaves half a file)."""

@@ -18,6 +18,7 @@ from gpu_runs.pipeline import diagnostics as pipeline_diag
 from gpu_runs.pipeline.args import build_parser, check_options
 from gpu_runs.pipeline import data_parallel as dpar
 from gpu_runs import run_lock
+from gpu_runs.checkpoint import write_text_atomic
 from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, load_resume,
                                           prune_stage, resume_step, save_stage)
 from gpu_runs.pipeline.delay import DelayRule
@@ -259,7 +260,7 @@ def open_log(path: Path, start: int):
     if start and path.exists():
         keep = [line for line in path.read_text().splitlines(keepends=True)
                 if line.strip() and json.loads(line)["step"] <= start]
-        path.write_text("".join(keep))
+        write_text_atomic(path, "".join(keep))
         return open(path, "a")
     return open(path, "a" if start else "w")
 
