@@ -19,6 +19,7 @@ import math
 import torch
 
 from lmo.base import Optimizer, ScalarOrSchedule
+from lmo.matrix_view import check_flatten, matrix_view
 from lmo.muon_second_moment import (SecondMomentState, check_second_moment_args, muon_second_moment,
                                     ns_options)
 
@@ -29,7 +30,7 @@ def adamuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.999, 
             weight_decay: float = 0.01, *, nesterov: bool = True, sign_stabilize: bool = False,
             ns_steps: int = 5, ns_coefficients="keller", ns_eps: float = 1e-7,
             ns_dtype="auto", exact: bool = False, mu: float | None = None,
-            ns_method: str = "standard") -> Optimizer:
+            ns_method: str = "standard", flatten: bool | None = None) -> Optimizer:
     """AdaMuon on matrices (..., m, n) (leading dims are a batch), t = 1, 2, ...::
 
         m_t = beta m_{t-1} + (1 - beta) g_t,   u_t = (1 - beta) g_t + beta m_t (nesterov) or m_t
@@ -42,7 +43,8 @@ def adamuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.999, 
     ``mu`` overrides the momentum as beta = 1 - mu. ``exact=True``: SVD polar instead of NS.
     ``ns_dtype``: None / "auto" = choose_ns_dtype (lmo.muon_family); ``ns_method``: "standard"
     or "gram" NS. NS runs once per matrix shape per step
-    (the shared part: lmo.muon_second_moment).
+    (the shared part: lmo.muon_second_moment). ``flatten``: how >2-D weights are read
+    (lmo.matrix_view; None refuses 4-D and more, True flattens to (out, in*kh*kw)).
     (The code's eps sits inside sqrt(min(m,n))/(||O^||_F + eps); the same up to O(eps).)
     """
     beta = check_second_moment_args(lr, momentum, beta2, eps, weight_decay, mu)
@@ -56,6 +58,8 @@ def adamuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.999, 
         return v, -eta * (0.2 * math.sqrt(rows * cols)) * Oh / (norm_h + eps)
 
     ns = ns_options(exact, ns_steps, ns_coefficients, ns_eps, ns_dtype, ns_method)
-    return muon_second_moment("adamuon", lr, beta, nesterov, weight_decay, ns, torch.zeros_like, step,
-                              dict(beta2=beta2, eps=eps, sign_stabilize=sign_stabilize),
-                              pre=torch.sign if sign_stabilize else None)
+    check_flatten(flatten)
+    opt = muon_second_moment("adamuon", lr, beta, nesterov, weight_decay, ns, torch.zeros_like, step,
+                             dict(beta2=beta2, eps=eps, sign_stabilize=sign_stabilize),
+                             pre=torch.sign if sign_stabilize else None)
+    return matrix_view(opt, flatten, "adamuon")

@@ -18,6 +18,7 @@ import math
 import torch
 
 from lmo.base import Optimizer, ScalarOrSchedule
+from lmo.matrix_view import check_flatten, matrix_view
 from lmo.muon_second_moment import (SecondMomentState, check_second_moment_args, muon_second_moment,
                                     ns_options)
 
@@ -28,7 +29,7 @@ def normuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.95, e
             weight_decay: float = 0.0, *, nesterov: bool = True, scale: str = "rms",
             ns_steps: int = 5, ns_coefficients="keller", ns_eps: float = 1e-7,
             ns_dtype="auto", exact: bool = False, mu: float | None = None,
-            ns_method: str = "standard") -> Optimizer:
+            ns_method: str = "standard", flatten: bool | None = None) -> Optimizer:
     """NorMuon on matrices (..., m, n) (leading dims are a batch); d_t is the displacement::
 
         m_t = beta m_{t-1} + (1 - beta) g_t,     u_t = (1 - beta) g_t + beta m_t  (nesterov) or m_t
@@ -43,7 +44,8 @@ def normuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.95, e
     momentum as beta = 1 - mu. ``exact=True`` uses the SVD polar factor instead of NS.
     ``ns_dtype``: None / "auto" = choose_ns_dtype (lmo.muon_family); ``ns_method``:
     "standard" or "gram" NS (lmo.newton_schulz). NS runs once per matrix shape per step
-    (the shared part: lmo.muon_second_moment).
+    (the shared part: lmo.muon_second_moment). ``flatten``: how >2-D weights are read
+    (lmo.matrix_view; None refuses 4-D and more, True flattens to (out, in*kh*kw)).
     """
     beta = check_second_moment_args(lr, momentum, beta2, eps, weight_decay, mu)
     if scale not in ("rms", "frobenius"):
@@ -63,6 +65,8 @@ def normuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.95, e
             D = Oh * (norm_o / (norm_h + eps)) * max(1.0, rows / cols) ** 0.5
         return v, -eta * D
 
-    return muon_second_moment("normuon", lr, beta, nesterov, weight_decay, ns,
-                              lambda x: torch.zeros_like(x[..., :1]), step,
-                              dict(beta2=beta2, eps=eps, scale=scale))
+    check_flatten(flatten)
+    opt = muon_second_moment("normuon", lr, beta, nesterov, weight_decay, ns,
+                             lambda x: torch.zeros_like(x[..., :1]), step,
+                             dict(beta2=beta2, eps=eps, scale=scale))
+    return matrix_view(opt, flatten, "normuon")

@@ -18,10 +18,20 @@ def _step(opt, p, g):
     return u, s
 
 
-def test_muon_refuses_a_conv_kernel_by_default():
+@pytest.mark.parametrize("ctor", [lmo.muon, lmo.normuon, lmo.adamuon])
+def test_matrix_optimizers_refuse_a_conv_kernel_by_default(ctor):
     w = torch.randn(CONV)
     with pytest.raises(ValueError, match=r"conv.*flatten=True.*\(8, 27\)"):
-        lmo.muon(0.02).init({"conv": w})
+        ctor(0.02).init({"conv": w})
+
+
+@pytest.mark.parametrize("ctor", [lmo.normuon, lmo.adamuon])
+def test_second_moment_muons_flatten_too(ctor):
+    gen = torch.Generator().manual_seed(1)
+    w, g = torch.randn(CONV, generator=gen), torch.randn(CONV, generator=gen)
+    u, _ = _step(ctor(0.02, flatten=True), {"conv": w}, {"conv": g})
+    u2, _ = _step(ctor(0.02), {"conv": w.reshape(8, 27)}, {"conv": g.reshape(8, 27)})
+    assert torch.equal(u["conv"], u2["conv"].reshape(CONV))
 
 
 def test_muon_flatten_optimizes_the_out_by_in_kk_matrix():
