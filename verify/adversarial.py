@@ -1,5 +1,5 @@
 """Falsification search: maximise measured / bound over instances and hyperparameters
-(docs/design.md §6.4). The reported ratio is re-evaluated on fresh seeds, so it is not inflated
+(docs/design.md §6, step 4). The reported ratio is re-evaluated on fresh seeds, so it is not inflated
 by the search's own selection (winner's curse) nor by a maximum over steps; a ratio whose
 confidence bound exceeds 1 is a violation, reported with a reproducible Instance.
 
