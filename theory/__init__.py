@@ -11,19 +11,27 @@ A short tour (docs/design.md §5 has the mathematics)::
     theory.check()["ok"]                             # every step, chain, premise and mutant
     print(theory.proof_text())                       # the numbered, checked proof
 
-Modules: bound / bounds / paper_readings (the records), derivation / paper_derivation (proofs as
-steps), check (one step), chain (the steps assembled give the bound), witnesses + premises
-(premises evaluated on exact instances), mutation (planted errors that must be caught),
-implications (reading x variant), slack (C2 vs the sharper bounds), scaling, limits, rates.
+Modules, one concept each:
+
+* records: symbols (the constants and their units), bound (the `Bound` type), package_bounds (the package's bounds), paper_readings (the
+  paper's delayed bound, one record per reading), registry (every bound by name);
+* proofs: derivation (the `Step` / `Derivation` types), package_derivations (the package's
+  proofs), paper_derivations (readings C1, C2 derived), derivation_registry (every derivation by
+  name), proof_render (the proof as text or markdown: proof_text, proof_markdown);
+* checks: step_check (one step alone), chain (the steps assembled give the bound),
+  witness_grid + witness_runs + witnesses (premises evaluated on exact instances), world_check
+  (every check on one world), mutation (planted errors that must be caught), full_check
+  (``theory.check()``: world_check and the mutation table);
+* results: implications (reading x variant), slack (C2 vs the sharper bounds), scaling, limits,
+  rates.
 ``python -m theory --help`` lists the command line.
 """
-from . import check as _check_module  # noqa: F401  (load the submodules whose names the
-from . import proof_text as _proof_text_module  # noqa: F401  functions below reuse, first)
 from .bound import Bound
-from .check import CheckResult, check_step
+from .full_check import check
 from .implications import implication, implication_table
+from .proof_render import proof_markdown, proof_text
 from .registry import all_bounds, get, names
-from .overview import check, proof_markdown, proof_text
+from .step_check import CheckResult, check_step
 
 __all__ = ["Bound", "get", "all_bounds", "names", "check", "check_step", "CheckResult",
            "implication", "implication_table", "proof_text", "proof_markdown"]

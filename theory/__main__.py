@@ -43,7 +43,7 @@ def _derivation_dict(d):
 def to_json(progress=None) -> dict:
     """Everything machine-readable (see module docstring)."""
     from . import rates
-    from .proofs import all_derivations
+    from .derivation_registry import all_derivations
     from .limits import compare_on_grid, delay_penalty, limit_checks
     from .registry import all_bounds
     say = progress or (lambda msg: None)
@@ -88,8 +88,8 @@ def to_json(progress=None) -> dict:
 
 def show_bound(name: str) -> str:
     """Text block for one bound with its derivation checks."""
-    from .proofs import all_derivations
-    from .proof_text import render_text
+    from .derivation_registry import all_derivations
+    from .proof_render import render_text
     from .registry import get
     b = get(name)
     d = _bound_dict(b)
@@ -131,8 +131,8 @@ def main(argv=None) -> int:
             print(f"python -m theory: error: --slack-figure: cannot write {a.slack_figure}: {e}", file=sys.stderr)
             return 2
         return 0
-    from .proofs import all_derivations
-    from .proof_text import delayed_proof, render_markdown, render_text
+    from .derivation_registry import all_derivations
+    from .proof_render import delayed_proof, proof_markdown, render_markdown, render_text
     if a.json:
         json.dump(to_json(lambda m: print(f"[theory] {m}", file=sys.stderr)), sys.stdout, indent=1)
         print()
@@ -142,7 +142,6 @@ def main(argv=None) -> int:
         return 0
     ders = all_derivations() if a.all else delayed_proof()
     if a.markdown:
-        from .overview import proof_markdown
         try:
             with open(a.markdown, "w") as fh:
                 fh.write(proof_markdown() if a.all else render_markdown(ders))

@@ -1,12 +1,12 @@
-"""Every derivation of the package, by name: the package's own (theory.derivation) and the
-paper's readings derived as checked chains (theory.paper_derivation).
-
-One module that imports both, so neither of them has to import the other.
+"""Every derivation, by name: the package's own (theory.package_derivations) and the paper's
+readings derived as checked chains (theory.paper_derivations). The bounds they prove are
+registered by name in theory.registry.
 """
 from __future__ import annotations
 
-from .derivation import Derivation, package_derivations
-from .paper_derivation import paper_derivations
+from .derivation import Derivation
+from .package_derivations import package_derivations
+from .paper_derivations import paper_derivations
 
 
 def all_derivations() -> list[Derivation]:

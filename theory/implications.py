@@ -22,7 +22,7 @@ import functools
 import numpy as np
 import sympy as sp
 
-from .check import _nonneg_mu
+from .step_check import _nonneg_mu
 from .registry import get
 from .symbols import eta, mu, r_w, rho, sigma, t
 

@@ -4,7 +4,7 @@ A mutant is a planted world (docs/design.md §5): the mutated derivation with ev
 it cites (its dependencies, unmutated), {name: expr} overrides of the registered bounds that
 make the error consistent (the same wrong term in the bound, its derivation and the premise's
 own formula), and optionally a mutated premise simulator. ``run_mutant`` runs
-``theory.check(derivations=..., bounds=..., sim=..., mutants=False)`` on the world: the mutant
+``theory.world_check.check_world(derivations=..., bounds=..., sim=...)`` on the world: the mutant
 is caught when that check is not ok, and ``caught_by`` names the failing sections (steps,
 chains, premises, structure, limits).
 
@@ -19,13 +19,14 @@ import functools
 
 import sympy as sp
 
-from . import bounds as B
+from . import package_bounds as B
 from . import paper_readings as PR
 from .derivation import W0, S_K, _prem, k
-from .premises import simulate
-from .proofs import all_derivations, get_derivation
+from .derivation_registry import all_derivations, get_derivation
 from .registry import all_bounds
 from .symbols import K, L, eta, mu, r_avg, r_w, rho, sigma
+from .witness_runs import simulate
+from .world_check import check_world
 
 NOISE = "noise: A4 + Jensen + martingale orthogonality + A3"
 DRIFT = "drift: A2 + triangle inequality + y-steps <= eta"
@@ -159,9 +160,9 @@ def mutants() -> list[dict]:
 
 
 def run_mutant(m: dict, n: int = 1500) -> dict:
-    """theory.check() on the planted world of mutant ``m``; returns the table row."""
-    from .overview import check
-    res = check(n, derivations=m["derivations"], bounds=m["bounds"], sim=m["sim"], mutants=False)
+    """check_world on the planted world of mutant ``m`` (what theory.check(..., mutants=False)
+    returns); returns the table row."""
+    res = check_world(n, derivations=m["derivations"], bounds=m["bounds"], sim=m["sim"])
     why = {"steps": [f"{d}: {s}" for d, s, ok in res["steps"] if not ok],
            "chains": [f"{c['derivation']}: {c['detail'][:120]}" for c in res["chains"] if not c["ok"]],
            "premises": [f"{k}: fails on {w.get('failed_on')}" for k, w in res["premises"].items() if not w["ok"]],

@@ -11,7 +11,7 @@ At x_t, the derived delayed lemma at x_t with a <= sqrt(2 a^2 + 2 b^2) gives C2_
 from __future__ import annotations
 
 
-from . import bounds as B
+from . import package_bounds as B
 from . import paper_readings as PR
 from .derivation import E_t, E_x, Derivation, _alg, _cite, _prem
 from .symbols import eta, r_w

@@ -1,4 +1,6 @@
-"""Render derivations as numbered steps (plain text or GitHub markdown with LaTeX).
+"""Render derivations as numbered steps (plain text or GitHub markdown with LaTeX): `proof_text`
+(``theory.proof_text()``, ``python -m theory``) and `proof_markdown` (docs/proof.md, with the
+implication table of the paper's readings).
 
 Every symbol is defined in GLOSSARY; each derivation carries a lemma title in the structure of
 the paper's appendix ("Delayed Stochastic Non-Euclidean Trust-Region Theory"; the numbering is
@@ -12,7 +14,7 @@ from __future__ import annotations
 import sympy as sp
 
 from .derivation import Derivation
-from .proofs import get_derivation
+from .derivation_registry import get_derivation
 from .registry import get
 
 GLOSSARY = (
@@ -155,7 +157,7 @@ def render_markdown(derivations, checks=None, title="Delayed LMO momentum: machi
            " summary does not give the paper's. Notation of docs/design.md. *premise* steps cite an assumption or a textbook"
            " inequality and are checked numerically on exact instances by evaluating the step's own"
            " formula (`theory.witnesses`); *algebra* steps are proved by sympy or checked numerically"
-           " (`theory.check`); the *chain* line says whether the steps, assembled, give the bound"
+           " (`theory.step_check`); the *chain* line says whether the steps, assembled, give the bound"
            " (`theory.chain`).", "", "## Symbols", ""]
     out += [f"- `{k}`: {v}" for k, v in GLOSSARY] + [""]
     for d in derivations:
@@ -177,3 +179,44 @@ def render_markdown(derivations, checks=None, title="Delayed LMO momentum: machi
 def delayed_proof() -> list[Derivation]:
     """The derivations that together prove derived_delayed_theorem."""
     return [get_derivation(n) for n in DELAYED_PROOF]
+
+
+def proof_text(all_derivations: bool = True) -> str:
+    """The numbered proof with each step's check (python -m theory [--all])."""
+    from .derivation_registry import all_derivations as every
+    return render_text(every() if all_derivations else delayed_proof())
+
+
+def proof_markdown() -> str:
+    """docs/proof.md: every derivation as GitHub markdown with LaTeX, then the implication
+    table of the paper's readings C1-C4 (theory.implications)."""
+    from .derivation_registry import all_derivations
+    from .implications import VARIANTS, c4_ranges, implication
+    from .paper_readings import READINGS
+    text = render_markdown(all_derivations(), title="Delayed LMO momentum: the machine-checked proofs")
+    rows = ["## The readings of the paper's delayed bound, implied or not", "",
+            "Readings (theory.paper_readings): " + "; ".join(f"**{k}**: {v}" for k, v in READINGS.items()) + ".",
+            "", "Does the package's derived lemma for the variant imply the reading, for every"
+            " $\\mu \\in (0, 1]$ and all positive constants? (proved in sympy; otherwise the exact"
+            " counterexample region, with $a = \\sqrt{\\mu}\\rho\\sigma$). The noise term alone"
+            " (not a bound by itself) is in `python -m theory --json`.", "",
+            "| reading | " + " | ".join(VARIANTS) + " |", "|---|" + "---|" * len(VARIANTS)]
+    for r in ("paper_c1_y", "paper_c2_y", "paper_c3_y", "paper_c4_y",
+              "paper_c1_x", "paper_c2_x", "paper_c3_x", "paper_c4_x"):
+        cells = []
+        for v in VARIANTS:
+            i = implication(r, v)
+            cells.append(i.status if i.status != "not implied" else
+                         f"not implied: `{i.region}`" + (f"; **{i.note}**" if i.note else ""))
+        rows.append(f"| `{r}` | " + " | ".join(cells) + " |")
+    c4 = c4_ranges()
+    rows += ["", f"**C4 at $y_t$, exactly** (fixed units of f and x): it is not implied by the delayed lemma"
+             f" iff ${sp.latex(c4['not_implied'])}$ (the discriminant ${sp.latex(c4['discriminant'])}$ of the"
+             " region is positive), and it is false, below the value $L\\eta/\\mu$ that a delayed run"
+             " attains at $\\sigma = 0$ far from the minimiser, iff"
+             f" ${sp.latex(c4['false'])}$ (the gap at $\\sigma = 0$ is ${sp.latex(c4['gap_at_sigma_0'])}$)."
+             " For $4 < L \\le 8$ it is only not implied: whether a run exceeds it there is not settled.",
+             "", "The EF-trajectory cells of C1 and C2 are not implied only for $r_w$ above a threshold"
+             " that is at least $2\\eta$; EF's own runs have $r_t \\le 2\\eta$, so those regions are"
+             " unreachable (each cell says so, proved in sympy)."]
+    return text + "\n".join(rows) + "\n"

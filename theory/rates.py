@@ -1,6 +1,6 @@
 """Optimised rates, Kovalev's parameter choice rechecked, and the price of the delay.
 
-Theorems (theory.bounds) have the form, with c(mu) the drift coefficient,
+Theorems (theory.package_bounds) have the form, with c(mu) the drift coefficient,
   B(eta, mu) = Delta_0/(eta K) + 2 rho sigma/(mu K) + 2 sqrt(mu) rho sigma + a L eta + 2 L eta c(mu)
 (sync: a = 1/2, c = (1-mu)/mu; delayed: a = 1/2, c = 1/mu; EF worst: a = 9/2, c = (1-mu)/mu).
 

@@ -11,10 +11,10 @@ paper_c3_x, paper_c4_x (theory.paper_readings; each record names its reading).
 """
 from __future__ import annotations
 
+from . import package_bounds, paper_readings
 from .bound import Bound
-from . import bounds, paper_readings
 
-ALL = bounds.ALL[:2] + paper_readings.ALL + bounds.ALL[2:]
+ALL = package_bounds.ALL[:2] + paper_readings.ALL + package_bounds.ALL[2:]
 
 _BY_NAME: dict[str, Bound] = {b.name: b for b in ALL}
 

@@ -1,4 +1,4 @@
-"""Exact finite instances on which theory.witnesses checks the *premise* steps of theory.derivation.
+"""Runs on exact finite instances, on which theory.witnesses checks the derivations' *premise* steps.
 
 Premises (descent lemma, Hölder, A4, martingale orthogonality, virtual-iterate
 facts) are cited, not proved by sympy. Each is exercised here on a finite

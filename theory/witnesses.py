@@ -1,7 +1,7 @@
 """Premise witnesses: each premise step's OWN sympy expressions evaluated on exact instances.
 
-A premise step of theory.derivation states ``lhs <= rhs`` in abstract symbols (E_t, N_t, D_t,
-r_w, G, F_{t+1}, ...). `measure` turns a run of theory.premises.simulate into values for
+A premise step of a derivation (theory.derivation) states ``lhs <= rhs`` in abstract symbols (E_t, N_t, D_t,
+r_w, G, F_{t+1}, ...). `measure` turns a run of theory.witness_runs.simulate into values for
 those symbols; `step_margin` lambdifies ``rhs - lhs`` of the step itself (once per step: t and
 mu stay arguments, sums become loops) and evaluates it. So a mis-stated premise (say
 D_t <= L r_w) is evaluated as written and fails where it is false; nothing re-implements the
@@ -18,7 +18,7 @@ lemmas are attained). Two modes (docs/design.md §5):
   upper confidence bound  mean + t_{R-1, 1-alpha/n} s/sqrt(R)  is below 0, alpha = 0.01
   family-wise, Bonferroni over the n (instance, step) tests of that premise. With s = 0
   (sigma = 0 runs) the bound is the mean itself. The t bound is exact for normal margins and
-  approximate otherwise (docs/design.md §6.3; python -m verify.coverage measures t bounds).
+  approximate otherwise (docs/design.md §6, step 3; python -m verify.coverage measures t bounds).
 """
 from __future__ import annotations
 
@@ -28,10 +28,10 @@ import numpy as np
 import sympy as sp
 from scipy import stats
 
-from .premises import _inner, _weights, _wsum, simulate
 from .symbols import K as K_SYM
 from .symbols import t as T_SYM
 from .witness_grid import INSTANCES, Instance
+from .witness_runs import _inner, _weights, _wsum, simulate
 
 ALPHA = 0.01
 MEAN_PREMISES = ("noise: A4 + Jensen + martingale orthogonality + A3", "average the lemma")
@@ -128,7 +128,7 @@ def margin_of(step, values: dict, n_tests: int = 1) -> tuple[float, int]:
 def premise_steps(derivations=None) -> list:
     """The distinct premise steps (not citations) of every derivation."""
     if derivations is None:
-        from .proofs import all_derivations
+        from .derivation_registry import all_derivations
         derivations = all_derivations()
     seen, out = set(), []
     for d in derivations:
@@ -141,7 +141,7 @@ def premise_steps(derivations=None) -> list:
 
 @functools.lru_cache(maxsize=None)
 def instance_values(inst: Instance, sim=None) -> dict:
-    """measure() of the run of ``inst`` (simulated by ``sim``, default theory.premises.simulate)."""
+    """measure() of the run of ``inst`` (simulated by ``sim``, default theory.witness_runs.simulate)."""
     H = (sim or simulate)(inst.variant, inst.geometry, T=inst.T, seeds=inst.seeds, mu=inst.mu, eta=inst.eta,
                           sigma=inst.sigma, shape=inst.shape, seed=1, noise=inst.noise, x0_scale=inst.x0_scale)
     return measure(H)

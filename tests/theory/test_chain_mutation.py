@@ -9,7 +9,7 @@ import theory
 from theory.chain import chain_all, chain_check
 from theory.derivation import Step
 from theory.mutation import mutants, mutation_table, world
-from theory.proofs import all_derivations, get_derivation
+from theory.derivation_registry import all_derivations, get_derivation
 from theory.registry import all_bounds
 from theory.symbols import L, eta, mu
 

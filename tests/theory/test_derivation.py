@@ -4,9 +4,9 @@ import pytest
 import sympy as sp
 
 from theory import registry
-from theory.check import check_step
+from theory.step_check import check_step
 from theory.derivation import WK, W0, k
-from theory.proofs import all_derivations, get_derivation
+from theory.derivation_registry import all_derivations, get_derivation
 from theory.symbols import L, eta, mu, rho, sigma, t
 
 DERIVATIONS = all_derivations()

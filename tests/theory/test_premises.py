@@ -8,7 +8,7 @@ import numpy as np
 import sympy as sp
 
 from theory.derivation import W0
-from theory.proofs import all_derivations, get_derivation
+from theory.derivation_registry import all_derivations, get_derivation
 from theory.symbols import L, eta, r_w, rho, sigma, mu
 from theory.witness_grid import INSTANCES, Instance, coverage
 from theory.witnesses import all_witnesses, instance_values, mean_ucb, premise_steps, step_margin, witness
