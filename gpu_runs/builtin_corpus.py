@@ -116,11 +116,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.freeze}: {len(blob):,} bytes, sha256 {hashlib.sha256(blob).hexdigest()} "
               f"(Python {sys.version.split()[0]})")
         return 0
-    from gpu_runs.data import get_corpus
-
-    c = get_corpus("stdlib")
-    print(f"{ARCHIVE.name}: file sha256 {FILE_SHA256} (checked)\n{c!r}\ntokens sha256 {c.sha256}")
-    return 0 if c.sha256 == STDLIB_SHA256 else 1
+    docs = load_documents()
+    print(f"{ARCHIVE.name}: file sha256 {FILE_SHA256} (checked): {len(docs)} documents, "
+          f"{sum(len(b) for _, b in docs):,} bytes; its train/val tokens hash to {STDLIB_SHA256} "
+          f"(gpu_runs.data.get_corpus('stdlib').sha256, checked by the test suite)")
+    return 0
 
 
 if __name__ == "__main__":

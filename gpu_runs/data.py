@@ -49,6 +49,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from gpu_runs.builtin_corpus import load_documents
+
 SHARD_MAGIC = 20240520
 SHARD_HEADER_INTS = 256
 TEXT_SUFFIXES = (".txt", ".md", ".py", ".rst")
@@ -210,8 +212,6 @@ def shard_corpus(name: str, files: list[Path], val_frac: float = 0.05) -> Corpus
 def _stdlib_corpus(val_every: int) -> Corpus:
     """The frozen built-in corpus (:mod:`gpu_runs.builtin_corpus`), built once per process;
     arrays are read-only."""
-    from gpu_runs.builtin_corpus import load_documents
-
     c = byte_corpus("stdlib", load_documents(), val_every)
     c.train.setflags(write=False)
     c.val.setflags(write=False)

@@ -15,11 +15,12 @@ from typing import Callable, Sequence
 from .cache import Cache
 from .deps import Deps
 from .figures import CATALOG
-from .figures.common import Context, FigureOutput, figure_runs
+from .figures.common import Context, FigureOutput, figure_runs, replicate_gaps
 from .kept import KeptStore
 from .profiles import Profile
 from .report import source_counts, write_report
 from .runs import Runner
+from .seed_stats import Noise, pool
 
 
 def select(only: Sequence[str] | None) -> list[str]:
@@ -43,6 +44,19 @@ def split_runs(profile: Profile, names: Sequence[str], force: bool = False) -> d
         live = [s for s in runs if force or profile.trains_live(n, s)]
         out[n] = {"live": live, "kept": [s for s in runs if not (force or profile.trains_live(n, s))]}
     return out
+
+
+def pooled_noise(ctx: Context, names: Sequence[str]) -> Noise:
+    """The seed SD of a paired difference pooled over every multi-seed cell of the figures
+    ``names`` (:func:`paper_figs.figures.common.replicate_gaps`): what one-seed cells borrow."""
+    grids = [CATALOG[n].grid(ctx.profile) for n in names
+             if ctx.profile.runs_figure(n) and hasattr(CATALOG[n], "grid")]
+    groups = replicate_gaps(ctx, grids)
+    by_size: dict = {}
+    for size, _ in groups:
+        by_size[size] = by_size.get(size, 0) + 1
+    where = ", ".join(f"{k} {v}" for k, v in sorted(by_size.items()))
+    return pool([g for _, g in groups], source=f"; cells by model: {where}" if where else "")
 
 
 def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequence[str] | None = None,
@@ -78,6 +92,8 @@ def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequenc
         f"{len(from_kept)} read from the cache or kept records")
     runner.run_all(live)
     looked_up = runner.run_all(from_kept, train=False)
+    ctx.noise = pooled_noise(ctx, names)
+    log(f"[paper_figs] {ctx.noise}")
     if looked_up:
         count = source_counts(looked_up)
         log(f"[paper_figs] not trained here: {count['kept']} from kept records, {count['cache']} from "

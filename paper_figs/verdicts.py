@@ -155,6 +155,27 @@ def much_larger_gap(degraded: Sequence[float], robust: Sequence[float],
                    + seeds_to_resolve(t, se, min(d.n, r.n)))
 
 
+def larger_gap(degraded: Sequence[float], robust: Sequence[float],
+               names: tuple[str, str] = ("AdamW", "Muon"), noise: Noise = NO_NOISE) -> Verdict:
+    """The weaker reading of 'degrades more': the gap of ``names[0]`` exceeds that of ``names[1]``.
+
+    D - R with SE(D - R) = sqrt(SE_D^2 + SE_R^2): holds beyond Z SE, does not hold below -Z SE,
+    inconclusive otherwise. :func:`much_larger_gap` is the stronger (3x) reading.
+    """
+    d, r = estimate(degraded, noise), estimate(robust, noise)
+    why = _unresolvable(d, r)
+    desc = f"{names[0]} gap {d} vs {names[1]} {r}"
+    if why:
+        return Verdict(INCONCLUSIVE, f"{desc}: {why}")
+    diff = difference(d, r)
+    desc += f"; difference {diff.mean:.4f} ± {diff.se:.4f} SE ({diff.mean / diff.se:.1f} SE)"
+    if diff.mean > Z * diff.se:
+        return Verdict(HOLDS, desc + f" > {Z:g} SE")
+    if diff.mean < -Z * diff.se:
+        return Verdict(FAILS, desc + f" < -{Z:g} SE")
+    return Verdict(INCONCLUSIVE, desc + f": within {Z:g} SE" + seeds_to_resolve(diff.mean, diff.se, diff.n))
+
+
 def ef_recovers(sync: Sequence[float], async_: Sequence[float], ef: Sequence[float],
                 name: str, low: float = 0.5, by: str = "EF", noise: Noise = NO_NOISE) -> tuple[Verdict, float]:
     """Claim 'EF recovers at least ``low`` of the gap' for one optimizer; returns (verdict, fraction).

@@ -14,7 +14,6 @@ Variants of a run (docs/design.md §4), named as in ``lmo.variants``:
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from ..cache import Cache
 from ..deps import Deps
 from ..profiles import Profile
 from ..runs import Outcome, Runner
-from ..seed_stats import Noise, pool
+from ..seed_stats import NO_NOISE, Noise
 from ..verdicts import Verdict, gate
 
 LOSS_LABEL = "validation loss (nats/byte)"
@@ -65,6 +64,7 @@ class Context:
     runner: Runner
     deps: Deps
     cache: Cache
+    noise: Noise = NO_NOISE   # the pooled seed spread (paper_figs.pipeline.pooled_noise), set before any figure
 
     def get(self, settings: dict) -> Outcome:
         """The outcome of a run the pipeline already resolved (never trains: an unknown run
@@ -73,20 +73,6 @@ class Context:
 
     def verdict(self, v: Verdict) -> Verdict:
         return gate(v, self.profile.verdicts_meaningful)
-
-    @functools.cached_property
-    def noise(self) -> Noise:
-        """The seed spread of a paired difference, pooled over every multi-seed cell of the
-        profile's figures (:func:`replicate_gaps`); what one-seed cells borrow."""
-        from . import CATALOG
-        grids = [m.grid(self.profile) for n, m in CATALOG.items()
-                 if self.profile.runs_figure(n) and hasattr(m, "grid")]
-        groups = replicate_gaps(self, grids)
-        by_size: dict = {}
-        for size, _ in groups:
-            by_size[size] = by_size.get(size, 0) + 1
-        where = ", ".join(f"{k} {v}" for k, v in sorted(by_size.items()))
-        return pool([g for _, g in groups], source=f"; cells by model: {where}" if where else "")
 
     @property
     def fig_dir(self) -> Path:

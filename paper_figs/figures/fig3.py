@@ -8,7 +8,7 @@ from __future__ import annotations
 from .. import paper_numbers as pn
 from .. import plotting
 from ..seed_stats import NO_NOISE, Noise
-from ..verdicts import ef_recovers, fmt, much_larger_gap
+from ..verdicts import ef_recovers, fmt, larger_gap, much_larger_gap
 from .common import (VARIANTS, Context, FigureOutput, cell_sources, curve_panel, grid_figure, paired, pct,
                      relative_gap, variant_grid)
 
@@ -26,7 +26,9 @@ def grid(p) -> dict:
 def judge(res: dict, noise: Noise = NO_NOISE) -> dict:
     """The claims of this figure on measured finals (ungated); ``noise``: the pooled seed spread."""
     gaps = {o: paired(res[o]["sync"], res[o]["2bw"]) for o in res}
-    v = {"AdamW gap much larger than Muon's": much_larger_gap(gaps["adamw"], gaps["muon"], noise=noise)}
+    v = {"AdamW gap larger than Muon's (difference beyond 2 SE)": larger_gap(gaps["adamw"], gaps["muon"], noise=noise),
+         "AdamW gap much larger than Muon's (at least 3x, resolved)": much_larger_gap(gaps["adamw"], gaps["muon"],
+                                                                                     noise=noise)}
     for o in res:
         v[f"EF recovers >= 50 % ({plotting.label(o)})"] = ef_recovers(
             res[o]["sync"], res[o]["2bw"], res[o]["ef"], plotting.label(o), noise=noise)[0]

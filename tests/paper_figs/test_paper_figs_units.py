@@ -349,3 +349,18 @@ def test_an_inconclusive_verdict_says_how_many_seeds_would_resolve_it():
     assert "about 5 seeds" in seeds_to_resolve(0.05, 0.01, 4)  # already resolved: at least n + 1
     v = much_larger_gap([0.030], [0.015], noise=N)
     assert v.status == INCONCLUSIVE and "seeds per cell would resolve it" in v.reason
+
+
+def test_larger_gap_is_the_weaker_reading_of_much_larger():
+    """Whenever 'at least 3x, resolved' holds for positive gaps, 'larger, resolved' holds too;
+    and a 2x gap can be resolved larger while 3x stays unresolved."""
+    from paper_figs.verdicts import larger_gap
+    assert larger_gap([0.030], [0.015], noise=Noise(0.002, 10, 5)).status == HOLDS
+    assert much_larger_gap([0.030], [0.015], noise=Noise(0.002, 10, 5)).status == FAILS
+    assert larger_gap([0.030], [0.028], noise=N).status == INCONCLUSIVE
+    assert larger_gap([0.010], [0.05], noise=N).status == FAILS
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        d, r = list(rng.uniform(0, 0.3, 2)), list(rng.uniform(0, 0.1, 2))
+        if much_larger_gap(d, r, noise=N).status == HOLDS:
+            assert larger_gap(d, r, noise=N).status == HOLDS
