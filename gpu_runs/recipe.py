@@ -65,7 +65,8 @@ FIELD_HELP = {
     "compile": "torch.compile the loss (Dynamo traces the functional call)",
     "ns_dtype": "Newton-Schulz dtype of muon / normuon / adamuon: auto (bf16 where this machine's "
                 "bf16 matmul is fast, else fp32; the run records the choice), float32, bfloat16, float64",
-    "resume": "continue from OUT/ckpt.pt (identical trajectory; refused if the saved run differs)",
+    "resume": "continue the run in OUT from its newest complete checkpoint (identical trajectory; refused "
+              "if the saved run differs; a finished run is left as it is)",
     "opt_kwargs": "extra keyword arguments of the optimizer (Python API only; lmo.presets."
                   "DECOUPLED_DECAY's are filled in, so the decay is decoupled for every optimizer)",
 }

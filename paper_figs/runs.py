@@ -112,8 +112,10 @@ def run_dir(cache: Cache, key: str) -> Path:
 
 
 def can_resume(cache: Cache, key: str) -> bool:
-    """Has an earlier, killed attempt of this run left a checkpoint to resume from?"""
-    return (run_dir(cache, key) / "ckpt.pt").exists()
+    """Has an earlier, killed attempt of this run left a checkpoint to resume from? (``ckpt.pt``
+    or one of the numbered ones the trainer falls back to when the newest is damaged)"""
+    d = run_dir(cache, key)
+    return (d / "ckpt.pt").exists() or any(d.glob("ckpt_step*.pt"))
 
 
 def checkpoint_step(cache: Cache, key: str) -> int | None:
