@@ -324,7 +324,7 @@ def test_every_profiles_runs_are_valid_trainer_configs():
 
 
 def test_paper_ef_recovery_beside_ours_follows_the_summary():
-    from paper_figs.figures.mitigations import _paper_ef
+    from paper_figs.figures.fig2_table2 import _paper_ef
     assert _paper_ef("adamw") == "90%" and _paper_ef("muon") == "71%"
     assert _paper_ef("mars").startswith("85%-90%") and _paper_ef("soap").startswith("50%-70%")
     assert "hurt" in _paper_ef("adan") and "hurt" in _paper_ef("nadam") and _paper_ef("lion") == "not given"
