@@ -20,7 +20,8 @@ A short tour::
   and the pure history ``history_init`` / ``history_push`` / ``mixed_point``
   (``ParamHistory``: the same as a mutable object). The variants' names, used by every
   package: ``VARIANTS`` = sync, 2bw, ef, pipedream (``lmo.variants``: ``MODES``, ``ONE_STEP``,
-  ``variant_of(mode, ef)``, ``mode_of(variant)``).
+  ``variant_of(mode, ef)``, ``mode_of(variant)``, and ``wrap(opt, variant, **mitigations)``,
+  the one place a variant becomes its wrapper).
 - Geometries: ``Spectral`` (Muon's), ``Frobenius``, ``Sign``, ``L2``, ``RMSToRMS``,
   ``ColNorm``, ``RowNorm``; each has ``norm``, ``dual_norm``, ``lmo`` and ``rho``.
 - Newton-Schulz: ``newton_schulz(G)`` (``method="gram"`` for Gram NS; the module
