@@ -15,14 +15,12 @@ import torch
 
 from lmo import registry
 from lmo.chain import chain, clip_by_global_norm
-from lmo.delay import delayed
-from lmo.error_feedback import error_feedback
 from lmo.newton_schulz import choose_ns_dtype
 from lmo.pipedream import history_init, pipedream_delays
 from lmo.presets import DECOUPLED_DECAY, DEFAULT_LR
 from lmo.registry import OPTIMIZERS
 from lmo.schedules import warmup_cosine
-from lmo.variants import MODES  # sync | 2bw | pipedream (ef = 2bw + ef=True): named once in lmo
+from lmo.variants import MODES, PIPEDREAM, TWO_BW, variant_of, wrap  # sync | 2bw | pipedream (ef = 2bw + ef=True)
 
 from gpu_runs.builtin_corpus import STDLIB_SHA256
 from gpu_runs.model import CONFIGS, Llama, get_config, stage_of_params
@@ -157,13 +155,13 @@ class TrainConfig:
         """ValueError naming the field for any value outside its domain."""
         if self.mode not in MODES:
             raise ValueError(f"TrainConfig.mode must be one of {MODES}, got {self.mode!r}")
-        if self.ef and self.mode != "2bw":
+        if self.ef and self.mode != TWO_BW:
             raise ValueError("TrainConfig.ef: error feedback corrects the one-step delay; use mode='2bw'")
         for k in ("sync_start", "sync_cooldown", "dc_asgd"):
-            if getattr(self, k) and self.mode != "2bw":
+            if getattr(self, k) and self.mode != TWO_BW:
                 raise ValueError(f"TrainConfig.{k} mitigates the one-step delay; it needs mode='2bw', "
                                  f"got mode={self.mode!r}")
-        if self.mode == "pipedream" and self.stages < 1:
+        if self.mode == PIPEDREAM and self.stages < 1:
             raise ValueError(f"TrainConfig.stages must be >= 1, got {self.stages}")
         for k in ("steps", "batch_size", "seq_len", "eval_batches"):
             if getattr(self, k) < 1:
@@ -233,18 +231,16 @@ def base_optimizer(cfg: TrainConfig, params: dict):
 
 
 def build_optimizer(cfg: TrainConfig, params: dict, stage_of: dict | None = None):
-    """clip -> registry optimizer with the warmup-cosine schedule, wrapped for the mode.
+    """clip -> registry optimizer with the warmup-cosine schedule, wrapped for the mode
+    (``lmo.variants.wrap`` of the variant, with the run's mitigations).
 
     Returns (opt, inner, sched) where ``inner`` is the synchronous optimizer."""
     base, sched = base_optimizer(cfg, params)
     inner = chain(clip_by_global_norm(cfg.grad_clip), base) if cfg.grad_clip else base
-    kw = dict(sync_start=cfg.sync_start, sync_cooldown=cfg.sync_cooldown, total_steps=cfg.steps,
-              dc_asgd=cfg.dc_asgd)
-    if cfg.mode == "2bw" and cfg.ef:
-        return error_feedback(inner, **kw), inner, sched
-    if cfg.mode == "2bw":
-        return delayed(inner, 1, **kw), inner, sched
-    return inner, inner, sched
+    # sync and pipedream stay unwrapped (pipedream's staleness is the loop's history)
+    opt = wrap(inner, variant_of(cfg.mode, cfg.ef), sync_start=cfg.sync_start,
+               sync_cooldown=cfg.sync_cooldown, total_steps=cfg.steps, dc_asgd=cfg.dc_asgd)
+    return opt, inner, sched
 
 
 def make_history(cfg: TrainConfig, model: Llama, params: dict):

@@ -1,6 +1,7 @@
-"""The trainer's 2bw update rule on one pipeline stage: ``lmo.delay.delayed(opt, 1)`` or
-``lmo.error_feedback.error_feedback(opt)`` with sync_start / sync_cooldown, wrapped
-around the stage's base optimizer and applied to the stage's parameter block only.
+"""The trainer's 2bw update rule on one pipeline stage: ``lmo.variants.wrap(opt, variant)``
+(2bw: ``lmo.delay.delayed(opt, 1)``, ef: ``lmo.error_feedback.error_feedback(opt)``) with
+sync_start / sync_cooldown, wrapped around the stage's base optimizer and applied to the
+stage's parameter block only.
 
 The wrapper is elementwise in the parameters (its queue d_{t-1}, the EF buffer d_{t-2},
 the step counter), so on each stage it holds exactly the trainer's state restricted to
@@ -19,14 +20,22 @@ applied step a_t, x_{t+1} = x_t + a_t):
   DC-ASGD's correction g~_t = g_t + lambda g_t * g_t * (y_t - x_t) (``lmo.delay.dc_correct``).
   The trainer corrects before clipping, so the engine corrects at R(t), before the squared norm.
 
+Why DC-ASGD is the engine's here and the wrapper's in the trainer: the trainer's wrapper
+corrects g_t inside ``update``, before its inner ``chain(clip, base)`` clips. A stage's
+clip is the engine's (the global norm is an all-reduce over stages), between R(t) and
+U(t), so the correction must come before it, outside the wrapper: ``wrap`` gets
+``dc_asgd=0`` and :meth:`DelayRule.correct` applies the same ``lmo.delay.dc_correct``
+to the same offset. Moving the cross-stage clip into the stage wrapper's chain would let
+the wrapper correct, but reorders the engine's floating-point work; not done.
+
 Nothing here re-derives a formula or reads the wrapper's fields: one delay path, the lmo one.
 """
 from __future__ import annotations
 
 import torch
 
-from lmo.delay import dc_correct, delayed, next_applied, phase, virtual_offset
-from lmo.error_feedback import error_feedback
+from lmo.delay import dc_correct, next_applied, phase, virtual_offset
+from lmo.variants import EF, TWO_BW, wrap
 
 
 class DelayRule:
@@ -40,10 +49,10 @@ class DelayRule:
         self.opt = None
 
     def wrap(self, base):
-        """The stage optimizer: the wrapper around ``base`` (DC-ASGD stays with the engine)."""
-        kw = dict(sync_start=self.sync_start, sync_cooldown=self.sync_cooldown,
-                  total_steps=self.total_steps)
-        self.opt = error_feedback(base, **kw) if self.ef else delayed(base, 1, **kw)
+        """The stage optimizer: ``lmo.variants.wrap`` around ``base`` (DC-ASGD stays with the
+        engine, :meth:`correct`: see the module docstring)."""
+        self.opt = wrap(base, EF if self.ef else TWO_BW, sync_start=self.sync_start,
+                        sync_cooldown=self.sync_cooldown, total_steps=self.total_steps)
         return self.opt
 
     def is_sync(self, t: int) -> bool:

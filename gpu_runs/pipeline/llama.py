@@ -4,8 +4,9 @@ run and a trainer run with the same options share x_0, the batches, the validati
 the lr schedule and the optimizer (applied per stage block).
 
 The per-stage optimizer is the trainer's base optimizer, ``registry.build(name, params,
-lr=peak, schedule=lambda peak: warmup_cosine(peak, ...), momentum, weight_decay)``, without the trainer's ``delayed`` /
-``error_feedback`` wrappers (the schedule *is* the delay) and without its
+lr=peak, schedule=lambda peak: warmup_cosine(peak, ...), momentum, weight_decay)``, without the trainer's
+variant wrapper (``lmo.variants.wrap``: the schedule *is* the delay; 2bw wraps each stage's
+block in ``gpu_runs.pipeline.delay.DelayRule``) and without its
 ``clip_by_global_norm`` (the engine clips with the all-reduced norm of every stage, the
 same formula c = min(1, max_norm / (||g|| + 1e-6))).
 
@@ -24,9 +25,8 @@ from gpu_runs import recipe
 from gpu_runs.data import Batcher, get_corpus, val_batches
 from gpu_runs.model import CONFIGS, Llama, get_config
 from gpu_runs.pipeline.problem import Problem
+from gpu_runs.pipeline.schedules import MODE_OF_SCHEDULE
 from gpu_runs.recipe import TrainConfig
-
-MODE_OF = {"gpipe": "sync", "1f1b": "sync", "2bw": "2bw", "pipedream": "pipedream"}
 
 
 def train_config(args, num_stages: int | None = None):
@@ -36,7 +36,7 @@ def train_config(args, num_stages: int | None = None):
         weight_decay=0.1 if args.weight_decay is None else args.weight_decay,
         grad_clip=1.0 if args.clip is None else args.clip,
         warmup_frac=args.warmup_frac, final_frac=args.final_frac,
-        mode=MODE_OF[args.schedule], stages=num_stages or 2, ef=args.ef, steps=args.steps,
+        mode=MODE_OF_SCHEDULE[args.schedule], stages=num_stages or 2, ef=args.ef, steps=args.steps,
         batch_size=args.batch_size, aux_groups=aux_groups(args), seq_len=args.seq_len, eval_every=args.eval_every,
         eval_batches=args.eval_batches, seed=args.seed, data=args.data or "stdlib",
         device=args.device, ns_dtype=getattr(args, "ns_dtype", "auto"))

@@ -34,9 +34,13 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from lmo.delay import phase
+from lmo.variants import PIPEDREAM, SYNC, TWO_BW
 
-SCHEDULES = ("gpipe", "1f1b", "2bw", "pipedream")
-SYNC_SCHEDULES = ("gpipe", "1f1b")
+#: the schedules and the trainer mode (lmo.variants.MODES) each one runs: gpipe and 1f1b
+#: are synchronous, 2bw and pipedream are the variants of the same names
+MODE_OF_SCHEDULE = {"gpipe": SYNC, "1f1b": SYNC, TWO_BW: TWO_BW, PIPEDREAM: PIPEDREAM}
+SCHEDULES = tuple(MODE_OF_SCHEDULE)
+SYNC_SCHEDULES = tuple(s for s, mode in MODE_OF_SCHEDULE.items() if mode == SYNC)
 
 
 class Action(NamedTuple):
