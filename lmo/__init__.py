@@ -32,7 +32,7 @@ A short tour::
 - State I/O: ``state_dict`` / ``load_state_dict`` (flat, torch.save-able).
 """
 from lmo.adamuon import adamuon
-from lmo.adamw import adamw
+from lmo.alias import adamw, lion, lmo_momentum, muon, normalized_sgd, signum
 from lmo.adan import adan
 from lmo.base import Optimizer, apply_updates, load_state_dict, state_dict
 from lmo.chain import chain, clip_by_global_norm
@@ -40,20 +40,16 @@ from lmo.delay import DelayState, delayed, flush_applied, next_applied, virtual_
 from lmo.error_feedback import ErrorFeedbackState, error_feedback
 from lmo.geometry import (ColNorm, Frobenius, Geometry, L2, RMSToRMS, RowNorm, Sign, Spectral,
                           get_geometry)
-from lmo.lmo_momentum import lmo_momentum
 from lmo.mars import mars
-from lmo.muon import muon
 from lmo.nadam import nadam
 from lmo import newton_schulz  # the module, callable as newton_schulz(G, ...)
 from lmo.newton_schulz import choose_ns_dtype, ns_inexactness, polar
-from lmo.normalized_sgd import normalized_sgd
 from lmo.normuon import normuon
 from lmo.partition import muon_labels, partition
 from lmo.pipedream import (ParamHistory, StaleHistory, contiguous_stages, history_init, history_load,
                            history_push, history_state_dict, mixed_point, pipedream_delays)
 from lmo.registry import OPTIMIZERS, build
 from lmo.schedules import constant, warmup_cosine
-from lmo.sign import lion, signum
 from lmo.soap import soap
 from lmo.torch_adapter import TorchOptimizer
 from lmo.variants import VARIANTS, mode_of, variant_of

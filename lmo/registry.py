@@ -6,20 +6,16 @@ head, norms, vectors: lmo.partition.muon_labels) to AdamW with AdamW's own lr.
 """
 from __future__ import annotations
 
-import importlib
 from typing import Callable, Mapping
 
+from lmo import alias
+from lmo.adamuon import adamuon
+from lmo.adan import adan
 from lmo.base import Optimizer, check_beta
-
-_SOURCES = {
-    "adamw": ("lmo.adamw", "adamw"), "nadam": ("lmo.nadam", "nadam"), "adan": ("lmo.adan", "adan"),
-    "mars": ("lmo.mars", "mars"), "soap": ("lmo.soap", "soap"), "muon": ("lmo.muon", "muon"),
-    "normuon": ("lmo.normuon", "normuon"), "adamuon": ("lmo.adamuon", "adamuon"),
-    "lion": ("lmo.sign", "lion"), "signum": ("lmo.sign", "signum"),
-    "normalized_sgd": ("lmo.normalized_sgd", "normalized_sgd"),
-}
-#: optimizers that only take matrices; build() routes the rest to AdamW
-MATRIX_OPTIMIZERS = ("muon", "normuon", "adamuon")
+from lmo.mars import mars
+from lmo.nadam import nadam
+from lmo.normuon import normuon
+from lmo.soap import soap
 
 
 class UnknownOptimizer(KeyError, ValueError):
@@ -30,29 +26,29 @@ class UnknownOptimizer(KeyError, ValueError):
         return str(self.args[0]) if self.args else ""
 
 
+class Registry(dict):
+    """A plain dict name -> constructor, except that a missing name raises
+    :class:`UnknownOptimizer` listing the valid ones."""
+
+    def __missing__(self, name):
+        raise UnknownOptimizer(f"unknown optimizer {name!r}; valid names: {', '.join(sorted(self))}")
+
+
+#: name -> constructor, every optimizer of the package (a plain dict)
+OPTIMIZERS: dict[str, Callable[..., Optimizer]] = Registry({
+    "adamw": alias.adamw, "nadam": nadam, "adan": adan, "mars": mars, "soap": soap,
+    "muon": alias.muon, "normuon": normuon, "adamuon": adamuon,
+    "lion": alias.lion, "signum": alias.signum, "normalized_sgd": alias.normalized_sgd,
+})
+#: optimizers that only take matrices; build() routes the rest to AdamW
+MATRIX_OPTIMIZERS = ("muon", "normuon", "adamuon")
+
+
 def check_name(name) -> str:
     """``name`` if it is a registered optimizer, else :class:`UnknownOptimizer` listing them."""
-    if not isinstance(name, str) or name not in _SOURCES:
-        raise UnknownOptimizer(f"unknown optimizer {name!r}; valid names: {', '.join(sorted(_SOURCES))}")
+    if not isinstance(name, str) or name not in OPTIMIZERS:
+        raise UnknownOptimizer(f"unknown optimizer {name!r}; valid names: {', '.join(sorted(OPTIMIZERS))}")
     return name
-
-
-class _Lazy(Mapping):
-    """name -> constructor, imported on first use (a missing module fails with its name)."""
-
-    def __getitem__(self, name):
-        check_name(name)
-        module, attr = _SOURCES[name]
-        return getattr(importlib.import_module(module), attr)
-
-    def __iter__(self):
-        return iter(_SOURCES)
-
-    def __len__(self):
-        return len(_SOURCES)
-
-
-OPTIMIZERS: Mapping[str, Callable[..., Optimizer]] = _Lazy()
 
 
 def default_lr(name: str) -> float:
@@ -62,7 +58,7 @@ def default_lr(name: str) -> float:
 
 def make(name: str, lr=None, momentum: float | None = None, **kw) -> Optimizer:
     """One optimizer by name; ``momentum`` (beta) overrides its primary momentum via ``mu = 1 - beta``."""
-    ctor = OPTIMIZERS[name]
+    ctor = OPTIMIZERS[check_name(name)]
     if momentum is not None:
         check_beta(momentum, "momentum")
         kw["mu"] = 1.0 - momentum
@@ -99,11 +95,10 @@ def build(name: str, params: Mapping, lr=None, momentum: float | None = None,
     sched = schedule or (lambda p: p)
     if name not in MATRIX_OPTIMIZERS:
         return make(name, sched(peak), momentum, weight_decay=weight_decay, **kw)
-    from lmo.adamw import adamw
     from lmo.partition import muon_labels, partition
     labels = muon_labels(params)
     rules = {"matrix": make(name, sched(peak), momentum, weight_decay=weight_decay, **kw)}
     if any(v == "other" for v in labels.values()):
         a_lr = default_lr("adamw") if adamw_lr is None else adamw_lr
-        rules["other"] = adamw(sched(a_lr), betas=adamw_betas, weight_decay=weight_decay)
+        rules["other"] = alias.adamw(sched(a_lr), betas=adamw_betas, weight_decay=weight_decay)
     return partition(rules, labels)

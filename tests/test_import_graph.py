@@ -130,9 +130,9 @@ def test_imports_follow_the_documented_direction(pkg):
 
 def test_the_checker_catches_a_planted_cycle_and_a_back_arrow():
     planted = {k: set(v) for k, v in GRAPH.items()}
-    planted["lmo.base"].add("lmo.muon")
-    planted["lmo.muon"].add("lmo.base")
-    assert any({"lmo.base", "lmo.muon"} <= set(c) for c in cycles(planted))
+    planted["lmo.base"].add("lmo.alias")
+    planted["lmo.alias"].add("lmo.base")
+    assert any({"lmo.base", "lmo.alias"} <= set(c) for c in cycles(planted))
     g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}
     assert cycles(g) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []

@@ -10,11 +10,11 @@ import time
 
 import torch
 
-from lmo.adamw import adamw
+from lmo.alias import adamw
 from lmo.base import state_dict
 from lmo.delay import delayed
 from lmo.error_feedback import error_feedback
-from lmo.muon import muon
+from lmo.alias import muon
 
 
 def llama_like_shapes(d: int = 256, layers: int = 4, mlp: int = 688) -> dict:

@@ -2,12 +2,12 @@
 import pytest
 import torch
 
-from lmo.adamw import adamw
+from lmo.alias import adamw
 from lmo.base import state_dict
 from lmo.delay import delayed
 from lmo.error_feedback import error_feedback
-from lmo.muon import muon
-from lmo.sign import lion, signum
+from lmo.alias import muon
+from lmo.alias import lion, signum
 
 
 @pytest.mark.parametrize("ctor,kw,match", [

@@ -5,11 +5,11 @@ import pytest
 import torch
 from hypothesis import given, strategies as st
 
-from lmo.adamw import adamw
+from lmo.alias import adamw
 from lmo.base import apply_updates, load_state_dict, state_dict
 from lmo.delay import delayed
-from lmo.muon import muon
-from lmo.sign import signum
+from lmo.alias import muon
+from lmo.alias import signum
 
 from lmo_toy import make, run
 

@@ -5,12 +5,12 @@ import pytest
 import torch
 from hypothesis import given, strategies as st
 
-from lmo.adamw import adamw
+from lmo.alias import adamw
 from lmo.base import apply_updates, load_state_dict, state_dict
 from lmo.error_feedback import error_feedback
 from lmo.geometry import Spectral
-from lmo.lmo_momentum import lmo_momentum
-from lmo.sign import signum
+from lmo.alias import lmo_momentum
+from lmo.alias import signum
 
 from lmo_toy import make
 

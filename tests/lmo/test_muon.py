@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from lmo.base import apply_updates
-from lmo.muon import muon
+from lmo.alias import muon
 
 
 def _run_pair(steps, ours_kw, torch_kw, shapes=((8, 5), (5, 8), (6, 6)), seed=0):

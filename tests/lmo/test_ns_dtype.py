@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from lmo import ns_dtype as nd
-from lmo.muon import muon
+from lmo.alias import muon
 from lmo.newton_schulz import choose_ns_dtype, newton_schulz
 
 

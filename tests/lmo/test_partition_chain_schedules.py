@@ -4,11 +4,11 @@ import math
 import pytest
 import torch
 
-from lmo.adamw import adamw
+from lmo.alias import adamw
 from lmo.base import apply_updates, find_field
 from lmo.chain import chain, clip_by_global_norm, global_norm
 from lmo.delay import delayed
-from lmo.muon import muon
+from lmo.alias import muon
 from lmo.partition import muon_labels, partition
 from lmo.registry import OPTIMIZERS, build
 from lmo.schedules import warmup_cosine
