@@ -31,9 +31,8 @@ A short tour::
 - torch.optim: ``TorchOptimizer(lmo.muon(0.02), model.named_parameters())``.
 - State I/O: ``state_dict`` / ``load_state_dict`` (flat, torch.save-able).
 """
-from lmo.adamuon import adamuon
-from lmo.alias import adamw, lion, lmo_momentum, muon, normalized_sgd, signum
-from lmo.adan import adan
+from lmo.alias import (adamuon, adamw, adan, lion, lmo_momentum, muon, nadam, normalized_sgd, normuon,
+                       signum)
 from lmo.base import Optimizer, apply_updates, load_state_dict, state_dict
 from lmo.chain import chain, clip_by_global_norm
 from lmo.delay import DelayState, delayed, flush_applied, next_applied, virtual_offset
@@ -41,10 +40,8 @@ from lmo.error_feedback import ErrorFeedbackState, error_feedback
 from lmo.geometry import (ColNorm, Frobenius, Geometry, L2, RMSToRMS, RowNorm, Sign, Spectral,
                           get_geometry)
 from lmo.mars import mars
-from lmo.nadam import nadam
 from lmo import newton_schulz  # the module, callable as newton_schulz(G, ...)
 from lmo.newton_schulz import choose_ns_dtype, ns_inexactness, polar
-from lmo.normuon import normuon
 from lmo.partition import muon_labels, partition
 from lmo.pipedream import (ParamHistory, StaleHistory, contiguous_stages, history_init, history_load,
                            history_push, history_state_dict, mixed_point, pipedream_delays)

@@ -7,6 +7,7 @@ tests/lmo (``-k reference``). ``updates`` are displacements d_t, x_{t+1} = x_t +
 """
 from __future__ import annotations
 
+import math
 from typing import Callable, NamedTuple, Union
 
 import torch
@@ -15,8 +16,10 @@ from lmo.base import Optimizer, ScalarOrSchedule, betas_with_mu, check_beta, che
 from lmo.geometry import L2, Sign, Spectral
 from lmo.matrix_view import check_flatten, matrix_view
 from lmo.muon_family import muon_ns_dtype
-from lmo.transforms import (add_decoupled_decay, cast_to_grad_dtype, compose, scale_by_adam,
-                            scale_by_lion, scale_by_lmo, scale_by_momentum, shape_scale)
+from lmo.transforms import (add_coupled_decay, add_decoupled_decay, add_proximal_decay, cast_to_grad_dtype,
+                            compose, ema, orthogonalize, scale_by_adam, scale_by_adan, scale_by_learning_rate,
+                            scale_by_lion, scale_by_lmo, scale_by_momentum, scale_by_nadam,
+                            scale_by_second_moment, shape_scale)
 
 ShapeScale = Union[None, float, str, Callable[[tuple], float]]
 
@@ -241,3 +244,288 @@ def signum(lr: ScalarOrSchedule = 1e-4, momentum: float = 0.9, weight_decay: flo
         mu = 1.0 - momentum
     return lmo_momentum(lr, Sign(event_ndim=1), mu=mu, weight_decay=weight_decay,
                         init_momentum=init_momentum, matrix_only=False, name="signum")
+
+
+# ----------------------------------------------------------------------------- NAdam, Adan
+class NAdamState(NamedTuple):
+    """step t (int64 scalar, steps taken), prod_{i<=t} mu_i (float64 scalar), m_t, v_t."""
+
+    step: torch.Tensor
+    mu_product: torch.Tensor
+    exp_avg: dict
+    exp_avg_sq: dict
+
+
+def nadam(lr: ScalarOrSchedule = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+          weight_decay: float = 0.0, *, momentum_decay: float = 4e-3,
+          decoupled_weight_decay: bool = False, variant: str = "torch",
+          mu: float | None = None) -> Optimizer:
+    """NAdam (Dozat 2016) as torch.optim.NAdam implements it (torch 2.x,
+    ``_single_tensor_nadam``), plus optax's Nesterov-Adam form (``adam(nesterov=True)``).
+    The two differ (torch uses Dozat's momentum-decay schedule psi, optax a constant
+    beta1); ``variant="torch"`` (default) follows torch so a step-for-step cross-check is
+    possible. ``updates`` are displacements d_t with x_{t+1} = x_t + d_t.
+
+    ``variant="torch"`` (torch.optim.NAdam), with t = 1, 2, ... and eta_t = lr(t - 1)::
+
+        g   <- g_t + lambda x_t                    (coupled L2; if not decoupled_weight_decay)
+        psi_t = beta1 (1 - 0.5 * 0.96^(t * momentum_decay)),  Pi_t = prod_{i<=t} psi_i
+        m_t = beta1 m_{t-1} + (1 - beta1) g,   v_t = beta2 v_{t-1} + (1 - beta2) g^2
+        D   = sqrt(v_t / (1 - beta2^t)) + eps
+        d_t = -eta_t [(1 - psi_t)/(1 - Pi_t) g/D + psi_{t+1}/(1 - Pi_t psi_{t+1}) m_t/D]
+              - eta_t lambda x_t                   (only if decoupled_weight_decay)
+
+    ``variant="optax"`` (optax.adam(nesterov=True)): with the same m_t, v_t and g = g_t,
+    ``d_t = -eta_t [beta1 m_t/(1 - beta1^(t+1)) + (1 - beta1) g/(1 - beta1^t)] /
+    (sqrt(v_t/(1 - beta2^t)) + eps)``, weight decay decoupled (AdamW-style) when nonzero.
+
+    = add_coupled_decay (coupled L2 only), scale_by_nadam, add_decoupled_decay (decoupled
+    only). ``mu`` overrides beta1 as beta1 = 1 - mu (the gap-vs-momentum sweep's one number).
+
+    Also cross-checked against heavyball's ``NAdam(lr, betas)`` (fp32 rounding;
+    tests/lmo/test_reference_heavyball.py).
+    """
+    check_lr(lr)
+    b1, b2 = betas_with_mu(betas, mu)
+    check_nonneg(eps, "eps")
+    check_nonneg(weight_decay, "weight_decay")
+    check_nonneg(momentum_decay, "momentum_decay")
+    if variant not in ("torch", "optax"):
+        raise ValueError(f"variant must be 'torch' or 'optax', got {variant!r}")
+    decoupled = decoupled_weight_decay or variant == "optax"
+    return compose("nadam", lr,
+                   add_coupled_decay(weight_decay) if weight_decay and not decoupled else None,
+                   scale_by_nadam(b1, b2, eps, momentum_decay, variant),
+                   add_decoupled_decay(weight_decay) if decoupled else None,
+                   state=NAdamState,
+                   hyper=dict(lr=lr, betas=(b1, b2), eps=eps, weight_decay=weight_decay,
+                              momentum_decay=momentum_decay,
+                              decoupled_weight_decay=decoupled_weight_decay, variant=variant))
+
+
+class AdanState(NamedTuple):
+    """step t, m_t (gradient EMA), v_t (gradient-difference EMA), n_t (squared EMA), g_{t-1}."""
+
+    step: torch.Tensor
+    exp_avg: dict
+    exp_avg_diff: dict
+    exp_avg_sq: dict
+    prev_grad: dict
+
+
+def adan(lr: ScalarOrSchedule = 1e-3, betas=(0.98, 0.92, 0.99), eps: float = 1e-8,
+         weight_decay: float = 0.0, *, no_prox: bool = False,
+         mu: float | None = None) -> Optimizer:
+    """Adan (Xie et al. 2022, arXiv 2208.06677), in the official implementation's convention.
+
+    Source: the paper's Algorithm 1 and the official PyTorch code (sail-sg/Adan, ``adan.py``).
+    The paper writes each beta as the weight of the *new* term (m_k = (1-b1) m + b1 g with
+    b1 = 0.02); the official code writes beta as the weight of the *old* term, default
+    betas = (0.98, 0.92, 0.99). We follow the code's convention (= 1 - paper's betas), so
+    ``betas[0]`` is the usual momentum and ``mu = 1 - betas[0]`` has its usual meaning.
+    ``updates`` are displacements d_t (x_{t+1} = x_t + d_t), t = 1, 2, ...::
+
+        delta_t = g_t - g_{t-1}                   (delta_1 = 0: g_0 := g_1, as the official code)
+        m_t = b1 m_{t-1} + (1 - b1) g_t
+        v_t = b2 v_{t-1} + (1 - b2) delta_t
+        n_t = b3 n_{t-1} + (1 - b3) (g_t + b2 delta_t)^2
+        D   = sqrt(n_t / (1 - b3^t)) + eps
+        u_t = m_t / ((1 - b1^t) D) + b2 v_t / ((1 - b2^t) D)
+        x_{t+1} = (x_t - eta_t u_t) / (1 + eta_t lambda)      (proximal decay, default)
+        x_{t+1} = (1 - eta_t lambda) x_t - eta_t u_t          (no_prox=True)
+
+    = scale_by_adan, scale_by_learning_rate, then add_proximal_decay (or
+    add_decoupled_decay with no_prox). eta_t = lr(t - 1) for a schedule. ``mu`` overrides
+    b1 as b1 = 1 - mu; b2, b3 stay. The official code's optional global grad clipping
+    (max_grad_norm) is left to ``lmo.chain.clip_by_global_norm``.
+
+    Cross-checked (tests/lmo/test_reference_pytorch_optimizer.py): equals pytorch-optimizer's
+    ``Adan(lr, betas, weight_decay)`` (proximal decay; ``no_prox=True`` <-> its
+    ``weight_decouple=True``) to fp64 rounding.
+    """
+    check_lr(lr)
+    if len(betas) != 3:
+        raise ValueError(f"betas must have three entries (b1, b2, b3), got {betas!r}")
+    if mu is not None:
+        check_mu(mu)
+        betas = (1.0 - mu, betas[1], betas[2])
+    b1, b2, b3 = (float(b) for b in betas)
+    for i, b in enumerate((b1, b2, b3)):
+        check_beta(b, f"betas[{i}]")
+    check_nonneg(eps, "eps")
+    check_nonneg(weight_decay, "weight_decay")
+    decay = None if not weight_decay else (
+        add_decoupled_decay(weight_decay) if no_prox else add_proximal_decay(weight_decay))
+    return compose("adan", lr, scale_by_adan(b1, b2, b3, eps), scale_by_learning_rate(), decay,
+                   state=AdanState,
+                   hyper=dict(lr=lr, betas=(b1, b2, b3), eps=eps, weight_decay=weight_decay,
+                              no_prox=no_prox))
+
+
+# ----------------------------------------------------------------------------- NorMuon, AdaMuon
+class SecondMomentState(NamedTuple):
+    """step t, momentum m_t and second moment v_t of the orthogonalized update."""
+
+    step: torch.Tensor
+    momentum: dict
+    second_moment: dict
+
+
+NorMuonState = SecondMomentState   # step t, momentum m_t (..., m, n), per-row v_t (..., m, 1)
+AdaMuonState = SecondMomentState   # step t, momentum m_t, element-wise second moment v_t
+
+
+def _check_second_moment_args(lr: ScalarOrSchedule, momentum: float, beta2: float, eps: float,
+                              weight_decay: float, mu: float | None) -> float:
+    """Validate the hyperparameters NorMuon and AdaMuon share; returns beta (1 - mu when
+    ``mu`` is given)."""
+    check_lr(lr)
+    if mu is not None:
+        check_mu(mu)
+        momentum = 1.0 - mu
+    check_beta(momentum, "momentum")
+    check_beta(beta2, "beta2")
+    check_nonneg(eps, "eps")
+    check_nonneg(weight_decay, "weight_decay")
+    return float(momentum)
+
+
+def _ns_options(exact: bool, ns_steps: int, ns_coefficients, ns_eps: float, ns_dtype,
+                ns_method: str) -> dict:
+    """The keywords of ``orthogonalize_many``, ``ns_dtype`` checked (None / "auto" -> "auto")."""
+    return dict(exact=exact, ns_steps=ns_steps, ns_coefficients=ns_coefficients, ns_eps=ns_eps,
+                ns_dtype=muon_ns_dtype(ns_dtype), ns_method=ns_method)
+
+
+def _muon_second_moment(name: str, lr: ScalarOrSchedule, beta: float, nesterov: bool,
+                        weight_decay: float, ns: dict, second_moment_like: Callable,
+                        step: Callable, hyper: dict, pre: Callable | None = None) -> Optimizer:
+    """What AdaMuon and NorMuon share: Muon's orthogonalized momentum followed by a second
+    moment of the orthogonalized update (docs/design.md §3). With t = 1, 2, ...::
+
+        m_t = beta m_{t-1} + (1 - beta) g_t,   u_t = (1 - beta) g_t + beta m_t (nesterov) or m_t
+        O_t = NS(pre(u_t))                     (pre = identity, or sign for AdaMuon's option)
+        (v_t, D'_t) = step(O_t, v_{t-1}, t, eta_t)      (each optimizer's own second moment)
+        d_t = D'_t - eta_t lambda x_t
+
+    = scale_by_momentum, orthogonalize, scale_by_second_moment, add_decoupled_decay.
+    ``step`` holds everything that differs between the two optimizers (the shape of v, bias
+    correction, where eps sits, the final scale), written in each optimizer's own function
+    so that its expressions, and hence its floating-point results, stay exactly its own.
+    """
+    hyper = dict(lr=lr, momentum=beta, weight_decay=weight_decay, nesterov=nesterov, **hyper,
+                 ns_steps=ns["ns_steps"], ns_coefficients=ns["ns_coefficients"],
+                 ns_dtype=str(ns["ns_dtype"]), ns_method=ns["ns_method"], exact=ns["exact"])
+    return compose(name, lr, scale_by_momentum(1 - beta, nesterov, beta=beta), orthogonalize(ns, name, pre),
+                   scale_by_second_moment(second_moment_like, step), add_decoupled_decay(weight_decay),
+                   state=SecondMomentState, hyper=hyper)
+
+
+def normuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.95, eps: float = 1e-10,
+            weight_decay: float = 0.0, *, nesterov: bool = True, scale: str = "rms",
+            ns_steps: int = 5, ns_coefficients="keller", ns_eps: float = 1e-7,
+            ns_dtype="auto", exact: bool = False, mu: float | None = None,
+            ns_method: str = "standard", flatten: bool | None = None) -> Optimizer:
+    """NorMuon (Li, Liu, Liang, Chen, Zhao 2025, arXiv 2510.05491): Muon + per-neuron second
+    moment, on matrices (..., m, n) (leading dims are a batch); d_t is the displacement::
+
+        m_t = beta m_{t-1} + (1 - beta) g_t,     u_t = (1 - beta) g_t + beta m_t  (nesterov) or m_t
+        O_t = NS(u_t) ~ polar(u_t)
+        v_t = beta2 v_{t-1} + (1 - beta2) mean_cols(O_t * O_t)        (one number per row)
+        O^_t = O_t / (sqrt(v_t) + eps)                                 (broadcast over columns)
+        scale="rms":       D_t = 0.2 sqrt(mn) O^_t / ||O^_t||_F         (RMS(D_t) = 0.2)
+        scale="frobenius": D_t = max(1, m/n)^0.5 ||O_t||_F O^_t / (||O^_t||_F + eps)
+        d_t = -eta_t D_t - eta_t lambda x_t
+
+    Source: the paper's Algorithm 1 (RMS-matched step 0.2 sqrt(mn)/||O^||_F) and the official
+    code (zichongli5/NorMuon ``normuon.py``: momentum=0.95, beta2=0.95, eps=1e-10, Nesterov,
+    row-wise mean over the last dim, Frobenius norm of the NS output restored, then Muon's
+    max(1, m/n)^0.5). They differ only in the final scale: ``scale="rms"`` (default) follows
+    the paper, ``scale="frobenius"`` the code. Nesterov follows the code (the paper's
+    Algorithm has plain momentum; pass nesterov=False for it).
+
+    ||.||_F is per matrix. No bias correction (as both sources). ``mu`` overrides the
+    momentum as beta = 1 - mu. ``exact=True`` uses the SVD polar factor instead of NS.
+    ``ns_dtype``: None / "auto" = choose_ns_dtype (lmo.muon_family); ``ns_method``:
+    "standard" or "gram" NS (lmo.polar_factor). NS runs once per matrix shape per step.
+    ``flatten``: how >2-D weights are read (lmo.matrix_view; None refuses 4-D and more,
+    True flattens to (out, in*kh*kw)).
+
+    Cross-checked (tests/lmo/test_reference_pytorch_optimizer.py): pytorch-optimizer's
+    ``NorMuon`` with ``update_scale="preserve_norm"`` <-> ``scale="frobenius"`` and
+    ``"match_rms"`` <-> ``scale="rms"``, to 1e-10 in fp64 with both NS in fp64.
+    """
+    beta = _check_second_moment_args(lr, momentum, beta2, eps, weight_decay, mu)
+    if scale not in ("rms", "frobenius"):
+        raise ValueError(f"scale must be 'rms' or 'frobenius', got {scale!r}")
+    ns = _ns_options(exact, ns_steps, ns_coefficients, ns_eps, ns_dtype, ns_method)
+
+    def step(O, v_prev, t, eta):
+        """(v_t, -eta_t D_t) of the docstring, for one matrix (no bias correction: t unused)."""
+        v = ema(v_prev, (O * O).mean(dim=-1, keepdim=True), 1 - beta2)
+        Oh = O / (v.sqrt() + eps)
+        norm_h = torch.linalg.vector_norm(Oh, dim=(-2, -1), keepdim=True)
+        rows, cols = O.shape[-2:]
+        if scale == "rms":
+            D = Oh * (0.2 * math.sqrt(rows * cols) / norm_h.clamp_min(1e-30))
+        else:
+            norm_o = torch.linalg.vector_norm(O, dim=(-2, -1), keepdim=True)
+            D = Oh * (norm_o / (norm_h + eps)) * max(1.0, rows / cols) ** 0.5
+        return v, -eta * D
+
+    check_flatten(flatten)
+    opt = _muon_second_moment("normuon", lr, beta, nesterov, weight_decay, ns,
+                              lambda x: torch.zeros_like(x[..., :1]), step,
+                              dict(beta2=beta2, eps=eps, scale=scale))
+    return matrix_view(opt, flatten, "normuon")
+
+
+def adamuon(lr: ScalarOrSchedule, momentum: float = 0.95, beta2: float = 0.999, eps: float = 1e-8,
+            weight_decay: float = 0.01, *, nesterov: bool = True, sign_stabilize: bool = False,
+            ns_steps: int = 5, ns_coefficients="keller", ns_eps: float = 1e-7,
+            ns_dtype="auto", exact: bool = False, mu: float | None = None,
+            ns_method: str = "standard", flatten: bool | None = None) -> Optimizer:
+    """AdaMuon (Si, Zhang, Shen 2025, arXiv 2507.11005): element-wise second moment on
+    Muon's update, on matrices (..., m, n) (leading dims are a batch), t = 1, 2, ...::
+
+        m_t = beta m_{t-1} + (1 - beta) g_t,   u_t = (1 - beta) g_t + beta m_t (nesterov) or m_t
+        O_t = NS(u_t)            (NS(sign(u_t)) if sign_stabilize)
+        v_t = beta2 v_{t-1} + (1 - beta2) O_t * O_t,    v^_t = v_t / (1 - beta2^t)
+        O^_t = O_t / (sqrt(v^_t) + eps)
+        D_t = 0.2 sqrt(mn) O^_t / (||O^_t||_F + eps)     (RMS(D_t) = 0.2, per matrix)
+        d_t = -eta_t D_t - eta_t lambda x_t
+
+    Source: the official code (Chongjie-Si/AdaMuon ``adamuon.py``: momentum=0.95, Nesterov,
+    beta2=0.999 with bias correction, eps=1e-8, weight_decay=0.01, update RMS-aligned to
+    0.2 via sqrt(min(m,n))/||O^||_F times 0.2 sqrt(max(m,n))). Some write-ups of the paper
+    apply sign(.) to the momentum before Newton-Schulz; the released code does not, and
+    neither do we by default (``sign_stabilize=True`` turns it on). (The code's eps sits
+    inside sqrt(min(m,n))/(||O^||_F + eps); the same up to O(eps).)
+
+    ``mu`` overrides the momentum as beta = 1 - mu. ``exact=True``: SVD polar instead of NS.
+    ``ns_dtype``: None / "auto" = choose_ns_dtype (lmo.muon_family); ``ns_method``: "standard"
+    or "gram" NS. NS runs once per matrix shape per step. ``flatten``: how >2-D weights are
+    read (lmo.matrix_view; None refuses 4-D and more, True flattens to (out, in*kh*kw)).
+
+    Cross-checked (tests/lmo/test_reference_pytorch_optimizer.py): pytorch-optimizer's
+    ``AdaMuon(lr, betas=(momentum, beta2), weight_decay, eps)`` has no Nesterov: it equals
+    ``adamuon(..., nesterov=False)`` to fp64 rounding with both NS in fp64. With bf16 NS it
+    keeps the bf16 NS output through v and the normalisation (we cast back first): the
+    updates then differ by bf16 rounding.
+    """
+    beta = _check_second_moment_args(lr, momentum, beta2, eps, weight_decay, mu)
+
+    def step(O, v_prev, t, eta):
+        """(v_t, -eta_t D_t) of the docstring, for one matrix."""
+        v = beta2 * v_prev + (1 - beta2) * O * O
+        Oh = O / ((v / (1 - beta2 ** t)).sqrt() + eps)
+        rows, cols = O.shape[-2:]
+        norm_h = torch.linalg.vector_norm(Oh, dim=(-2, -1), keepdim=True)
+        return v, -eta * (0.2 * math.sqrt(rows * cols)) * Oh / (norm_h + eps)
+
+    ns = _ns_options(exact, ns_steps, ns_coefficients, ns_eps, ns_dtype, ns_method)
+    check_flatten(flatten)
+    opt = _muon_second_moment("adamuon", lr, beta, nesterov, weight_decay, ns, torch.zeros_like, step,
+                              dict(beta2=beta2, eps=eps, sign_stabilize=sign_stabilize),
+                              pre=torch.sign if sign_stabilize else None)
+    return matrix_view(opt, flatten, "adamuon")

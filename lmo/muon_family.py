@@ -1,8 +1,7 @@
-"""What Muon, NorMuon and AdaMuon share: the matrix-only check, the Nesterov momentum
-step, the NS dtype option and one batched orthogonalisation per step (docs/design.md §3).
+"""What Muon, NorMuon and AdaMuon share besides their momentum (lmo.transforms.scale_by_momentum):
+the matrix-only check, the NS dtype option and one batched orthogonalisation per step
+(docs/design.md §3)::
 
-    m_t = beta m_{t-1} + (1 - beta) g_t
-    u_t = (1 - beta) g_t + beta m_t   (nesterov)   or   m_t
     O_t = NS(u_t) ~ polar(u_t)        (exact: the SVD polar factor)
 
 ``ns_dtype``: None or "auto" -> ``lmo.newton_schulz.choose_ns_dtype(device)`` (bf16 where
@@ -32,12 +31,6 @@ def muon_ns_dtype(ns_dtype):
         return "auto"
     resolve_dtype(ns_dtype, "cpu")   # raises ValueError naming dtype if not a floating dtype
     return ns_dtype
-
-
-def nesterov_momentum(g: torch.Tensor, m_prev: torch.Tensor, beta: float, nesterov: bool):
-    """(m_t, u_t) of the module docstring, with torch's lerp (bit-for-bit torch.optim.Muon)."""
-    m = torch.lerp(m_prev, g, 1 - beta)
-    return m, (torch.lerp(g, m, beta) if nesterov else m)
 
 
 def orthogonalize_many(us: Sequence[torch.Tensor], exact: bool, ns_steps: int, ns_coefficients,

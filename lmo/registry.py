@@ -9,12 +9,8 @@ from __future__ import annotations
 from typing import Callable, Mapping
 
 from lmo import alias
-from lmo.adamuon import adamuon
-from lmo.adan import adan
 from lmo.base import Optimizer, check_beta
 from lmo.mars import mars
-from lmo.nadam import nadam
-from lmo.normuon import normuon
 from lmo.soap import soap
 
 
@@ -36,8 +32,8 @@ class Registry(dict):
 
 #: name -> constructor, every optimizer of the package (a plain dict)
 OPTIMIZERS: dict[str, Callable[..., Optimizer]] = Registry({
-    "adamw": alias.adamw, "nadam": nadam, "adan": adan, "mars": mars, "soap": soap,
-    "muon": alias.muon, "normuon": normuon, "adamuon": adamuon,
+    "adamw": alias.adamw, "nadam": alias.nadam, "adan": alias.adan, "mars": mars, "soap": soap,
+    "muon": alias.muon, "normuon": alias.normuon, "adamuon": alias.adamuon,
     "lion": alias.lion, "signum": alias.signum, "normalized_sgd": alias.normalized_sgd,
 })
 #: optimizers that only take matrices; build() routes the rest to AdamW

@@ -272,3 +272,104 @@ def scale_by_adam(b1: float, b2: float, eps: float, amsgrad: bool = False) -> Tr
         return out, (m_new, v_new, vmax_new)
 
     return Transform(("exp_avg", "exp_avg_sq", "max_exp_avg_sq"), init, update, name="scale_by_adam")
+
+
+def scale_by_nadam(b1: float, b2: float, eps: float, momentum_decay: float, variant: str) -> Transform:
+    """Fields ``mu_product`` (Pi_t, float64 scalar), ``exp_avg``, ``exp_avg_sq``; with
+    g the incoming values (g_t, plus lambda x_t under coupled decay)::
+
+        m_t = ema(m_{t-1}, g, 1 - b1),   v_t = b2 v_{t-1} + (1 - b2) g^2,   D = sqrt(v_t / (1 - b2^t)) + eps
+        d_t = -eta_t (c_g g + c_m m_t) / D
+
+    torch: psi_t = b1 (1 - 0.5 * 0.96^(t momentum_decay)), Pi_t = Pi_{t-1} psi_t,
+    c_g = (1 - psi_t)/(1 - Pi_t), c_m = psi_{t+1}/(1 - Pi_t psi_{t+1});
+    optax: c_g = (1 - b1)/(1 - b1^t), c_m = b1/(1 - b1^(t+1)) (Pi_t unused)."""
+
+    def init(params):
+        return torch.ones((), dtype=torch.float64), zeros_like_tree(params), zeros_like_tree(params)
+
+    def update(u, entries, params, step):
+        mu_product, exp_avg, exp_avg_sq = entries
+        eta, t = step.eta, step.t
+        bc2 = 1.0 - b2 ** t
+        if variant == "torch":
+            psi = b1 * (1.0 - 0.5 * 0.96 ** (t * momentum_decay))
+            psi_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * momentum_decay))
+            mu_product = mu_product * psi
+            pi = float(mu_product)
+            c_g = (1.0 - psi) / (1.0 - pi)
+            c_m = psi_next / (1.0 - pi * psi_next)
+        else:
+            c_g = (1.0 - b1) / (1.0 - b1 ** t)
+            c_m = b1 / (1.0 - b1 ** (t + 1))
+        out, m_new, v_new = {}, {}, {}
+        for k, g in u.items():
+            m = ema(exp_avg[k], g, 1.0 - b1)
+            v = exp_avg_sq[k] * b2 + (1.0 - b2) * g * g
+            denom = (v / bc2).sqrt() + eps
+            out[k], m_new[k], v_new[k] = -eta * (c_g * g + c_m * m) / denom, m, v
+        return out, (mu_product, m_new, v_new)
+
+    return Transform(("mu_product", "exp_avg", "exp_avg_sq"), init, update, name="scale_by_nadam")
+
+
+def scale_by_adan(b1: float, b2: float, b3: float, eps: float) -> Transform:
+    """Fields ``exp_avg``, ``exp_avg_diff``, ``exp_avg_sq``, ``prev_grad``; t = 1, 2, ...::
+
+        delta_t = g_t - g_{t-1}   (delta_1 = 0)
+        m_t = ema(m_{t-1}, g_t, 1 - b1),   v_t = ema(v_{t-1}, delta_t, 1 - b2)
+        n_t = b3 n_{t-1} + (1 - b3) (g_t + b2 delta_t)^2,   D = sqrt(n_t) / sqrt(1 - b3^t) + eps
+        u_t = (m_t / (1 - b1^t) + (b2 / (1 - b2^t)) v_t) / D
+    """
+
+    def init(params):
+        return tuple(zeros_like_tree(params) for _ in range(4))
+
+    def update(u, entries, params, step):
+        exp_avg, exp_avg_diff, exp_avg_sq, prev_grad = entries
+        t = step.t
+        bc1, bc2, bc3 = 1 - b1 ** t, 1 - b2 ** t, math.sqrt(1 - b3 ** t)
+        out, ms, vs, ns = {}, {}, {}, {}
+        for k, g in u.items():
+            delta = g - prev_grad[k] if t > 1 else torch.zeros_like(g)
+            ms[k] = ema(exp_avg[k], g, 1 - b1)
+            vs[k] = ema(exp_avg_diff[k], delta, 1 - b2)
+            c = g + b2 * delta
+            ns[k] = b3 * exp_avg_sq[k] + (1 - b3) * c * c
+            out[k] = (ms[k] / bc1 + (b2 / bc2) * vs[k]) / (ns[k].sqrt() / bc3 + eps)
+        return out, (ms, vs, ns, {k: g.clone() for k, g in u.items()})
+
+    return Transform(("exp_avg", "exp_avg_diff", "exp_avg_sq", "prev_grad"), init, update,
+                     name="scale_by_adan")
+
+
+# ----------------------------------------------------------------------------- Muon family
+def orthogonalize(ns: dict, name: str, pre: Callable | None = None) -> Transform:
+    """O = NS(pre(u)) ~ polar(pre(u)) for every entry (exact: the SVD polar factor), NS
+    batched over same-shape matrices (lmo.muon_family.orthogonalize_many with the keywords
+    ``ns``), each cast back to u's dtype; params must be matrices (..., m, n)."""
+    from lmo.muon_family import check_matrices, orthogonalize_many
+
+    def fn(u, params, step):
+        Os = orthogonalize_many([v if pre is None else pre(v) for v in u.values()], **ns)
+        return dict(zip(u, Os))
+
+    return stateless(fn, "orthogonalize", check_params=lambda tree, what: check_matrices(tree, name))
+
+
+def scale_by_second_moment(second_moment_like: Callable, step_fn: Callable) -> Transform:
+    """Field ``second_moment``: (v_t, D'_t) = step_fn(O_t, v_{t-1}, t, eta_t) per entry,
+    v_0 = second_moment_like(x) (NorMuon's per-row, AdaMuon's element-wise second moment)."""
+
+    def init(params):
+        return ({k: second_moment_like(v) for k, v in params.items()},)
+
+    def update(u, entries, params, step):
+        (prev,) = entries
+        t, eta = step.t, step.eta
+        out, vs = {}, {}
+        for k, O in u.items():
+            vs[k], out[k] = step_fn(O, prev[k], t, eta)
+        return out, (vs,)
+
+    return Transform(("second_moment",), init, update, name="scale_by_second_moment")

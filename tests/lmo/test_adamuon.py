@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from lmo.adamuon import adamuon
+from lmo.alias import adamuon
 from lmo.base import apply_updates
 from lmo.newton_schulz import polar
 from lmo_toy import gaussian as _g, run_lsq

@@ -6,7 +6,7 @@ import torch
 
 from lmo.base import state_dict
 from lmo.newton_schulz import polar
-from lmo.normuon import normuon
+from lmo.alias import normuon
 from lmo_toy import gaussian as _g, run_lsq
 
 

@@ -24,11 +24,11 @@ def test_every_optimizer_has_lr_momentum_source_and_mu_note():
 
 
 def test_default_momentum_matches_constructor_defaults():
-    from lmo.adamuon import adamuon
-    from lmo.adan import adan
+    from lmo.alias import adamuon
+    from lmo.alias import adan
     from lmo.mars import mars
-    from lmo.nadam import nadam
-    from lmo.normuon import normuon
+    from lmo.alias import nadam
+    from lmo.alias import normuon
     from lmo.soap import soap
     ours = {"nadam": nadam(1e-3).hyper["betas"][0], "adan": adan(1e-3).hyper["betas"][0],
             "mars": mars(1e-3).hyper["betas"][0], "soap": soap(1e-3).hyper["betas"][0],

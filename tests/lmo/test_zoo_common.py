@@ -12,12 +12,12 @@ import io
 import pytest
 import torch
 
-from lmo.adamuon import adamuon
-from lmo.adan import adan
+from lmo.alias import adamuon
+from lmo.alias import adan
 from lmo.base import apply_updates, load_state_dict, state_dict
 from lmo.mars import mars
-from lmo.nadam import nadam
-from lmo.normuon import normuon
+from lmo.alias import nadam
+from lmo.alias import normuon
 from lmo.soap import soap
 
 
