@@ -15,7 +15,7 @@ import torch
 
 from lmo import registry
 from lmo.chain import chain, clip_by_global_norm
-from lmo.newton_schulz import choose_ns_dtype
+from lmo.polar_factor import choose_ns_dtype
 from lmo.pipedream import history_init, pipedream_delays
 from lmo.presets import DECOUPLED_DECAY, DEFAULT_LR
 from lmo.registry import OPTIMIZERS

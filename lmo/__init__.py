@@ -24,8 +24,8 @@ A short tour::
   the one place a variant becomes its wrapper).
 - Geometries: ``Spectral`` (Muon's), ``Frobenius``, ``Sign``, ``L2``, ``RMSToRMS``,
   ``ColNorm``, ``RowNorm``; each has ``norm``, ``dual_norm``, ``lmo`` and ``rho``.
-- Newton-Schulz: ``newton_schulz(G)`` (``method="gram"`` for Gram NS; the module
-  ``lmo.newton_schulz`` itself is callable, so its helpers stay reachable), ``polar``,
+- Newton-Schulz: ``newton_schulz(G)`` (``method="gram"`` for Gram NS; its module, with the
+  coefficient sets and helpers, is ``lmo.polar_factor``), ``polar``,
   ``ns_inexactness``, ``choose_ns_dtype`` (bf16 only where bf16 matmul is fast).
 - Composition: ``chain``, ``clip_by_global_norm``, ``partition``, ``warmup_cosine``.
 - torch.optim: ``TorchOptimizer(lmo.muon(0.02), model.named_parameters())``.
@@ -40,8 +40,7 @@ from lmo.error_feedback import ErrorFeedbackState, error_feedback
 from lmo.geometry import (ColNorm, Frobenius, Geometry, L2, RMSToRMS, RowNorm, Sign, Spectral,
                           get_geometry)
 from lmo.mars import mars
-from lmo import newton_schulz  # the module, callable as newton_schulz(G, ...)
-from lmo.newton_schulz import choose_ns_dtype, ns_inexactness, polar
+from lmo.polar_factor import choose_ns_dtype, newton_schulz, ns_inexactness, polar
 from lmo.partition import muon_labels, partition
 from lmo.pipedream import (ParamHistory, StaleHistory, contiguous_stages, history_init, history_load,
                            history_push, history_state_dict, mixed_point, pipedream_delays)

@@ -22,7 +22,7 @@ all singular values equal (spectral family), all |v_ij| equal (Sign), all column
 row norms equal (ColNorm / RowNorm): see ``rho_witness``.
 
 Spectral(method="ns") is an inexact LMO: norm and dual stay exact, lmo(g) = -NS(g),
-whose singular values lie in a band around 1 (lmo.newton_schulz, ns_inexactness), so
+whose singular values lie in a band around 1 (lmo.polar_factor, ns_inexactness), so
 <g, lmo(g)> only approximates -||g||_* and ||lmo(g)||_2 may exceed 1 slightly.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ from torch import Tensor
 
 from lmo import norms as N
 from lmo.base import check_int
-from lmo.newton_schulz import (newton_schulz, newton_schulz_many, polar, resolve_coefficients,
+from lmo.polar_factor import (newton_schulz, newton_schulz_many, polar, resolve_coefficients,
                                resolve_dtype)
 
 __all__ = ["Geometry", "Spectral", "Frobenius", "Sign", "L2", "RMSToRMS", "ColNorm", "RowNorm",
@@ -99,7 +99,7 @@ class Geometry:
 
 class Spectral(Geometry):
     """Spectral norm, nuclear dual; lmo(g) = -U V^T exactly (method="svd", rank-deficient
-    g: -U_r V_r^T on its numerical range, see lmo.newton_schulz.polar) or approximately
+    g: -U_r V_r^T on its numerical range, see lmo.polar_factor.polar) or approximately
     by Newton-Schulz (method="ns")."""
     name = "spectral"
     _norm, _dual = staticmethod(N.spectral), staticmethod(N.nuclear)

@@ -4,7 +4,7 @@ the matrix-only check, the NS dtype option and one batched orthogonalisation per
 
     O_t = NS(u_t) ~ polar(u_t)        (exact: the SVD polar factor)
 
-``ns_dtype``: None or "auto" -> ``lmo.newton_schulz.choose_ns_dtype(device)`` (bf16 where
+``ns_dtype``: None or "auto" -> ``lmo.polar_factor.choose_ns_dtype(device)`` (bf16 where
 bf16 matmul is fast, fp32 where not); a torch dtype -> that dtype (torch.bfloat16
 reproduces torch.optim.Muon, which always runs NS in bf16).
 """
@@ -14,7 +14,7 @@ from typing import Mapping, Sequence
 
 import torch
 
-from lmo.newton_schulz import newton_schulz_many, polar, resolve_dtype
+from lmo.polar_factor import newton_schulz_many, polar, resolve_dtype
 
 
 def check_matrices(params: Mapping, name: str) -> None:

@@ -1,4 +1,4 @@
-"""Newton-Schulz benchmark: lmo.newton_schulz vs exact SVD polar vs torch.optim.Muon's NS.
+"""Newton-Schulz benchmark: lmo.newton_schulz (lmo.polar_factor) vs exact SVD polar vs torch.optim.Muon's NS.
 
 For each shape (m, n) and dtype, measured side by side in one run (interleaved, best
 of r repeats, so shared-machine noise hits all columns alike):
@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from lmo.newton_schulz import NS_COEFFICIENTS, newton_schulz, ns_inexactness, polar
+from lmo.polar_factor import NS_COEFFICIENTS, newton_schulz, ns_inexactness, polar
 from lmo.ns_dtype import ns_dtype_decision
 
 try:  # private in torch 2.x; guarded so the benchmark still runs without it
@@ -102,7 +102,7 @@ def main(quick: bool = False) -> list[dict]:
                   f"{r['ns_gflops'] / r['mm_gflops']:>7.2f}", flush=True)
     print("   ns/torch compares against torch's NS, which always computes in bf16 (fp32 rows:"
           " ours in fp32). NS frac = nominal NS FLOP rate / measured matmul rate.")
-    print("   Gram NS inexactness (lmo.newton_schulz.ns_inexactness, 4 x 64 x 256, cond 10):")
+    print("   Gram NS inexactness (lmo.polar_factor.ns_inexactness, 4 x 64 x 256, cond 10):")
     g = torch.Generator().manual_seed(1)
     U, _ = torch.linalg.qr(torch.randn(4, 64, 64, generator=g, dtype=torch.float64))
     V, _ = torch.linalg.qr(torch.randn(4, 256, 64, generator=g, dtype=torch.float64))

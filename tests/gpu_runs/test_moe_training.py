@@ -11,7 +11,7 @@ from gpu_runs.data import get_corpus, val_batches
 from gpu_runs.model import Llama
 from gpu_runs.recipe import TrainConfig, model_config, resolve_ns_dtype
 from gpu_runs.train import train
-from lmo.newton_schulz import choose_ns_dtype
+from lmo.polar_factor import choose_ns_dtype
 
 FAST = dict(config="tiny_moe", steps=4, batch_size=2, seq_len=16, eval_every=2, eval_batches=1,
             log_every=1, device="cpu")

@@ -4,7 +4,7 @@ import torch
 
 from lmo.alias import adamuon
 from lmo.base import apply_updates
-from lmo.newton_schulz import polar
+from lmo.polar_factor import polar
 from lmo_toy import gaussian as _g, run_lsq
 from side_by_side import assert_refusals_keep_state
 

@@ -38,9 +38,11 @@ def test_torch_adapter_example_from_the_docstring():
     assert re.search(r"TorchOptimizer\(lmo\.muon\(0\.02\)", lmo.__doc__)
 
 
-def test_newton_schulz_is_both_the_function_and_the_module():
+def test_newton_schulz_is_the_function_and_its_module_has_another_name():
     G = torch.randn(5, 3, generator=torch.Generator().manual_seed(1))
-    from lmo.newton_schulz import newton_schulz as fn
+    import lmo.polar_factor
+    from lmo.polar_factor import newton_schulz as fn
+    assert lmo.newton_schulz is fn
     assert torch.equal(lmo.newton_schulz(G, dtype=torch.float32), fn(G, dtype=torch.float32))
-    assert lmo.newton_schulz.choose_ns_dtype("cpu") in (torch.float32, torch.bfloat16)
-    assert lmo.newton_schulz.choose_ns_dtype is lmo.choose_ns_dtype
+    assert lmo.polar_factor.choose_ns_dtype("cpu") in (torch.float32, torch.bfloat16)
+    assert lmo.polar_factor.choose_ns_dtype is lmo.choose_ns_dtype

@@ -5,7 +5,7 @@ import scipy.linalg
 import torch
 from hypothesis import given, strategies as st
 
-from lmo.newton_schulz import (KELLER_BAND, NS_COEFFICIENTS, newton_schulz, ns_inexactness,
+from lmo.polar_factor import (KELLER_BAND, NS_COEFFICIENTS, newton_schulz, ns_inexactness,
                                polar, resolve_coefficients)
 
 try:
@@ -140,8 +140,8 @@ def test_bad_inputs_raise():
 
 @pytest.mark.parametrize("m,k", [(520, 37), (700, 5), (100, 9)])
 def test_sym_product_equals_full_product(m, k, monkeypatch):
-    from lmo import newton_schulz as ns_mod
-    from lmo.newton_schulz import sym_product
+    from lmo import polar_factor as ns_mod
+    from lmo.polar_factor import sym_product
     monkeypatch.setattr(ns_mod, "SYM_BLOCK", 64)   # 520 / 700 rows -> 9 / 11 blocks
     g = torch.Generator().manual_seed(9)
     X = torch.randn(m, k, generator=g, dtype=torch.float64)
@@ -151,7 +151,7 @@ def test_sym_product_equals_full_product(m, k, monkeypatch):
 
 
 def test_ns_blocked_path_matches_plain_formula(monkeypatch):
-    from lmo import newton_schulz as ns_mod
+    from lmo import polar_factor as ns_mod
     monkeypatch.setattr(ns_mod, "SYM_BLOCK", 64)
     # 600 rows = 10 blocks: the unbatched path uses sym_product; the batched one does not
     G = well_conditioned((600, 610), cond=10, dtype=torch.float32, seed=10)

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from lmo.base import state_dict
-from lmo.newton_schulz import polar
+from lmo.polar_factor import polar
 from lmo.alias import normuon
 from lmo_toy import gaussian as _g, run_lsq
 

@@ -5,7 +5,7 @@ import torch
 
 from lmo import ns_dtype as nd
 from lmo.alias import muon
-from lmo.newton_schulz import choose_ns_dtype, newton_schulz
+from lmo.polar_factor import choose_ns_dtype, newton_schulz
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ measured below.
 import pytest
 import torch
 
-from lmo.newton_schulz import NS_COEFFICIENTS, NS_SAFETY, newton_schulz
+from lmo.polar_factor import NS_COEFFICIENTS, NS_SAFETY, newton_schulz
 
 MODDED_NANOGPT = [
     (8.156554524902461, -22.48329292557795, 15.878769915207462),

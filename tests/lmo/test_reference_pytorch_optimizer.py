@@ -39,7 +39,7 @@ import torch
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import lmo
-from lmo.newton_schulz import newton_schulz
+from lmo.polar_factor import newton_schulz
 from tests.lmo.reference_harness import any_shapes, matrix_shapes, require, run_pair
 
 po = require("pytorch_optimizer")
@@ -184,7 +184,7 @@ def test_gram_newton_schulz(shape, restarts):
 
 def test_their_polar_express_is_a_different_schedule():
     from pytorch_optimizer.optimizer.utils.matrix import NS_COEFFICIENTS as theirs
-    from lmo.newton_schulz import NS_COEFFICIENTS as ours
+    from lmo.polar_factor import NS_COEFFICIENTS as ours
     assert len(theirs["polar_express"]) == 8 and len(ours["polar_express"]) == 5
     assert theirs["polar_express"][0] != ours["polar_express"][0]
     assert ours["keller"][0] == theirs["original"][0]

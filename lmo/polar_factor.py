@@ -33,8 +33,6 @@ Coefficient sets (``NS_COEFFICIENTS``):
 from __future__ import annotations
 
 import math
-import sys
-import types
 from typing import Sequence, Union
 
 import torch
@@ -321,14 +319,3 @@ def ns_inexactness(G: Tensor, **ns_kwargs) -> dict[str, Tensor]:
     sv = torch.linalg.svdvals(O.to(cdtype))
     err = torch.linalg.matrix_norm(O.to(cdtype) - polar(G.to(cdtype)), ord=2)
     return {"sv_min": sv.amin(dim=-1), "sv_max": sv.amax(dim=-1), "spectral_error": err}
-
-
-class _CallableModule(types.ModuleType):
-    """``lmo.newton_schulz`` is this module and, called, the function ``newton_schulz``:
-    so ``lmo.newton_schulz(G)`` and ``lmo.newton_schulz.choose_ns_dtype(device)`` both work."""
-
-    def __call__(self, *args, **kwargs) -> Tensor:
-        return newton_schulz(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
