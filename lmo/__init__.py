@@ -31,7 +31,7 @@ A short tour::
 - torch.optim: ``TorchOptimizer(lmo.muon(0.02), model.named_parameters())``.
 - State I/O: ``state_dict`` / ``load_state_dict`` (flat, torch.save-able).
 """
-from lmo.alias import (adamuon, adamw, adan, lion, lmo_momentum, muon, nadam, normalized_sgd, normuon,
+from lmo.alias import (adamuon, adamw, adan, lion, lmo_momentum, mars, muon, nadam, normalized_sgd, normuon,
                        signum)
 from lmo.base import Optimizer, apply_updates, load_state_dict, state_dict
 from lmo.chain import chain, clip_by_global_norm
@@ -39,7 +39,6 @@ from lmo.delay import DelayState, delayed, flush_applied, next_applied, virtual_
 from lmo.error_feedback import ErrorFeedbackState, error_feedback
 from lmo.geometry import (ColNorm, Frobenius, Geometry, L2, RMSToRMS, RowNorm, Sign, Spectral,
                           get_geometry)
-from lmo.mars import mars
 from lmo.polar_factor import choose_ns_dtype, newton_schulz, ns_inexactness, polar
 from lmo.partition import muon_labels, partition
 from lmo.pipedream import (ParamHistory, StaleHistory, contiguous_stages, history_init, history_load,

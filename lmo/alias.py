@@ -12,13 +12,14 @@ from typing import Callable, NamedTuple, Union
 
 import torch
 
-from lmo.base import Optimizer, ScalarOrSchedule, betas_with_mu, check_beta, check_lr, check_mu, check_nonneg
+from lmo.base import (Optimizer, ScalarOrSchedule, betas_with_mu, check_beta, check_int, check_lr, check_mu,
+                      check_nonneg)
 from lmo.geometry import L2, Sign, Spectral
 from lmo.matrix_view import check_flatten, matrix_view
 from lmo.muon_family import muon_ns_dtype
 from lmo.transforms import (add_coupled_decay, add_decoupled_decay, add_proximal_decay, cast_to_grad_dtype,
                             compose, ema, orthogonalize, scale_by_adam, scale_by_adan, scale_by_learning_rate,
-                            scale_by_lion, scale_by_lmo, scale_by_momentum, scale_by_nadam,
+                            scale_by_lion, scale_by_lmo, scale_by_mars, scale_by_momentum, scale_by_nadam,
                             scale_by_second_moment, shape_scale)
 
 ShapeScale = Union[None, float, str, Callable[[tuple], float]]
@@ -360,6 +361,77 @@ def adan(lr: ScalarOrSchedule = 1e-3, betas=(0.98, 0.92, 0.99), eps: float = 1e-
                    state=AdanState,
                    hyper=dict(lr=lr, betas=(b1, b2, b3), eps=eps, weight_decay=weight_decay,
                               no_prox=no_prox))
+
+
+# ----------------------------------------------------------------------------- MARS
+class MARSState(NamedTuple):
+    """step t, m_t, v_t, last gradient g_{t-1} (zeros before the first step, as the reference)."""
+
+    step: torch.Tensor
+    exp_avg: dict
+    exp_avg_sq: dict
+    last_grad: dict
+
+
+def mars(lr: ScalarOrSchedule = 3e-3, betas=(0.95, 0.99), eps: float = 1e-8,
+         weight_decay: float = 0.0, *, gamma: float = 0.025, max_norm: float | None = 1.0,
+         optimize_1d: bool = False, lr_1d_factor: float = 1.0, betas_1d=(0.9, 0.95),
+         weight_decay_1d: float | None = None, batch_dims: int = 0,
+         mu: float | None = None) -> Optimizer:
+    """MARS-AdamW (Yuan et al. 2024, arXiv 2411.10438), approximate variant; ``updates`` are
+    displacements d_t (x_{t+1} = x_t + d_t), t = 1, 2, ...
+
+    For a tensor with 2 event dims (a matrix; or any tensor when ``optimize_1d``)::
+
+        c_t = g_t + gamma * b1/(1 - b1) * (g_t - g_{t-1})      (g_0 = 0, as the reference)
+        c~_t = Clip(c_t, max_norm) = c_t min(1, max_norm/||c_t||_2)   (max_norm=None: no clip)
+        m_t = b1 m_{t-1} + (1 - b1) c~_t,   v_t = b2 v_{t-1} + (1 - b2) c~_t^2
+        d_t = -eta_t [ m_t / ((1 - b1^t) (sqrt(v_t/(1 - b2^t)) + eps)) + lambda x_t ]
+
+    Other tensors (vectors, and any non-2-D event as in the reference) get AdamW with
+    ``betas_1d``, step eta_t * lr_1d_factor and decay ``weight_decay_1d`` (default:
+    ``weight_decay``). With gamma = 0 and max_norm=None the matrix rule is exactly AdamW.
+
+    The clip norm is per tensor; with independent seeds stacked in front, pass
+    ``batch_dims=k`` so the norm (and the 2-D test) is taken per leading index.
+    ``mu`` overrides b1 as b1 = 1 - mu (the 1-D AdamW betas stay).
+
+    = scale_by_mars (the decay inside it: its rate and lambda depend on the entry).
+
+    Source: the paper's Algorithm 1 / MARS-AdamW and the official code (AGI-Arena/MARS,
+    ``MARS/optimizers/mars.py``: defaults lr=3e-3, betas=(0.95, 0.99), gamma=0.025,
+    is_approx=True, optimize_1d=False, betas_1d=(0.9, 0.95)). Only the approximate variant is
+    offered (g(x_{t-1}; xi_t) replaced by the previous minibatch's g_{t-1}; the exact variant
+    needs a second gradient per step, which the one-gradient protocol cannot supply).
+
+    Cross-checked (tests/lmo/test_reference_pytorch_optimizer.py): with eps = 0 equals
+    pytorch-optimizer's ``MARS(lr, betas, gamma, weight_decay, lr_1d=lr_1d_factor * lr,
+    weight_decay_1d, betas_1d)`` to 1e-9 in fp64. With eps > 0 they differ: it adds eps
+    before the bias correction (m / ((sqrt(v) + eps) / sqrt(1 - b2^t))), we after it.
+    """
+    check_lr(lr)
+    b1, b2 = betas_with_mu(betas, mu)
+    c1, c2 = float(betas_1d[0]), float(betas_1d[1])
+    check_beta(c1, "betas_1d[0]")
+    check_beta(c2, "betas_1d[1]")
+    check_nonneg(eps, "eps")
+    check_nonneg(weight_decay, "weight_decay")
+    check_nonneg(gamma, "gamma")
+    check_nonneg(lr_1d_factor, "lr_1d_factor")
+    if max_norm is not None and (not isinstance(max_norm, (int, float)) or not max_norm > 0):
+        raise ValueError(f"max_norm must be > 0 or None (no clipping), got {max_norm!r}")
+    check_int(batch_dims, "batch_dims")
+    wd_1d = weight_decay if weight_decay_1d is None else weight_decay_1d
+    check_nonneg(wd_1d, "weight_decay_1d")
+    scale_c = gamma * b1 / (1.0 - b1)
+    return compose("mars", lr, scale_by_mars(b1, b2, eps, weight_decay, scale_c=scale_c, max_norm=max_norm,
+                                             optimize_1d=optimize_1d, lr_1d_factor=lr_1d_factor,
+                                             betas_1d=(c1, c2), weight_decay_1d=wd_1d, batch_dims=batch_dims),
+                   state=MARSState,
+                   hyper=dict(lr=lr, betas=(b1, b2), eps=eps, weight_decay=weight_decay,
+                              gamma=gamma, max_norm=max_norm, optimize_1d=optimize_1d,
+                              lr_1d_factor=lr_1d_factor, betas_1d=(c1, c2),
+                              weight_decay_1d=wd_1d, batch_dims=batch_dims))
 
 
 # ----------------------------------------------------------------------------- NorMuon, AdaMuon

@@ -373,3 +373,61 @@ def scale_by_second_moment(second_moment_like: Callable, step_fn: Callable) -> T
         return out, (vs,)
 
     return Transform(("second_moment",), init, update, name="scale_by_second_moment")
+
+
+# ----------------------------------------------------------------------------- MARS
+def _clip_norm(c: torch.Tensor, max_norm: float, batch_dims: int) -> torch.Tensor:
+    """Clip(c, r) = c * min(1, r / ||c||_2), the 2-norm per leading batch index."""
+    dims = tuple(range(batch_dims, c.ndim))
+    if not dims:
+        norm = c.abs()
+    else:
+        norm = torch.linalg.vector_norm(c, dim=dims, keepdim=True)
+    scale = torch.where(norm > max_norm, max_norm / norm.clamp_min(1e-30), torch.ones_like(norm))
+    return c * scale
+
+
+def scale_by_mars(b1: float, b2: float, eps: float, weight_decay: float, *, scale_c: float,
+                  max_norm: float | None, optimize_1d: bool, lr_1d_factor: float, betas_1d: tuple,
+                  weight_decay_1d: float, batch_dims: int) -> Transform:
+    """Fields ``exp_avg``, ``exp_avg_sq``, ``last_grad`` (MARS-AdamW, lmo.alias.mars)::
+
+        c_t = Clip(g_t + scale_c (g_t - g_{t-1}), max_norm)     (matrices, or all if optimize_1d)
+        c_t = g_t, (b1, b2, eta_t, lambda) <- (betas_1d, eta_t lr_1d_factor, weight_decay_1d)   (others)
+        m_t = ema(m_{t-1}, c_t, 1 - b1),   v_t = b2 v_{t-1} + (1 - b2) c_t^2
+        d_t = -eta_t (m_t / (1 - b1^t)) / (sqrt(v_t / (1 - b2^t)) + eps) - eta_t lambda x_t
+
+    The decoupled decay is applied here, per entry, because its rate and lambda depend on
+    the entry (matrix or not)."""
+    c1, c2 = betas_1d
+
+    def check(tree, what):
+        for k, v in tree.items():
+            if v.ndim < batch_dims + 1:
+                raise ValueError(f"params['{k}'] has {v.ndim} dims, fewer than batch_dims+1 = {batch_dims + 1}")
+
+    def init(params):
+        return tuple(zeros_like_tree(params) for _ in range(3))
+
+    def update(u, entries, params, step):
+        exp_avg, exp_avg_sq, last_grad = entries
+        eta, t = step.eta, step.t
+        out, ms, vs = {}, {}, {}
+        for k, g in u.items():
+            if g.ndim - batch_dims == 2 or optimize_1d:
+                c = g + scale_c * (g - last_grad[k])
+                if max_norm is not None:
+                    c = _clip_norm(c, float(max_norm), batch_dims)
+                beta1, beta2, lr_k, wd = b1, b2, eta, weight_decay
+            else:
+                c = g
+                beta1, beta2, lr_k, wd = c1, c2, eta * lr_1d_factor, weight_decay_1d
+            m = ema(exp_avg[k], c, 1 - beta1)
+            v = beta2 * exp_avg_sq[k] + (1 - beta2) * c * c
+            denom = (v / (1 - beta2 ** t)).sqrt() + eps
+            d = -lr_k * (m / (1 - beta1 ** t)) / denom
+            out[k], ms[k], vs[k] = decoupled_decay(d, lr_k, wd, params, k), m, v
+        return out, (ms, vs, {k: g.clone() for k, g in u.items()})
+
+    return Transform(("exp_avg", "exp_avg_sq", "last_grad"), init, update, check_params=check,
+                     needs_params=bool(weight_decay or weight_decay_1d), name="scale_by_mars")

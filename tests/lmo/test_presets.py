@@ -26,7 +26,7 @@ def test_every_optimizer_has_lr_momentum_source_and_mu_note():
 def test_default_momentum_matches_constructor_defaults():
     from lmo.alias import adamuon
     from lmo.alias import adan
-    from lmo.mars import mars
+    from lmo.alias import mars
     from lmo.alias import nadam
     from lmo.alias import normuon
     from lmo.soap import soap

@@ -15,7 +15,7 @@ import torch
 from lmo.alias import adamuon
 from lmo.alias import adan
 from lmo.base import apply_updates, load_state_dict, state_dict
-from lmo.mars import mars
+from lmo.alias import mars
 from lmo.alias import nadam
 from lmo.alias import normuon
 from lmo.soap import soap
