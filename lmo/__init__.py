@@ -32,7 +32,7 @@ A short tour::
 - State I/O: ``state_dict`` / ``load_state_dict`` (flat, torch.save-able).
 """
 from lmo.alias import (adamuon, adamw, adan, lion, lmo_momentum, mars, muon, nadam, normalized_sgd, normuon,
-                       signum)
+                       signum, soap)
 from lmo.base import Optimizer, apply_updates, load_state_dict, state_dict
 from lmo.chain import chain, clip_by_global_norm
 from lmo.delay import DelayState, delayed, flush_applied, next_applied, virtual_offset
@@ -45,7 +45,6 @@ from lmo.pipedream import (ParamHistory, StaleHistory, contiguous_stages, histor
                            history_push, history_state_dict, mixed_point, pipedream_delays)
 from lmo.registry import OPTIMIZERS, build
 from lmo.schedules import constant, warmup_cosine
-from lmo.soap import soap
 from lmo.torch_adapter import TorchOptimizer
 from lmo.variants import VARIANTS, mode_of, variant_of
 

@@ -17,6 +17,7 @@ from lmo.base import (Optimizer, ScalarOrSchedule, betas_with_mu, check_beta, ch
 from lmo.geometry import L2, Sign, Spectral
 from lmo.matrix_view import check_flatten, matrix_view
 from lmo.muon_family import muon_ns_dtype
+from lmo.soap_basis import scale_by_soap
 from lmo.transforms import (add_coupled_decay, add_decoupled_decay, add_proximal_decay, cast_to_grad_dtype,
                             compose, ema, orthogonalize, scale_by_adam, scale_by_adan, scale_by_learning_rate,
                             scale_by_lion, scale_by_lmo, scale_by_mars, scale_by_momentum, scale_by_nadam,
@@ -432,6 +433,67 @@ def mars(lr: ScalarOrSchedule = 3e-3, betas=(0.95, 0.99), eps: float = 1e-8,
                               gamma=gamma, max_norm=max_norm, optimize_1d=optimize_1d,
                               lr_1d_factor=lr_1d_factor, betas_1d=(c1, c2),
                               weight_decay_1d=wd_1d, batch_dims=batch_dims))
+
+
+# ----------------------------------------------------------------------------- SOAP
+class SOAPState(NamedTuple):
+    """count = calls made (the first only initializes); step t = Adam steps taken (= count - 1).
+
+    exp_avg / exp_avg_sq live in the current eigenbasis; GG_L, GG_R are the EMAs of
+    G G^T and G^T G, Q_L, Q_R their eigenbases (empty tensors where not preconditioned).
+    """
+
+    count: torch.Tensor
+    exp_avg: dict
+    exp_avg_sq: dict
+    GG_L: dict
+    GG_R: dict
+    Q_L: dict
+    Q_R: dict
+
+
+def soap(lr: ScalarOrSchedule = 3e-3, betas=(0.95, 0.95), eps: float = 1e-8,
+         weight_decay: float = 0.01, *, shampoo_beta: float | None = None,
+         precondition_frequency: int = 10, max_precond_dim: int = 10000,
+         precondition_1d: bool = False, normalize_grads: bool = False, correct_bias: bool = True,
+         batch_dims: int | None = None, mu: float | None = None) -> Optimizer:
+    """SOAP; for a matrix G_t (m x n), t = 1, 2, ... Adam steps after an initializing call::
+
+        call 0:  L = (1 - b_s) G G^T,  R = (1 - b_s) G^T G,  Q_L, Q_R = eigvecs(L), eigvecs(R); d = 0
+        G'  = Q_L^T G_t Q_R
+        M_t = b1 M_{t-1} + (1 - b1) G',   V_t = b2 V_{t-1} + (1 - b2) G' * G'     (eigenbasis)
+        N   = Q_L (M_t / (sqrt(V_t) + eps)) Q_R^T      (N / RMS(N) if normalize_grads)
+        x'  = x_t - eta_t sqrt(1 - b2^t)/(1 - b1^t) N,   x_{t+1} = x' - eta_t lambda x'
+        L <- b_s L + (1 - b_s) G_t G_t^T,  R <- b_s R + (1 - b_s) G_t^T G_t
+        if t % precondition_frequency == 0: Q <- qr(L Q_sorted) (and R); M_t re-expressed
+
+    b_s = shampoo_beta (default b2). A side longer than max_precond_dim is not rotated;
+    vectors are not rotated unless precondition_1d (then only Q_L, from g g^T); with no
+    rotation at all SOAP is Adam with (b1, b2) on g_2, g_3, ... eta_t = lr(count).
+    ``mu`` overrides b1 as b1 = 1 - mu. = scale_by_soap (lmo.soap_basis, which has the
+    sources, the batching rules and the cross-checks).
+    """
+    check_lr(lr)
+    b1, b2 = betas_with_mu(betas, mu)
+    bs = b2 if shampoo_beta is None or shampoo_beta < 0 else float(shampoo_beta)
+    check_beta(bs, "shampoo_beta")
+    check_nonneg(eps, "eps")
+    check_nonneg(weight_decay, "weight_decay")
+    check_int(precondition_frequency, "precondition_frequency", 1)
+    check_int(max_precond_dim, "max_precond_dim", 1)
+    if batch_dims is not None:
+        check_int(batch_dims, "batch_dims")
+    return compose("soap", lr, scale_by_soap(b1, b2, bs, eps, weight_decay,
+                                             precondition_frequency=precondition_frequency,
+                                             max_precond_dim=max_precond_dim, precondition_1d=precondition_1d,
+                                             normalize_grads=normalize_grads, correct_bias=correct_bias,
+                                             batch_dims=batch_dims),
+                   state=SOAPState,
+                   hyper=dict(lr=lr, betas=(b1, b2), eps=eps, weight_decay=weight_decay,
+                              shampoo_beta=bs, precondition_frequency=precondition_frequency,
+                              max_precond_dim=max_precond_dim, precondition_1d=precondition_1d,
+                              normalize_grads=normalize_grads, correct_bias=correct_bias,
+                              batch_dims=batch_dims))
 
 
 # ----------------------------------------------------------------------------- NorMuon, AdaMuon

@@ -10,7 +10,6 @@ from typing import Callable, Mapping
 
 from lmo import alias
 from lmo.base import Optimizer, check_beta
-from lmo.soap import soap
 
 
 class UnknownOptimizer(KeyError, ValueError):
@@ -31,7 +30,7 @@ class Registry(dict):
 
 #: name -> constructor, every optimizer of the package (a plain dict)
 OPTIMIZERS: dict[str, Callable[..., Optimizer]] = Registry({
-    "adamw": alias.adamw, "nadam": alias.nadam, "adan": alias.adan, "mars": alias.mars, "soap": soap,
+    "adamw": alias.adamw, "nadam": alias.nadam, "adan": alias.adan, "mars": alias.mars, "soap": alias.soap,
     "muon": alias.muon, "normuon": alias.normuon, "adamuon": alias.adamuon,
     "lion": alias.lion, "signum": alias.signum, "normalized_sgd": alias.normalized_sgd,
 })

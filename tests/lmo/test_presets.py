@@ -29,7 +29,7 @@ def test_default_momentum_matches_constructor_defaults():
     from lmo.alias import mars
     from lmo.alias import nadam
     from lmo.alias import normuon
-    from lmo.soap import soap
+    from lmo.alias import soap
     ours = {"nadam": nadam(1e-3).hyper["betas"][0], "adan": adan(1e-3).hyper["betas"][0],
             "mars": mars(1e-3).hyper["betas"][0], "soap": soap(1e-3).hyper["betas"][0],
             "normuon": normuon(1e-3).hyper["momentum"], "adamuon": adamuon(1e-3).hyper["momentum"]}

@@ -18,7 +18,7 @@ from lmo.base import apply_updates, load_state_dict, state_dict
 from lmo.alias import mars
 from lmo.alias import nadam
 from lmo.alias import normuon
-from lmo.soap import soap
+from lmo.alias import soap
 
 
 def _registry(name):

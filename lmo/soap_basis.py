@@ -1,4 +1,5 @@
-"""SOAP (Vyas et al. 2024, arXiv 2409.11321): Adam in the eigenbasis of Shampoo's preconditioner.
+"""SOAP's update (Vyas et al. 2024, arXiv 2409.11321): Adam in the eigenbasis of Shampoo's
+preconditioner, as the transform scale_by_soap (the named optimizer is lmo.alias.soap).
 
 Source: the paper's Algorithm and the official code (nikhilvyas/SOAP ``soap.py``, the
 version with defaults lr=3e-3, betas=(0.95, 0.95), shampoo_beta=-1 (-> betas[1]),
@@ -26,26 +27,9 @@ from typing import NamedTuple
 
 import torch
 
-from lmo.base import (betas_with_mu, check_update_inputs, Optimizer, ScalarOrSchedule, check_beta,
-                      check_lr, check_nonneg, resolve_lr, step_counter, check_int)
+from lmo.transforms import Transform, ema
 
 _NONE = torch.zeros(0)  # sentinel shape for "no preconditioner on this side"
-
-
-class SOAPState(NamedTuple):
-    """count = calls made (the first only initializes); step t = Adam steps taken (= count - 1).
-
-    exp_avg / exp_avg_sq live in the current eigenbasis; GG_L, GG_R are the EMAs of
-    G G^T and G^T G, Q_L, Q_R their eigenbases (empty tensors where not preconditioned).
-    """
-
-    count: torch.Tensor
-    exp_avg: dict
-    exp_avg_sq: dict
-    GG_L: dict
-    GG_R: dict
-    Q_L: dict
-    Q_R: dict
 
 
 def _as_matrix(x: torch.Tensor, vector: bool) -> torch.Tensor:
@@ -80,36 +64,28 @@ def _qr_refresh(M, Q, v, dim):
     return torch.linalg.qr(M @ Q)[0], v
 
 
-def soap(lr: ScalarOrSchedule = 3e-3, betas=(0.95, 0.95), eps: float = 1e-8,
-         weight_decay: float = 0.01, *, shampoo_beta: float | None = None,
-         precondition_frequency: int = 10, max_precond_dim: int = 10000,
-         precondition_1d: bool = False, normalize_grads: bool = False, correct_bias: bool = True,
-         batch_dims: int | None = None, mu: float | None = None) -> Optimizer:
-    """SOAP; for a matrix G_t (m x n), t = 1, 2, ... Adam steps after an initializing call::
+class SOAPEntries(NamedTuple):
+    """SOAP's state besides the counter: exp_avg / exp_avg_sq live in the current
+    eigenbasis; GG_L, GG_R are the EMAs of G G^T and G^T G, Q_L, Q_R their eigenbases
+    (empty tensors where not preconditioned)."""
 
-        call 0:  L = (1 - b_s) G G^T,  R = (1 - b_s) G^T G,  Q_L, Q_R = eigvecs(L), eigvecs(R); d = 0
-        G'  = Q_L^T G_t Q_R
-        M_t = b1 M_{t-1} + (1 - b1) G',   V_t = b2 V_{t-1} + (1 - b2) G' * G'     (eigenbasis)
-        N   = Q_L (M_t / (sqrt(V_t) + eps)) Q_R^T      (N / RMS(N) if normalize_grads)
-        x'  = x_t - eta_t sqrt(1 - b2^t)/(1 - b1^t) N,   x_{t+1} = x' - eta_t lambda x'
-        L <- b_s L + (1 - b_s) G_t G_t^T,  R <- b_s R + (1 - b_s) G_t^T G_t
-        if t % precondition_frequency == 0: Q <- qr(L Q_sorted) (and R); M_t re-expressed
+    exp_avg: dict
+    exp_avg_sq: dict
+    GG_L: dict
+    GG_R: dict
+    Q_L: dict
+    Q_R: dict
 
-    b_s = shampoo_beta (default b2). A side longer than max_precond_dim is not rotated;
-    vectors are not rotated unless precondition_1d (then only Q_L, from g g^T); with no
-    rotation at all SOAP is Adam with (b1, b2) on g_2, g_3, ... eta_t = lr(count).
-    ``mu`` overrides b1 as b1 = 1 - mu.
+
+def scale_by_soap(b1: float, b2: float, bs: float, eps: float, weight_decay: float, *,
+                  precondition_frequency: int, max_precond_dim: int, precondition_1d: bool,
+                  normalize_grads: bool, correct_bias: bool, batch_dims: int | None) -> Transform:
+    """SOAP's whole update as one transform (fields of :class:`SOAPEntries`; the formulas are
+    lmo.alias.soap's). It stays hand-written: the first call only builds the preconditioner,
+    the moments live in a basis that is refreshed with them, and the decay is applied to
+    the stepped point (d - eta lambda (x + d)), so no shared transform fits without
+    changing the order of operations.
     """
-    check_lr(lr)
-    b1, b2 = betas_with_mu(betas, mu)
-    bs = b2 if shampoo_beta is None or shampoo_beta < 0 else float(shampoo_beta)
-    check_beta(bs, "shampoo_beta")
-    check_nonneg(eps, "eps")
-    check_nonneg(weight_decay, "weight_decay")
-    check_int(precondition_frequency, "precondition_frequency", 1)
-    check_int(max_precond_dim, "max_precond_dim", 1)
-    if batch_dims is not None:
-        check_int(batch_dims, "batch_dims")
 
     def is_vector(k, x):
         event = (1 if x.ndim == 1 else 2) if batch_dims is None else x.ndim - batch_dims
@@ -139,12 +115,12 @@ def soap(lr: ScalarOrSchedule = 3e-3, betas=(0.95, 0.95), eps: float = 1e-8,
                 st[2 + j][k] = (torch.zeros(*batch, d, d, dtype=cdt, device=x.device) if use
                                 else _NONE.to(dtype=cdt, device=x.device))
                 st[4 + j][k] = st[2 + j][k].clone()
-        return SOAPState(step_counter(), *st)
+        return st
 
-    def update(grads, state, params=None):
-        check_update_inputs(grads, params, state.exp_avg, weight_decay)
-        count = int(state.count)
-        eta = resolve_lr(lr, state.count)
+    def update(grads, entries, params, step):
+        state = SOAPEntries(*entries)
+        count = int(step.count)
+        eta = step.eta
         t = count  # Adam steps after this call
         out = tuple({} for _ in range(7))  # updates, m, v, GGL, GGR, QL, QR
         for k, g in grads.items():
@@ -153,9 +129,9 @@ def soap(lr: ScalarOrSchedule = 3e-3, betas=(0.95, 0.95), eps: float = 1e-8,
             QL, QR = state.Q_L[k], state.Q_R[k]
             Gc = G.to(GGL.dtype)
             if use_l:
-                GGL = torch.lerp(GGL, Gc @ Gc.mT, 1 - bs)
+                GGL = ema(GGL, Gc @ Gc.mT, 1 - bs)
             if use_r:
-                GGR = torch.lerp(GGR, Gc.mT @ Gc, 1 - bs)
+                GGR = ema(GGR, Gc.mT @ Gc, 1 - bs)
             if count == 0:
                 QL = _eigbasis(GGL) if use_l else QL
                 QR = _eigbasis(GGR) if use_r else QR
@@ -164,7 +140,7 @@ def soap(lr: ScalarOrSchedule = 3e-3, betas=(0.95, 0.95), eps: float = 1e-8,
             else:
                 QLo, QRo = state.Q_L[k], state.Q_R[k]
                 Gp = _rotate(Gc, QLo, QRo, back=False).to(g.dtype)
-                M = torch.lerp(_as_matrix(state.exp_avg[k], vec), Gp, 1 - b1)
+                M = ema(_as_matrix(state.exp_avg[k], vec), Gp, 1 - b1)
                 V = b2 * _as_matrix(state.exp_avg_sq[k], vec) + (1 - b2) * Gp * Gp
                 N = _rotate((M / (V.sqrt() + eps)).to(GGL.dtype), QLo, QRo, back=True).to(g.dtype)
                 if normalize_grads:
@@ -185,11 +161,6 @@ def soap(lr: ScalarOrSchedule = 3e-3, betas=(0.95, 0.95), eps: float = 1e-8,
                 m, v = M, V
             for store, val in zip(out, (d, m, v, GGL, GGR, QL, QR)):
                 store[k] = val
-        return out[0], SOAPState(state.count + 1, *out[1:])
+        return out[0], out[1:]
 
-    return Optimizer(init, update, name="soap",
-                     hyper=dict(lr=lr, betas=(b1, b2), eps=eps, weight_decay=weight_decay,
-                                shampoo_beta=bs, precondition_frequency=precondition_frequency,
-                                max_precond_dim=max_precond_dim, precondition_1d=precondition_1d,
-                                normalize_grads=normalize_grads, correct_bias=correct_bias,
-                                batch_dims=batch_dims))
+    return Transform(SOAPEntries._fields, init, update, needs_params=bool(weight_decay), name="scale_by_soap")
