@@ -16,6 +16,7 @@ import time
 import torch
 
 from lmo.geometry import get_geometry
+from lmo.variants import DELAYED
 
 from .montecarlo import per_seed_loop, run
 from .noise import Gaussian
@@ -25,12 +26,12 @@ from .problems import random_quadratic
 def throughput(R: int, m: int, steps: int, loop_seeds: int, geometry: str = "spectral") -> dict:
     p = random_quadratic(m, m, get_geometry(geometry), torch.Generator().manual_seed(0))
     noise = Gaussian(0.5)
-    run(p, noise, "delayed", 0.05, 0.1, 2, 2)  # warm-up
+    run(p, noise, DELAYED, 0.05, 0.1, 2, 2)  # warm-up
     t = time.perf_counter()
-    run(p, noise, "delayed", 0.05, 0.1, steps, R, stride=steps)
+    run(p, noise, DELAYED, 0.05, 0.1, steps, R, stride=steps)
     batched = steps * R / (time.perf_counter() - t)
     t = time.perf_counter()
-    per_seed_loop(p, noise, "delayed", 0.05, 0.1, steps, loop_seeds)
+    per_seed_loop(p, noise, DELAYED, 0.05, 0.1, steps, loop_seeds)
     loop = steps * loop_seeds / (time.perf_counter() - t)
     return dict(geometry=geometry, R=R, m=m, steps=steps, batched_steps_seeds_per_s=batched,
                 loop_steps_seeds_per_s=loop, ratio=batched / loop)

@@ -34,6 +34,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats
 
+from lmo.variants import DELAYED, EF, PIPEDREAM, SYNC
+
 SERIES_OF = {"momentum_error_x": "err_x", "momentum_error_y": "err_y",
              "avg_grad_norm_x": "gx", "avg_grad_norm_y": "gy"}
 #: bounds stated for any perturbed-gradient run (r_t measured), not one variant only
@@ -95,8 +97,8 @@ def empirical_bernstein(samples: np.ndarray, cap: float, alpha: float = 0.01, n_
 def r_cap(res) -> float:
     """c with 0 <= r_t <= c: eta x delay (delayed, pipedream), 2 eta (EF), 0 (sync); never below
     the largest value measured."""
-    v, eta = res.meta.get("variant", "sync"), float(res.constants["eta"])
-    cap = {"sync": 0.0, "ef": 2 * eta}.get(v, eta * max(1, int(res.meta.get("delay", 1) or 1)))
+    v, eta = res.meta.get("variant", SYNC), float(res.constants["eta"])
+    cap = {SYNC: 0.0, EF: 2 * eta}.get(v, eta * max(1, int(res.meta.get("delay", 1) or 1)))
     seen = max(float(np.max(res.series["r"])) if "r" in res.series else 0.0, 0.0)
     return max(cap, seen)
 
@@ -113,10 +115,10 @@ def applicable(bound, run_variant: str, delay: int = 1) -> bool:
     """Does ``bound`` describe a run of ``run_variant``? pipedream runs (tau >= 2) are
     covered only by the trajectory bounds (they hold for any perturbation r_t)."""
     if bound.name in TRAJECTORY_BOUNDS:
-        return run_variant in ("delayed", "ef", "pipedream")
+        return run_variant in (DELAYED, EF, PIPEDREAM)
     if bound.name in ALSO_EF:
-        return run_variant in ("delayed", "ef")
-    if run_variant == "pipedream":
+        return run_variant in (DELAYED, EF)
+    if run_variant == PIPEDREAM:
         return False
     return bound.variant == run_variant
 
@@ -166,5 +168,5 @@ def check_bound(bound, res, alpha: float = 0.01, from_step: int = 0, rtol: float
 
 def check_run(res, bounds, alpha: float = 0.01) -> list[CheckResult]:
     """Every applicable bound of ``bounds`` checked against ``res``."""
-    v = res.meta.get("variant", "sync")
+    v = res.meta.get("variant", SYNC)
     return [check_bound(b, res, alpha) for b in bounds if applicable(b, v)]

@@ -12,15 +12,17 @@ import os
 import numpy as np
 import torch
 
+from lmo.variants import DELAYED, EF, SYNC, THEORY_VARIANTS
 from theory.registry import get
 
 from .montecarlo import run
 from .noise import Aligned
 from .problems import random_quadratic
 
-COLORS = {"sync": "C0", "delayed": "C1", "ef": "C2"}
-LEMMA = {"sync": "derived_sync_lemma", "delayed": "derived_delayed_lemma", "ef": "derived_ef_lemma_worst"}
-THEOREM = {"sync": "derived_sync_theorem", "delayed": "derived_delayed_theorem", "ef": "derived_ef_theorem_worst"}
+COLORS = {SYNC: "C0", DELAYED: "C1", EF: "C2"}
+# theory.registry record names (not variant names)
+LEMMA = {SYNC: "derived_sync_lemma", DELAYED: "derived_delayed_lemma", EF: "derived_ef_lemma_worst"}
+THEOREM = {SYNC: "derived_sync_theorem", DELAYED: "derived_delayed_theorem", EF: "derived_ef_theorem_worst"}
 
 
 def _plt():
@@ -41,7 +43,7 @@ def figure_over_steps(out_dir, quick=True, lr=0.05, mu=0.1, sigma=0.3):
     p, noise = _problem(), Aligned(sigma)
     K, R = (150, 32) if quick else (600, 128)
     fig, ax = plt.subplots(1, 2, figsize=(11, 4))
-    for v in ("sync", "delayed", "ef"):
+    for v in THEORY_VARIANTS:
         res = run(p, noise, v, lr, mu, K, R, stride=1)
         c = dict(res.constants)
         ax[0].plot(res.steps, res.series["err_y"].mean(1), color=COLORS[v], label=f"{v}: measured")
@@ -68,7 +70,7 @@ def figure_over_steps(out_dir, quick=True, lr=0.05, mu=0.1, sigma=0.3):
 def _sweep(values, key, quick, sigma=0.3, lr=0.05, mu=0.1):
     p, noise = _problem(), Aligned(sigma)
     K, R = (120, 16) if quick else (400, 64)
-    out = {v: ([], [], []) for v in ("sync", "delayed", "ef")}
+    out = {v: ([], [], []) for v in THEORY_VARIANTS}
     for val in values:
         kw = dict(lr=lr, mu=mu)
         kw[key] = float(val)
@@ -89,7 +91,7 @@ def figure_over(out_dir, key, values, quick=True):
     for v, (meas, bound, paper) in data.items():
         ax.loglog(values, meas, "o-", color=COLORS[v], label=f"{v}: measured (t >= K/2)")
         ax.loglog(values, bound, "--", color=COLORS[v], label=f"{v}: {LEMMA[v]}")
-    ax.loglog(values, data["delayed"][2], "k:", label="paper, reading C2 (delayed lemma)")
+    ax.loglog(values, data[DELAYED][2], "k:", label="paper, reading C2 (delayed lemma)")
     name = {"lr": "eta", "mu": "mu"}[key]
     ax.set(xlabel=name, ylabel="E ||m_t - grad f(y_t)||_*", title=f"momentum error over {name}")
     ax.legend(fontsize=7)

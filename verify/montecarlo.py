@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from lmo.base import apply_updates, find_field
+from lmo.variants import SYNC
 
 from .variants import build_optimizer, default_delay
 
@@ -120,7 +121,7 @@ def run(problem, noise, variant: str, lr: float, mu: float, steps: int, seeds: i
     """Build the variant's optimizer (verify.variants) and :func:`simulate` it."""
     opt = build_optimizer(variant, lr, problem.geometry, mu, delay, backend)
     meta = dict(problem=problem.name, geometry=problem.geometry.name, noise=noise.name,
-                variant=variant, delay=default_delay(variant, delay) if variant != "sync" else 0)
+                variant=variant, delay=default_delay(variant, delay) if variant != SYNC else 0)
     return simulate(problem, noise, opt, mu, lr, steps, seeds, seed, stride, select, meta)
 
 

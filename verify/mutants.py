@@ -21,6 +21,7 @@ import dataclasses
 import sympy as sp
 import torch
 
+from lmo.variants import DELAYED, SYNC
 from theory.registry import get
 from theory.symbols import Delta_0, K, L, eta, mu, sigma
 
@@ -57,12 +58,12 @@ def catching_scenario(name: str) -> dict:
     one_d = vector_quadratic(torch.ones((1, 1)), Sign(), x0=torch.full((1, 1), 100.0), name="line")
     if name == "noise_dropped":
         p = random_quadratic(4, 4, Spectral(), torch.Generator().manual_seed(0))
-        return dict(problem=p, noise=Gaussian(1.0), variant="sync", lr=0.01, mu=0.1, steps=50, seeds=16)
+        return dict(problem=p, noise=Gaussian(1.0), variant=SYNC, lr=0.01, mu=0.1, steps=50, seeds=16)
     if name == "delay_dropped":
-        return dict(problem=one_d, noise=Gaussian(0.0), variant="delayed", lr=0.1, mu=0.1, steps=120, seeds=2)
+        return dict(problem=one_d, noise=Gaussian(0.0), variant=DELAYED, lr=0.1, mu=0.1, steps=120, seeds=2)
     if name == "literal_8Leta2":
-        return dict(problem=one_d.scaled(100.0), noise=Gaussian(0.0), variant="delayed", lr=0.1, mu=0.5,
+        return dict(problem=one_d.scaled(100.0), noise=Gaussian(0.0), variant=DELAYED, lr=0.1, mu=0.5,
                     steps=60, seeds=2)
     if name == "delta_dropped":
-        return dict(problem=one_d, noise=Gaussian(0.0), variant="delayed", lr=0.1, mu=0.1, steps=50, seeds=2)
+        return dict(problem=one_d, noise=Gaussian(0.0), variant=DELAYED, lr=0.1, mu=0.1, steps=50, seeds=2)
     raise ValueError(f"name: unknown mutant {name!r}; known: {sorted(mutants())}")

@@ -21,8 +21,7 @@ from typing import NamedTuple
 import torch
 
 from lmo.base import Optimizer, check_lr, check_mu
-
-VARIANTS = ("sync", "delayed", "ef")
+from lmo.variants import DELAYED, EF, SYNC, THEORY_VARIANTS as VARIANTS   # the names only
 
 
 class RefState(NamedTuple):
@@ -31,7 +30,7 @@ class RefState(NamedTuple):
     step: torch.Tensor
 
 
-def reference_optimizer(lr: float, geometry, mu: float, variant: str = "sync", delay: int = 1) -> Optimizer:
+def reference_optimizer(lr: float, geometry, mu: float, variant: str = SYNC, delay: int = 1) -> Optimizer:
     """The recursion of the module docstring as an lmo.base.Optimizer (pure functions)."""
     check_lr(lr)
     check_mu(mu)
@@ -39,7 +38,7 @@ def reference_optimizer(lr: float, geometry, mu: float, variant: str = "sync", d
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     if not isinstance(delay, int) or delay < 1:
         raise ValueError(f"delay must be an int >= 1, got {delay!r}")
-    depth = {"sync": 0, "delayed": delay, "ef": 2}[variant]
+    depth = {SYNC: 0, DELAYED: delay, EF: 2}[variant]
 
     def init(params):
         zeros = {k: torch.zeros_like(v) for k, v in params.items()}
@@ -49,9 +48,9 @@ def reference_optimizer(lr: float, geometry, mu: float, variant: str = "sync", d
         first = bool(state.step == 0)
         m = {k: grads[k].clone() if first else (1 - mu) * state.momentum[k] + mu * grads[k] for k in grads}
         d = {k: lr * geometry.lmo(m[k]) for k in m}
-        if variant == "sync":
+        if variant == SYNC:
             applied, pending = d, ()
-        elif variant == "delayed":
+        elif variant == DELAYED:
             applied = state.pending[-1]
             pending = (d,) + state.pending[:-1]
         else:
@@ -61,13 +60,13 @@ def reference_optimizer(lr: float, geometry, mu: float, variant: str = "sync", d
         return dict(applied), RefState(m, pending, state.step + 1)
 
     def virtual(params, state):
-        if variant == "sync":
+        if variant == SYNC:
             return dict(params)
-        if variant == "delayed":
+        if variant == DELAYED:
             return {k: params[k] + sum(p[k] for p in state.pending) for k in params}
         p1, p2 = state.pending
         return {k: params[k] + p1[k] - p2[k] for k in params}
 
-    name = variant if variant != "delayed" else f"delayed{delay}"
+    name = variant if variant != DELAYED else f"{DELAYED}{delay}"
     return Optimizer(init, update, virtual, name=f"reference_lmo_momentum_{name}",
                      hyper=dict(lr=lr, mu=mu, variant=variant, delay=delay))

@@ -14,6 +14,7 @@ import time
 import torch
 
 from lmo.geometry import L2, Sign, Spectral
+from lmo.variants import RUN_VARIANTS as VARIANTS
 from theory.registry import all_bounds
 
 from .adversarial import search
@@ -24,8 +25,6 @@ from .noise import make_noise
 from .problems import random_cosine_sum, random_least_squares, random_psd, random_quadratic, vector_quadratic
 from .strategies import Instance
 from .variants import lmo_available
-
-VARIANTS = ("sync", "delayed", "ef", "pipedream")
 
 
 def problems():

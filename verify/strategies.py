@@ -17,6 +17,7 @@ import torch
 from hypothesis import strategies as st
 
 from lmo.geometry import get_geometry
+from lmo.variants import PIPEDREAM, RUN_VARIANTS as VARIANTS, SYNC
 
 from .montecarlo import run
 from .noise import make_noise
@@ -26,7 +27,6 @@ PROBLEM_KINDS = ("vector", "quadratic", "least_squares", "cosine_sum")
 GEOMETRY_OF = {"vector": ("sign", "l2"), "quadratic": ("spectral", "frobenius", "sign"),
                "least_squares": ("spectral", "frobenius"), "cosine_sum": ("spectral", "sign", "frobenius")}
 NOISE_KINDS = ("gaussian", "anisotropic", "student_t", "aligned")
-VARIANTS = ("sync", "delayed", "ef", "pipedream")
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Instance:
     cond: float = 1.0
     noise: str = "gaussian"
     sigma: float = 0.0
-    variant: str = "sync"
+    variant: str = SYNC
     lr: float = 0.1
     mu: float = 1.0
     delay: int = 1
@@ -67,7 +67,7 @@ class Instance:
         return make_noise(self.noise, self.sigma, shape=(self.m, self.n))
 
     def run(self, seeds: int = 8, mc_seed: int = 0, stride: int = 1, backend: str = "auto"):
-        delay = self.delay if self.variant == "pipedream" else None
+        delay = self.delay if self.variant == PIPEDREAM else None
         return run(self.problem(), self.noise_model(), self.variant, self.lr, self.mu, self.steps,
                    seeds, mc_seed, delay=delay, stride=stride, backend=backend)
 
@@ -103,5 +103,5 @@ def instances(draw, max_dim: int = 4, max_steps: int = 40, variants=VARIANTS, ki
         cond=float(f"{draw(st.floats(1.0, 100.0)):.3g}"),
         noise=draw(st.sampled_from(noises)), sigma=float(f"{draw(st.floats(0.0, 2.0)):.3g}"),
         variant=variant, lr=draw(lrs()), mu=draw(mus()),
-        delay=draw(st.integers(2, 3)) if variant == "pipedream" else 1,
+        delay=draw(st.integers(2, 3)) if variant == PIPEDREAM else 1,
         steps=draw(st.integers(1, max_steps)), x0=float(f"{draw(st.floats(0.0, 10.0)):.3g}"))

@@ -1,32 +1,29 @@
 """Build the optimizer of a run: momentum LMO (m_0 = g_0, weight_decay = 0, scale = 1, so
-eta = lr is the LMO step norm) under one of the variants
+eta = lr is the LMO step norm) under one of the variants (``lmo.variants.RUN_VARIANTS``)
 
     sync | delayed (tau = 1, PipeDream-2BW) | ef | pipedream (one block with delay tau >= 2,
     the staleness of the first stage of a tau + 1 stage PipeDream pipeline).
 
-``backend="lmo"`` uses lmo.lmo_momentum and lmo's delay / error-feedback wrappers;
-``"reference"`` uses verify.reference (an independent re-statement of the recursions);
-``"auto"`` takes lmo when its modules are importable and accept m_0 = g_0.
+``backend="lmo"`` uses lmo.lmo_momentum under ``lmo.variants.wrap`` (lmo's delay /
+error-feedback wrappers); ``"reference"`` uses verify.reference (an independent
+re-statement of the recursions); ``"auto"`` takes lmo when its modules are importable and
+accept m_0 = g_0.
 """
 from __future__ import annotations
 
 import inspect
 
+from lmo.variants import DELAYED, PIPEDREAM, RUN_VARIANTS, theory_variant, wrap
+
 from .reference import reference_optimizer
 
-RUN_VARIANTS = ("sync", "delayed", "ef", "pipedream")
 #: keyword names under which lmo_momentum might offer m_0 = g_0
 _INIT_KWS = {"init": "grad", "momentum_init": "grad", "m0": "grad", "init_momentum": "grad",
              "first_grad_init": True, "m0_is_g0": True, "init_with_grad": True}
 
 
-def theory_variant(variant: str) -> str:
-    """Which theory variant's bounds describe a run variant (pipedream: delayed, tau > 1)."""
-    return {"sync": "sync", "delayed": "delayed", "ef": "ef", "pipedream": "delayed"}[variant]
-
-
 def default_delay(variant: str, delay: int | None) -> int:
-    if variant == "pipedream":
+    if variant == PIPEDREAM:
         return 2 if delay is None else delay
     return 1 if delay is None else delay
 
@@ -59,19 +56,13 @@ def build_optimizer(variant: str, lr: float, geometry, mu: float, delay: int | N
     if backend not in ("auto", "lmo", "reference"):
         raise ValueError(f"backend must be auto, lmo or reference, got {backend!r}")
     tau = default_delay(variant, delay)
-    if variant == "pipedream" and tau < 2:
+    if variant == PIPEDREAM and tau < 2:
         raise ValueError(f"delay must be >= 2 for the pipedream variant, got {tau}")
     if backend == "auto":
         backend = "lmo" if lmo_available() else "reference"
-    if backend == "reference":
-        v = "delayed" if variant == "pipedream" else variant
-        return reference_optimizer(lr, geometry, mu, v, tau)
+    if backend == "reference":   # pipedream: the delayed recursion of one block
+        return reference_optimizer(lr, geometry, mu, theory_variant(variant), tau)
     lmo_momentum, kw = _lmo_init_kw()
     base = lmo_momentum(lr, geometry, mu=mu, scale=1.0, weight_decay=0.0, **kw)
-    if variant == "sync":
-        return base
-    if variant in ("delayed", "pipedream"):
-        from lmo.delay import delayed
-        return delayed(base, delay=tau)
-    from lmo.error_feedback import error_feedback
-    return error_feedback(base)
+    # the delay is a parameter of the delayed and pipedream runs only (sync and ef ignore it)
+    return wrap(base, variant, delay=tau if variant in (DELAYED, PIPEDREAM) else None)
