@@ -120,11 +120,12 @@ def _finished(cfg: TrainConfig, out: Path, blob: dict, say) -> TrainResult | Non
 def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) -> TrainResult:
     dev = torch.device(resolve_device(cfg.device))
     say = (lambda msg: print(msg, flush=True)) if progress else (lambda msg: None)
+    corpus = get_corpus(cfg.data)
+    cfg = bind_data(cfg, corpus)   # the tokens' sha256 joins the identity (config.json, resume check)
     blob = _open_run_dir(cfg, out, dev, say) if out else None
     if blob is not None and (done := _finished(cfg, out, blob, say)) is not None:
         return done
     amp = dev.type == "cuda"
-    corpus = get_corpus(cfg.data)
     mcfg = model_config(cfg, corpus.vocab_size)
     model = Llama(mcfg, seed=cfg.seed).to(dev)
     n_params = param_count(mcfg)
