@@ -42,7 +42,7 @@ def _derivation_dict(d):
 
 def to_json(progress=None) -> dict:
     """Everything machine-readable (see module docstring)."""
-    from . import rates
+    from . import bound, rates
     from .derivation_registry import all_derivations
     from .limits import compare_on_grid, delay_penalty, limit_checks
     from .registry import all_bounds
@@ -72,15 +72,15 @@ def to_json(progress=None) -> dict:
     say("Kovalev recheck")
     out["kovalev_recheck"] = {
         v: {reg: {"sup_T_over_eps": sp.sstr(d["sup_T_over_eps"]), "K": sp.sstr(d["K"])}
-            for reg, d in rates.kovalev_recheck(v).items()} for v in ("kovalev", "sync", "delayed", "ef")}
+            for reg, d in rates.kovalev_recheck(v).items()} for v in ("kovalev",) + bound.VARIANTS}
     say("rates and delay price (L = sigma = rho = Delta_0 = 1)")
     Ks = [1e3, 1e4, 1e6, 1e8, 1e10]
     out["delay_price"] = {"K": Ks, "delayed": rates.delay_price(Ks).tolist(),
-                          "ef_worst": rates.delay_price(Ks, variant="ef").tolist(),
+                          "ef_worst": rates.delay_price(Ks, variant=bound.EF).tolist(),
                           "delayed_leading": rates.delay_price_leading(Ks).tolist()}
     epss = [0.5, 0.1, 0.02]
     out["steps_ratio"] = {"eps": epss, "delayed": rates.steps_ratio(epss).tolist(),
-                          "ef_worst": rates.steps_ratio(epss, variant="ef").tolist()}
+                          "ef_worst": rates.steps_ratio(epss, variant=bound.EF).tolist()}
     lo = rates.leading_order()
     out["leading_order"] = {k: sp.sstr(v) for k, v in lo.items()}
     return out

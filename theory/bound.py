@@ -15,7 +15,12 @@ import sympy as sp
 
 from .symbols import SYMBOLS
 
-VARIANTS = ("sync", "delayed", "ef")
+#: the recursions a bound is about: sync, the delayed update (y_t = x_t + d_{t-1}, any delay
+#: tau for the trajectory bounds), delayed + error feedback. Spelled as lmo.variants spells
+#: them (THEORY_VARIANTS); theory imports nothing of ours (docs/design.md §2), so the names
+#: are declared here once for theory, and tests/lmo/test_variant_wrap.py keeps the two equal
+SYNC, DELAYED, EF = "sync", "delayed", "ef"
+VARIANTS = (SYNC, DELAYED, EF)
 STATUSES = ("derived", "restated", "transmitted")
 QUANTITIES = {
     "momentum_error_x": "E ||m_t - grad f(x_t)||_* at step t (m_0 = g(x_0; xi_0))",

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .bound import SOURCES, Bound
+from .bound import DELAYED, SOURCES, Bound
 from .package_bounds import A234, drift
 from .symbols import L, eta, mu, rho, sigma, t
 
@@ -45,7 +45,7 @@ READINGS = {
 
 
 def _paper(name, expr, quantity, reading, valid, note):
-    return Bound(name=name, expr=expr, quantity=quantity, variant="delayed", assumptions=A234,
+    return Bound(name=name, expr=expr, quantity=quantity, variant=DELAYED, assumptions=A234,
                  source=SOURCES["paper"], status="transmitted", valid=valid, note=note,
                  reading=f"{reading}: {READINGS[reading]}")
 

@@ -20,11 +20,13 @@ import numpy as np
 import sympy as sp
 from scipy import optimize
 
+from .bound import DELAYED, EF, SYNC
 from .registry import get
 from .symbols import Delta_0, K, L, eta, mu, rho, sigma
 
-THEOREMS = {"sync": "derived_sync_theorem", "delayed": "derived_delayed_theorem",
-            "ef": "derived_ef_theorem_worst", "kovalev": "kovalev_sync_theorem",
+# variant (or rate key) -> theory.registry record name
+THEOREMS = {SYNC: "derived_sync_theorem", DELAYED: "derived_delayed_theorem",
+            EF: "derived_ef_theorem_worst", "kovalev": "kovalev_sync_theorem",
             "delayed_x": "derived_delayed_theorem_x", "ef_kappa": "derived_ef_theorem_trajectory"}
 
 
@@ -66,7 +68,7 @@ def _check_positive(**c):
             raise ValueError(f"{name} must be positive, got {val!r}")
 
 
-def optimize_bound(K_, variant="sync", L_=1.0, sigma_=1.0, rho_=1.0, Delta_0_=1.0, kappa=None):
+def optimize_bound(K_, variant=SYNC, L_=1.0, sigma_=1.0, rho_=1.0, Delta_0_=1.0, kappa=None):
     """min over eta > 0, 0 < mu <= 1 of the variant's theorem at horizon K (scipy, in logs).
 
     Returns (value, eta*, mu*). The objective is a posynomial (minus a constant) in
@@ -83,7 +85,7 @@ def optimize_bound(K_, variant="sync", L_=1.0, sigma_=1.0, rho_=1.0, Delta_0_=1.
     return float(np.exp(res.fun)), float(np.exp(res.x[0])), float(np.exp(res.x[1]))
 
 
-def rate_exponent(variant="sync", Ks=None, **constants) -> float:
+def rate_exponent(variant=SYNC, Ks=None, **constants) -> float:
     """Slope of log B*(K) against log K from numeric optima (-> -1/4)."""
     Ks = np.geomspace(1e8, 1e16, 9) if Ks is None else np.asarray(Ks, float)
     vals = [optimize_bound(k, variant, **_c(constants))[0] for k in Ks]
@@ -94,7 +96,7 @@ def _c(constants):
     return {f"{k}_": float(v) for k, v in constants.items()}
 
 
-def delay_price(K_, variant="delayed", baseline="sync", kappa=None, **constants):
+def delay_price(K_, variant=DELAYED, baseline=SYNC, kappa=None, **constants):
     """B*_variant(K) / B*_baseline(K): how much larger the optimised delayed (or EF) bound is.
 
     K_ may be an array (returns an array). constants: L, sigma, rho, Delta_0 (default 1).
@@ -106,7 +108,7 @@ def delay_price(K_, variant="delayed", baseline="sync", kappa=None, **constants)
     return out if np.ndim(K_) else float(out[0])
 
 
-def steps_needed(eps, variant="sync", **constants) -> float:
+def steps_needed(eps, variant=SYNC, **constants) -> float:
     """Smallest K with B*_variant(K) <= eps (continuous K, root of log B*(K) = log eps)."""
     _check_positive(eps=eps)
     g = lambda lk: np.log(optimize_bound(np.exp(lk), variant, **_c(constants))[0]) - np.log(eps)  # noqa: E731
@@ -120,7 +122,7 @@ def steps_needed(eps, variant="sync", **constants) -> float:
     return float(np.exp(optimize.brentq(g, lo, hi, xtol=1e-10)))
 
 
-def steps_ratio(eps, variant="delayed", baseline="sync", **constants):
+def steps_ratio(eps, variant=DELAYED, baseline=SYNC, **constants):
     """K_variant(eps) / K_baseline(eps): how many more steps the delayed method needs for accuracy eps."""
     e = np.atleast_1d(np.asarray(eps, float))
     out = np.array([steps_needed(x, variant, **constants) / steps_needed(x, baseline, **constants)
@@ -168,7 +170,7 @@ def kovalev_recheck(variant="kovalev", budget=sp.Rational(31, 32)):
     return out
 
 
-def delay_price_leading(K_, variant="delayed", L=1.0, sigma=1.0, rho=1.0, Delta_0=1.0):
+def delay_price_leading(K_, variant=DELAYED, L=1.0, sigma=1.0, rho=1.0, Delta_0=1.0):
     """Leading-order price of the delay, by the envelope theorem.
 
     B_delayed = B_sync + 2 L eta and B_ef,worst = B_sync + 4 L eta, so at the optimum
@@ -178,12 +180,12 @@ def delay_price_leading(K_, variant="delayed", L=1.0, sigma=1.0, rho=1.0, Delta_
     In steps for accuracy eps (K ~ B^-4, mu* = (eps/(4 rho sigma))^2):
       K_delayed/K_sync ~ 1 + (eps/(4 rho sigma))^2,   K_ef/K_sync ~ 1 + 2 (eps/(4 rho sigma))^2.
     """
-    extra = {"delayed": 1.0, "ef": 2.0}[variant]
+    extra = {DELAYED: 1.0, EF: 2.0}[variant]
     mu_star = np.sqrt(2 * L * Delta_0 / np.asarray(K_, float)) / (rho * sigma)
     return 1 + extra * mu_star / 4
 
 
-def steps_ratio_leading(eps_, variant="delayed", sigma=1.0, rho=1.0):
+def steps_ratio_leading(eps_, variant=DELAYED, sigma=1.0, rho=1.0):
     """Leading order of steps_ratio: 1 + c (eps/(4 rho sigma))^2, c = 1 (delayed), 2 (EF worst)."""
-    extra = {"delayed": 1.0, "ef": 2.0}[variant]
+    extra = {DELAYED: 1.0, EF: 2.0}[variant]
     return 1 + extra * (np.asarray(eps_, float) / (4 * rho * sigma)) ** 2

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .bound import VARIANTS
+
 NOISES = ("gaussian", "anisotropic", "aligned")
-VARIANTS = ("sync", "delayed", "ef")
 
 
 class Instance(NamedTuple):

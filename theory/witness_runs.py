@@ -24,6 +24,8 @@ import dataclasses
 
 import numpy as np
 
+from .bound import DELAYED, EF, SYNC, VARIANTS
+
 
 @dataclasses.dataclass(frozen=True)
 class Geometry:
@@ -79,7 +81,7 @@ def _noise(kind, geo, shape, sigma, rng, seeds):
     raise ValueError(f"noise must be one of {NOISES}, got {kind!r}")
 
 
-def simulate(variant="delayed", geometry="sign", T=40, seeds=64, mu=0.2, eta=0.05, sigma=0.5,
+def simulate(variant=DELAYED, geometry="sign", T=40, seeds=64, mu=0.2, eta=0.05, sigma=0.5,
              shape=(6,), seed=0, noise="gaussian", x0_scale=3.0, ef_sign=1.0):
     """Run sync / delayed / EF LMO momentum on the instance; return histories (dict of arrays).
 
@@ -89,8 +91,8 @@ def simulate(variant="delayed", geometry="sign", T=40, seeds=64, mu=0.2, eta=0.0
     x0_scale with sigma = 0 is the regime where the lemma's drift is attained). ``ef_sign`` = -1
     flips the sign of d_{t-2} in EF's x-update: a planted simulator error (theory.mutation).
     """
-    if variant not in ("sync", "delayed", "ef"):
-        raise ValueError(f"variant must be sync|delayed|ef, got {variant!r}")
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be {'|'.join(VARIANTS)}, got {variant!r}")
     geo = Geometry(geometry)
     if geometry == "spectral" and len(shape) != 2:
         shape = (4, 3)
@@ -107,11 +109,11 @@ def simulate(variant="delayed", geometry="sign", T=40, seeds=64, mu=0.2, eta=0.0
         gx = grad(x)
         g = gx + xi
         m = g if m is None else (1 - mu) * m + mu * g
-        y = {"sync": x, "delayed": x + d1, "ef": x + d1 - d2}[variant]
+        y = {SYNC: x, DELAYED: x + d1, EF: x + d1 - d2}[variant]
         d = eta * geo.lmo(m)
         for k_, v_ in (("x", x), ("y", y), ("m", m), ("g", g), ("xi", xi), ("gx", gx), ("gy", grad(y)), ("d", d)):
             H[k_].append(v_)
-        x = {"sync": x + d, "delayed": x + d1, "ef": x + 2 * d1 - ef_sign * d2}[variant]
+        x = {SYNC: x + d, DELAYED: x + d1, EF: x + 2 * d1 - ef_sign * d2}[variant]
         d2, d1 = d1, d
     H = {k_: np.stack(v_, axis=1) for k_, v_ in H.items()}  # (seeds, T, *shape)
     H.update(f=f, grad=grad, L=L, rho=rho, mu=mu, eta=eta, sigma=sigma, geometry=geo, variant=variant, noise=noise,

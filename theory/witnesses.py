@@ -28,6 +28,7 @@ import numpy as np
 import sympy as sp
 from scipy import stats
 
+from .bound import DELAYED, EF, SYNC, VARIANTS
 from .symbols import K as K_SYM
 from .symbols import t as T_SYM
 from .witness_grid import INSTANCES, Instance
@@ -36,12 +37,12 @@ from .witness_runs import _inner, _weights, _wsum, simulate
 ALPHA = 0.01
 MEAN_PREMISES = ("noise: A4 + Jensen + martingale orthogonality + A3", "average the lemma")
 #: variants on which a premise is a claim (others: a premise about another variant)
-ONLY = {"sync has y_t = x_t": ("sync",), "delayed: r_t = ||d_{t-1}|| <= eta": ("delayed",),
-        "EF: r_t = eta ||lmo(m_{t-1}) - lmo(m_{t-2})|| <= 2 eta": ("ef",),
-        "x-steps of delayed training are <= eta": ("sync", "delayed"),
-        "gradient at x from gradient at y": ("sync", "delayed"),
-        "at y := x the perturbation is zero": ("sync",),
-        "a perturbation of two steps": ("sync", "delayed", "ef")}
+ONLY = {"sync has y_t = x_t": (SYNC,), "delayed: r_t = ||d_{t-1}|| <= eta": (DELAYED,),
+        "EF: r_t = eta ||lmo(m_{t-1}) - lmo(m_{t-2})|| <= 2 eta": (EF,),
+        "x-steps of delayed training are <= eta": (SYNC, DELAYED),
+        "gradient at x from gradient at y": (SYNC, DELAYED),
+        "at y := x the perturbation is zero": (SYNC,),
+        "a perturbation of two steps": VARIANTS}
 
 
 def measure(H) -> dict:
@@ -148,7 +149,7 @@ def instance_values(inst: Instance, sim=None) -> dict:
 
 
 def applies(step, inst: Instance) -> bool:
-    return inst.variant in ONLY.get(step.name, ("sync", "delayed", "ef"))
+    return inst.variant in ONLY.get(step.name, VARIANTS)
 
 
 @functools.lru_cache(maxsize=None)
