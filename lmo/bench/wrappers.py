@@ -12,9 +12,8 @@ import torch
 
 from lmo.alias import adamw
 from lmo.base import state_dict
-from lmo.delay import delayed
-from lmo.error_feedback import error_feedback
 from lmo.alias import muon
+from lmo.variants import EF, SYNC, TWO_BW, wrap
 
 
 def llama_like_shapes(d: int = 256, layers: int = 4, mlp: int = 688) -> dict:
@@ -54,21 +53,21 @@ def main(quick: bool = False) -> None:
     print(f"\n== delay / EF wrapper overhead ({len(params)} matrices, {model_bytes / 2**20:.1f} MiB of params) ==")
     print(f"{'optimizer':10s} {'wrapper':16s} {'step ms':>9s} {'ratio':>7s} {'state MiB':>10s} {'extra buffers':>14s}")
     for name, make in (("muon", lambda: muon(0.02)), ("adamw", lambda: adamw(1e-3))):
-        variants = {"bare": make(), "delayed": delayed(make(), 1), "error_feedback": error_feedback(make())}
+        variants = {v: wrap(make(), v) for v in (SYNC, TWO_BW, EF)}   # sync: the bare optimizer
         times = {k: [] for k in variants}
         states = {}
         for _ in range(3):                      # interleave the variants so drift hits all alike
             for k, opt in variants.items():
                 ts, states[k] = _step_time(opt, params, grads, repeats)
                 times[k] += ts
-        base_t = statistics.median(times["bare"])
-        base_b = state_bytes(states["bare"])
+        base_t = statistics.median(times[SYNC])
+        base_b = state_bytes(states[SYNC])
         for k in variants:
             t = statistics.median(times[k])
             extra = (state_bytes(states[k]) - base_b) / model_bytes
             print(f"{name:10s} {k:16s} {1e3 * t:9.2f} {t / base_t:7.3f} {state_bytes(states[k]) / 2**20:10.1f} {extra:14.2f}")
-    print("ratio = wrapped step time / bare step time (target < 1.05); extra buffers = extra state in model sizes "
-          "(expected: delayed 1, error_feedback 2 = queue + one EF buffer)")
+    print("ratio = wrapped step time / sync (bare) step time (target < 1.05); extra buffers = extra state in model sizes "
+          "(expected: 2bw 1, ef 2 = queue + one EF buffer)")
 
 
 if __name__ == "__main__":
