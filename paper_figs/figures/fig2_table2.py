@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from lmo.variants import EF
+from lmo.variants import EF, SYNC, TWO_BW
 
 from .. import paper_numbers as pn
 from .. import plotting
@@ -19,7 +19,7 @@ from .common import MITIGATION_KINDS, Context, FigureOutput, cell_sources, grid_
 NAME = "fig2_table2"
 TITLE = "Figure 2 + Table 2: the sync-async gap under staleness mitigations"
 MITIGATIONS = (*MITIGATION_KINDS, EF)
-KINDS = ("sync", "2bw") + MITIGATIONS
+KINDS = (SYNC, TWO_BW) + MITIGATIONS
 ROBUST = ("muon", "adamuon", "soap", "normuon", "mars", "adamw")  # the claim's optimizers
 EF_HURTS = ("adan", "nadam")  # "EF slightly hurts Adan and NAdam" (summary, limitations)
 

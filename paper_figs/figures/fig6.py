@@ -7,6 +7,8 @@ so the CPU profiles use the 4-layer ``small`` model at P = 4 (delays 3, 2, 1, 0)
 """
 from __future__ import annotations
 
+from lmo.variants import PIPEDREAM, SYNC, TWO_BW
+
 from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import combine, fmt, lower_is_better
@@ -14,7 +16,7 @@ from .common import Context, FigureOutput, cell_sources, curve_panel, grid_figur
 
 NAME = "fig6"
 TITLE = "Figure 6: sync vs PipeDream-2BW (constant delay) vs PipeDream (variable delay)"
-KINDS = ("sync", "2bw", "pipedream")
+KINDS = (SYNC, TWO_BW, PIPEDREAM)
 
 
 def grid(p) -> dict:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import csv
 import math
 
+from lmo.variants import SYNC, TWO_BW
+
 from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import fmt, larger_gap, mean, much_larger_gap
@@ -20,7 +22,7 @@ PAPER_SIZES = ("135M", "360M")
 PAPER_MARK = "paper's gap (135M on the first size, 360M on the second; nats/token)"
 
 
-KINDS = ("sync", "2bw")
+KINDS = (SYNC, TWO_BW)
 
 
 def grid(p) -> dict:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from lmo.variants import DELAYED, EF
+
 from .. import paper_numbers as pn
 from .. import plotting
 from ..deps import Unavailable
@@ -28,7 +30,8 @@ def runs(p) -> list[dict]:
     return []
 
 
-VARIANTS = {"delayed": "one-step delay", "ef": "error feedback (worst case)"}
+# theory.rates' variants (lmo.variants.THEORY_VARIANTS, less sync, the baseline)
+VARIANTS = {DELAYED: "one-step delay", EF: "error feedback (worst case)"}
 
 
 def _delay_price_curves(fn, leading=None) -> dict[str, list[float]]:
