@@ -7,6 +7,7 @@ shrinks the gap.
 from __future__ import annotations
 
 from lmo.presets import MU_MAPS_TO
+from lmo.variants import SYNC, TWO_BW
 
 from .. import paper_numbers as pn
 from .. import plotting
@@ -17,7 +18,7 @@ NAME = "fig4"
 TITLE = "Figure 4: final sync-async gap vs momentum"
 
 
-KINDS = ("sync", "2bw")
+KINDS = (SYNC, TWO_BW)
 
 
 def grid(p) -> dict:
