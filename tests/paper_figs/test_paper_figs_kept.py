@@ -84,7 +84,21 @@ def test_quick_reads_kept_records_marks_them_and_reports_missing_ones(tmp_path):
     assert "kept records (`paper_figs/kept/`)" in report and "trained live by this invocation" in report
     assert "live+kept" in report  # Figure 3's rows mix a live and a kept seed
     assert "trained by `python -m paper_figs --profile micro` at commit" in report  # provenance footnote
-    assert "6 run(s) trained here also have a kept record: largest |final val loss here - kept| = 0.0000" in report
+    assert ("6 run(s) trained here also have a kept record of the same configuration (same corpus sha256 "
+            "included): largest |final val loss here - kept| = 0.0000") in report
+    assert "WARNING" not in report
+
+    # 2b. a kept twin that disagrees beyond the tolerance opens the report with a warning naming it
+    from paper_figs.kept import seal
+    from paper_figs.report import LIVE_KEPT_TOL
+    twin = store.get(live[0].key)
+    twin["result"]["final_val_loss"] += 3 * LIVE_KEPT_TOL
+    store.put(seal(twin))
+    run_profile(_quick_like(), tmp_path / "quick", only=["fig3"], deps=fake_deps(FakeTrainer()),
+                log=_quiet, kept=store)
+    top = (tmp_path / "quick" / "REPORT.md").read_text().split("## Horizon")[0]
+    assert "WARNING: 1 run(s) trained here differ from their kept record" in top
+    assert f"({-3 * LIVE_KEPT_TOL:+.4f})" in top and "Likely cause" in top
 
     # 3. no kept records: the kept runs are reported missing with the command, never faked
     trainer = FakeTrainer()
@@ -190,7 +204,7 @@ def test_list_counts_present_missing_and_stale_kept_records(tmp_path):
     stale = dict(rec, config={**full, "steps": 7}, key=config_hash({**full, "steps": 7}))
     store.put(compact(stale))
     text = list_profile(quick, kept=store)
-    assert "kept: 136 run(s) read from paper_figs/kept/ (or the cache), 1 present, 135 missing" in text  # 118 + 18 MoE
+    assert "kept: 166 run(s) read from paper_figs/kept/ (or the cache), 1 present, 165 missing" in text  # 148 + 18 MoE
     assert "1 kept record(s) in" in text and "match no run of this profile" in text
 
 
