@@ -20,7 +20,7 @@ from .verdicts import GROWTH_TOL, MUCH_LARGER
 LIVE_KEPT_TOL = 0.01
 LIVE_KEPT_TOL_NOTE = (
     "bit-identical on the machine kind that kept them, under Python 3.11.2 and 3.11.7 alike (the corpus is "
-    "frozen); across CPU instruction sets, measured on one machine by forcing AVX2 kernels "
+    "frozen); across CPU instruction sets, measured with `python -m paper_figs.cross_machine` by forcing AVX2 kernels "
     "(ATEN_CPU_CAPABILITY=avx2, MKL_ENABLE_INSTRUCTIONS=AVX2) against its AVX-512 default: AdamW sync "
     "1500 steps 3e-8, Muon sync (fp32 Newton-Schulz) 0.0053 (1.3660 against the kept 1.3607; a user "
     "report gave 1.3659 on a real AVX2 machine); the tolerance is twice the Muon figure")
