@@ -49,6 +49,8 @@ from gpu_runs.diagnostics import Diagnostics
 from gpu_runs.model import Llama, param_count
 from gpu_runs.moe import routing_stats
 from gpu_runs.progress import StepProgress
+from gpu_runs.recorder import RunRecorder, ckpt_due, step_record
+from gpu_runs.recorder import ckpt_cadence as recorder_cadence
 from gpu_runs.recipe import (COMPILE_BACKEND, MODES, TrainConfig, base_optimizer, bind_data, build_optimizer,  # noqa: F401
                              evaluate, loss_and_grads, loss_fn, lr_schedule, make_history, model_config,
                              peak_lr, resolve_device, resolved)  # the recipe's old home: its names stay importable here
@@ -152,18 +154,21 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
         start, log = int(blob["step"]), json.loads(blob["log"])
     if out:
         (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1))
-        checkpoint.write_log(out / "log.jsonl", log)
+    tokens_per_step = cfg.batch_size * cfg.seq_len
+    meter = StepProgress(cfg.steps, start, tokens_per_step)
+    rec_line = lambda r: meter.line(r["step"], f"train {r['train_loss']:.4f} " + (
+        f"val {r['val_loss']:.4f} " if "val_loss" in r else "") + f"lr {r['lr']:.2e} ")
+    recorder = RunRecorder(out, start, log, say=say if progress else None, line=rec_line, due=meter.due)
+    log = recorder.records
     if start == 0:
         say(f"[gpu_runs.train] {cfg.config}: {n_params:,} params | {cfg.optimizer} {cfg.mode}"
             f"{' +EF' if cfg.ef else ''} | {corpus!r} | {cfg.steps} steps on {dev}")
     if out:
         say(f"[gpu_runs.train] checkpoints: {out / 'ckpt.pt'} {ckpt_cadence(cfg)}")
 
-    tokens_per_step = cfg.batch_size * cfg.seq_len
     t_run, n_timed = 0.0, 0
     last_train = float("nan")
     t_wall = time.perf_counter()
-    meter = StepProgress(cfg.steps, start, tokens_per_step)
     for t in range(start, cfg.steps):
         t0 = time.perf_counter()
         x, y = batcher.batch(t)
@@ -186,24 +191,19 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
         d = None
         if diag is not None and (step % cfg.diag_every == 0 or step == 1):
             d = diag.measure(model, t, prev, params, updates, state, opt, lr_t, state_prev)
-        is_eval = cfg.eval_every and (step % cfg.eval_every == 0) or step == cfg.steps
-        rec = dict(step=step, train_loss=last_train, lr=lr_t, tokens=step * tokens_per_step, step_time=dt)
+        is_eval = bool(cfg.eval_every and (step % cfg.eval_every == 0) or step == cfg.steps)
+        rec = step_record(step, last_train, lr_t, tokens_per_step, dt)
         if is_eval:
             rec["val_loss"] = evaluate(model, params, vbatches, amp, efn)
-        if is_eval or d is not None or (cfg.log_every and step % cfg.log_every == 0):
-            if d is not None:
-                rec["diagnostics"] = d
-            if routing is not None:
-                rec["routing"] = routing
-            log.append(rec)
-            if out:
-                checkpoint.append_log(out / "log.jsonl", rec)
-        if progress and meter.due(step, force=bool(is_eval)):
-            v = f"val {rec['val_loss']:.4f} " if "val_loss" in rec else ""
-            say(meter.line(step, f"train {last_train:.4f} {v}lr {lr_t:.2e} "))
+        keep = is_eval or d is not None or bool(cfg.log_every and step % cfg.log_every == 0)
+        if keep and d is not None:
+            rec["diagnostics"] = d
+        if keep and routing is not None:
+            rec["routing"] = routing
+        recorder.record(rec, keep=keep, force=is_eval)
         if not math.isfinite(last_train):
             raise FloatingPointError(f"train: loss became {last_train} at step {step}")
-        if out and ckpt_due(cfg, step, bool(is_eval)):
+        if out and ckpt_due(cfg.ckpt_every, step, is_eval):
             checkpoint.save_run_checkpoint(out, dict(
                 params={k: v.detach().cpu() for k, v in params.items()}, opt=state_dict(state),
                 history=history_state_dict(history) if history is not None else {}, step=step,
@@ -220,17 +220,11 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
     return res
 
 
-def ckpt_due(cfg: TrainConfig, step: int, is_eval: bool) -> bool:
-    """ckpt_every None: at every evaluation (and the last step); 0: never; k: every k steps."""
-    if cfg.ckpt_every is None:
-        return is_eval
-    return bool(cfg.ckpt_every) and step % cfg.ckpt_every == 0
-
-
 def ckpt_cadence(cfg: TrainConfig) -> str:
+    cad = recorder_cadence(cfg.ckpt_every)
     if cfg.ckpt_every is None:
-        return "at every evaluation and at the end"
-    return f"every {cfg.ckpt_every} steps" if cfg.ckpt_every else "never (--ckpt-every 0: a killed run cannot resume)"
+        return f"{cad} and at the end"
+    return cad or "never (--ckpt-every 0: a killed run cannot resume)"
 
 
 # ----------------------------------------------------------------------------- CLI

@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -18,7 +19,7 @@ from gpu_runs.pipeline import diagnostics as pipeline_diag
 from gpu_runs.pipeline.args import build_parser, check_options
 from gpu_runs.pipeline import data_parallel as dpar
 from gpu_runs import run_lock
-from gpu_runs.checkpoint import write_text_atomic
+from gpu_runs.recorder import RunRecorder, ckpt_cadence, ckpt_due, step_record
 from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, load_resume,
                                           prune_stage, resume_step, save_stage)
 from gpu_runs.pipeline.delay import DelayRule
@@ -100,31 +101,49 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group, layout=No
     ``layout`` (--dp): the rank's place in the (dp, pp) grid; None is one replica. Only
     replica 0 writes (log, config, checkpoints): the replicas are identical."""
     layout = layout or dpar.Layout(1, P, rank, pp_group=clip_group)
-    D, writer = layout.dp, layout.replica == 0
     prob = make_problem(args)
     local = int(os.environ.get("LOCAL_RANK", layout.rank))
     device = torch.device(args.device if args.device != "cuda" else f"cuda:{local % max(1, torch.cuda.device_count())}")
+    start = resume_step(args)
+    stage = build_stage(args, prob, rank, P, layout, device, start, watchdog, clip_group)
+    M, engine = stage.M, stage.engine
+    if args.resume is not None:
+        load_resume(engine, args, rank, P, M, start)
+    out = Path(args.out) if args.out and layout.replica == 0 else None
+    books = StageBooks(args, prob, stage, rank, P, layout, device, start, out)
+    t0 = time.perf_counter()
+    engine.run(stage.actions, books.on_action)
+    if stage.moe is not None:
+        stage.moe.finish()
+    wall = time.perf_counter() - t0
+    if out is not None:
+        save_stage(out, rank, engine, args.steps, args, final=True)
+    if args.comm_log and args.out:  # every replica's ranks: each rank's own file
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / f"comm_rank{layout.rank}.json").write_text(json.dumps(engine.comm_log))
+    return dict(rank=rank, wall=wall, device=str(device))
+
+
+@dataclass
+class BuiltStage:
+    """What :func:`build_stage` made: the engine and what the bookkeeping reads."""
+    engine: StageEngine
+    M: int
+    actions: list
+    eval_steps: list
+    moe: StageMoE | None
+    reduce_s: list  # seconds in the dp averaging since the last log record (the benchmark's share)
+
+
+def build_stage(args, prob, rank: int, P: int, layout, device, start: int, watchdog, clip_group) -> BuiltStage:
+    """Stage ``rank``'s module, optimizer (2bw: the DelayRule's wrapper), data, actions and
+    engine. Creates the MoE routing group and the channels' groups (collective: every rank)."""
+    D = layout.dp
     ranges = split_layers(len(prob.model.layers), P)
     module = StageModule(prob.model, ranges[rank], rank == 0, rank == P - 1, prob.layer_fn).to(device)
     M = 1 if args.schedule == "pipedream" else args.microbatches
     mb_rows = args.batch_size // (D * M)
-    cache: dict = {}
-
-    def batch(mb: int):
-        t, i = divmod(mb, M)
-        if t not in cache:
-            cache.clear()
-            cache[t] = dpar.shard_rows(*prob.batch(t), layout.replica, D)
-        x, y = cache[t]
-        return x[i * mb_rows:(i + 1) * mb_rows], y[i * mb_rows:(i + 1) * mb_rows]
-
-    fault = None
-    if args.fault is not None:
-        fr, fs, fk = args.fault.split(":")
-        fault = (int(fr), int(fs), fk)
     eval_steps = eval_steps_of(args)
-    eval_set = set(eval_steps)
-    start = resume_step(args)
     tied = tied_role(prob.model, rank, P, args, M, eval_steps, start)
     own = {k: v for k, v in module.named_parameters() if not (tied and tied[0] == "user" and k == tied[1])}
     opt = build_stage_opt(prob, args, own, layout)
@@ -133,12 +152,8 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group, layout=No
         rule = DelayRule(args.ef, args.sync_start, args.sync_cooldown, args.steps, args.dc_asgd)
         opt = rule.wrap(opt)
     val = [prob.val_batch(i) for i in range(args.eval_batches)] if eval_steps else []
-    hook = None
-    if args.synthetic_ms is not None:
-        delay = dict(zip("FB", (float(v) / 1e3 for v in args.synthetic_ms.split(","))))
-        hook = lambda kind: time.sleep(delay[kind])
     acts = with_evals(actions_of(args, rank, P, start), args.schedule, M, [t for t in eval_steps if t >= start])
-    reduce_s = [0.0]  # seconds in the dp averaging since the last log record (the benchmark's share)
+    reduce_s = [0.0]
 
     def reduce(g):
         t0 = time.perf_counter()
@@ -152,87 +167,120 @@ def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group, layout=No
     moe = stage_moe(prob.model, module, ranges, rank, P, M, device, args.timeout)
     channels = make_channels(P, args.timeout)  # collective: every rank, after stage_moe's group
     engine = StageEngine(
-        module, rank, P, opt, batch=batch, act_shape=(mb_rows, args.seq_len, prob.dim),
+        module, rank, P, opt, batch=microbatches(prob, layout, M, mb_rows),
+        act_shape=(mb_rows, args.seq_len, prob.dim),
         loss_scale=1.0 / M, update_params="current" if args.schedule == "pipedream" else "stash",
         max_norm=prob.max_norm, clip_group=clip_group, device=device, on_progress=watchdog.beat,
-        compute_hook=hook, val_batches=val, rule=rule,
+        compute_hook=synthetic_hook(args), val_batches=val, rule=rule,
         tied=tied, amp=device.type == "cuda", rank_of=layout.rank_of,
         grad_reduce=reduce if D > 1 else None, moe=moe, channels=channels, comm_log=args.comm_log)
-    if args.resume is not None:
-        load_resume(engine, args, rank, P, M, start)
-    out = Path(args.out) if args.out and writer else None
-    last = rank == P - 1
-    tag = f"[pipeline rank {layout.rank}/{D * P}]"
-    log_f = None
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        if last:
-            log_f = open_log(out / "log.jsonl", start)
-            if start:
-                print(f"{tag} resumed at step {start} from {args.resume} "
+    return BuiltStage(engine, M, acts, eval_steps, moe, reduce_s)
+
+
+def microbatches(prob, layout, M: int, mb_rows: int):
+    """``batch(mb) -> (x, y)``: microbatch ``mb`` = (step, i) of this replica's rows."""
+    cache: dict = {}
+
+    def batch(mb: int):
+        t, i = divmod(mb, M)
+        if t not in cache:
+            cache.clear()
+            cache[t] = dpar.shard_rows(*prob.batch(t), layout.replica, layout.dp)
+        x, y = cache[t]
+        return x[i * mb_rows:(i + 1) * mb_rows], y[i * mb_rows:(i + 1) * mb_rows]
+    return batch
+
+
+def synthetic_hook(args):
+    """--synthetic-ms F,B: sleep that long per forward / backward (the benchmark's compute)."""
+    if args.synthetic_ms is None:
+        return None
+    delay = dict(zip("FB", (float(v) / 1e3 for v in args.synthetic_ms.split(","))))
+    return lambda kind: time.sleep(delay[kind])
+
+
+class StageBooks:
+    """A stage's bookkeeping after each action: the injected fault (--fault), the periodic
+    checkpoints, the diagnostics' snapshots and, on the last stage, the log record of each
+    finished step (:mod:`gpu_runs.recorder`, shared with the trainer) and its console line."""
+
+    def __init__(self, args, prob, stage: BuiltStage, rank: int, P: int, layout, device, start: int,
+                 out: Path | None):
+        self.args, self.prob, self.stage, self.rank, self.P = args, prob, stage, rank, P
+        self.layout, self.device, self.start, self.out = layout, device, start, out
+        self.engine, self.M, self.last = stage.engine, stage.M, rank == P - 1
+        self.eval_set = set(stage.eval_steps)
+        self.fault = None
+        if args.fault is not None:
+            fr, fs, fk = args.fault.split(":")
+            self.fault = (int(fr), int(fs), fk)
+        self.tag = f"[pipeline rank {layout.rank}/{layout.dp * P}]"
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+        self.recorder = self._open_outputs() if self.last else None
+        self.snaps = pipeline_diag.Snapshots(out, rank, self.engine, args, start)
+        self.t_prev = time.perf_counter()
+        self.done_u, self.done_e = set(), set()
+
+    def _open_outputs(self) -> RunRecorder:
+        """The last stage's recorder (log.jsonl under --out of replica 0), its start lines and config.json."""
+        args, out, tag = self.args, self.out, self.tag
+        quiet = args.quiet or self.layout.replica != 0
+        recorder = RunRecorder(out, self.start, say=None if quiet else (lambda m: print(m, flush=True)),
+                               line=lambda r: f"{tag} step {r['step']:4d} loss {r['train_loss']:.4f} "
+                                              f"({r['step_time']*1e3:.0f} ms)")
+        if out is not None:
+            if self.start:
+                print(f"{tag} resumed at step {self.start} from {args.resume} "
                       f"({'final' if args.resume_set is None else 'periodic'} checkpoints)", flush=True)
             if args.ckpt_every != 0 and not args.quiet:
-                cad = "at every evaluation" if args.ckpt_every is None else f"every {args.ckpt_every} steps"
-                print(f"{tag} checkpoints: {out}/ckpt_step{{k}}_stage{{s}}.pt {cad}, "
+                print(f"{tag} checkpoints: {out}/ckpt_step{{k}}_stage{{s}}.pt {ckpt_cadence(args.ckpt_every)}, "
                       f"{out}/ckpt_stage{{s}}.pt at the end", flush=True)
             if args.model == "llama":
-                (out / "config.json").write_text(json.dumps(dict(run_config(args, P), dp=D), indent=1))
-    snaps = pipeline_diag.Snapshots(out, rank, engine, args, start)
-    t_prev = time.perf_counter()
-    tokens_per_step = args.batch_size * args.seq_len
+                (out / "config.json").write_text(json.dumps(dict(run_config(args, self.P), dp=self.layout.dp),
+                                                            indent=1))
+        return recorder
 
-    def on_action(a):
-        nonlocal t_prev
-        if a.kind == "F" and fault is not None and fault[0] == layout.rank and a.mb == fault[1] * M:
-            if fault[2] == "raise":
-                raise RuntimeError(f"injected fault at step {fault[1]}")
-            if fault[2] == "exit":
-                os._exit(7)
-            time.sleep(1e9)
-        if a.kind == "U" and out is not None and a.step >= start and a.step + 1 < args.steps and (
-                (a.step + 1) % args.ckpt_every == 0 if args.ckpt_every else
-                args.ckpt_every is None and a.step in eval_set):
-            save_stage(out, rank, engine, a.step + 1, args)
+    def on_action(self, a) -> None:
+        args = self.args
+        if a.kind == "F" and self.fault is not None and self.fault[0] == self.layout.rank and a.mb == self.fault[1] * self.M:
+            inject_fault(self.fault)
+        if a.kind == "U" and self.out is not None and self.start <= a.step and a.step + 1 < args.steps and \
+                ckpt_due(args.ckpt_every, a.step + 1, a.step in self.eval_set):
+            save_stage(self.out, self.rank, self.engine, a.step + 1, args)
             if args.ckpt_every is None:
-                prune_stage(out, rank, a.step + 1)
-        snaps.after(a)
-        if last and a.kind in "UE" and a.step >= start:
-            done_u.add(a.step) if a.kind == "U" else done_e.add(a.step)
-            if a.step in done_u and (a.step in done_e or a.step not in eval_steps):
-                now = time.perf_counter()
-                loss = dpar.dp_mean(engine.losses.pop(a.step), layout.dp_group, D, device)
-                rec = dict(step=a.step + 1, train_loss=loss, lr=float(prob.lr_at(a.step)),
-                           tokens=(a.step + 1) * tokens_per_step, step_time=now - t_prev,
-                           grad_norm=engine.grad_norms[a.step], schedule=args.schedule, stages=P,
-                           microbatches=M, dp=D, dp_allreduce_time=reduce_s[0])
-                reduce_s[0] = 0.0
-                if moe is not None:  # every stage's balance loss and routing (gpu_runs.pipeline.moe)
-                    rec["routing"], aux = moe.gather(a.step)
-                    rec["train_loss"] += aux
-                if a.step in eval_steps:
-                    rec["val_loss"] = engine.val_losses[a.step]
-                t_prev = now
-                if log_f is not None:
-                    log_f.write(json.dumps(rec) + "\n")
-                    log_f.flush()
-                if not args.quiet and writer:
-                    print(f"{tag} step {a.step + 1:4d} loss {rec['train_loss']:.4f} "
-                          f"({rec['step_time']*1e3:.0f} ms)", flush=True)
+                prune_stage(self.out, self.rank, a.step + 1)
+        self.snaps.after(a)
+        if self.last and a.kind in "UE" and a.step >= self.start:
+            (self.done_u if a.kind == "U" else self.done_e).add(a.step)
+            if a.step in self.done_u and (a.step in self.done_e or a.step not in self.eval_set):
+                self._record(a.step)
 
-    done_u, done_e = set(), set()
-    t0 = time.perf_counter()
-    engine.run(acts, on_action)
-    if moe is not None:
-        moe.finish()
-    wall = time.perf_counter() - t0
-    if out is not None:
-        save_stage(out, rank, engine, args.steps, args, final=True)
-    if args.comm_log and args.out:  # every replica's ranks: each rank's own file
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / f"comm_rank{layout.rank}.json").write_text(json.dumps(engine.comm_log))
-    if log_f is not None:
-        log_f.close()
-    return dict(rank=rank, wall=wall, device=str(device))
+    def _record(self, t: int) -> None:
+        """The log record of step t + 1 (every dp replica's last stage: dp_mean is collective)."""
+        args, engine, layout, st = self.args, self.engine, self.layout, self.stage
+        now = time.perf_counter()
+        loss = dpar.dp_mean(engine.losses.pop(t), layout.dp_group, layout.dp, self.device)
+        rec = step_record(t + 1, loss, float(self.prob.lr_at(t)), args.batch_size * args.seq_len,
+                          now - self.t_prev, grad_norm=engine.grad_norms[t], schedule=args.schedule,
+                          stages=self.P, microbatches=self.M, dp=layout.dp, dp_allreduce_time=st.reduce_s[0])
+        st.reduce_s[0] = 0.0
+        if st.moe is not None:  # every stage's balance loss and routing (gpu_runs.pipeline.moe)
+            rec["routing"], aux = st.moe.gather(t)
+            rec["train_loss"] += aux
+        if t in self.eval_set:
+            rec["val_loss"] = engine.val_losses[t]
+        self.t_prev = now
+        self.recorder.record(rec)
+
+
+def inject_fault(fault) -> None:
+    """--fault R:S:KIND at the first forward of step S on rank R: raise, exit 7, or hang."""
+    if fault[2] == "raise":
+        raise RuntimeError(f"injected fault at step {fault[1]}")
+    if fault[2] == "exit":
+        os._exit(7)
+    time.sleep(1e9)
 
 
 def build_stage_opt(prob, args, own: dict, layout):
@@ -252,17 +300,6 @@ def stage_moe(model, module, ranges, rank: int, P: int, M: int, device, timeout_
         return None
     return StageMoE(module, rank, P, stage_moe_names(model, ranges), M, cfg.aux_loss_coef, cfg.n_experts,
                     routing_group(P, timeout_s), device)
-
-
-def open_log(path: Path, start: int):
-    """The log for appending: a resumed run keeps the records of steps <= start (later ones
-    are redone); a fresh run starts an empty one (validate_args refused an existing run)."""
-    if start and path.exists():
-        keep = [line for line in path.read_text().splitlines(keepends=True)
-                if line.strip() and json.loads(line)["step"] <= start]
-        write_text_atomic(path, "".join(keep))
-        return open(path, "a")
-    return open(path, "a" if start else "w")
 
 
 def actions_of(args, stage: int, P: int, start: int):
