@@ -77,7 +77,8 @@ Example: ``torchrun --nproc-per-node 2 -m gpu_runs.pipeline --schedule 2bw -M 4
 
 Layout (one concept per module): ``args`` (options and their checks), ``schedules`` (the
 action lists of gpipe / 1f1b / 2bw / pipedream), ``stage`` (the stage engine that executes
-them), ``delay`` (the trainer's delay wrappers per stage block), ``problem`` / ``llama`` /
+them, built from ``comm`` (messages, the tied embedding / head), ``weight_versions`` (weight
+stashing) and ``step_rule`` (cross-stage clip, DC-ASGD, update, apply)), ``delay`` (the trainer's delay wrappers per stage block), ``problem`` / ``llama`` /
 ``toy`` (what a stage trains), ``data_parallel`` / ``sharded_muon`` (``--dp``), ``worker`` (one process: ``run_stage``, ``main``),
 ``checkpoint`` (stage checkpoints, resume, conversion to and from the trainer's ``ckpt.pt``;
 ``python -m gpu_runs.pipeline_ckpt``), ``diagnostics`` (``--diag-every``), ``launch``

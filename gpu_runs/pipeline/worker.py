@@ -28,7 +28,10 @@ from gpu_runs.pipeline.moe import StageMoE, routing_group, stage_moe_names
 from gpu_runs.pipeline.problem import Problem
 from gpu_runs.pipeline.schedules import stage_actions, with_evals
 from gpu_runs.pipeline.channels import make_channels
+from gpu_runs.pipeline.comm import StageComm, tied_weight
 from gpu_runs.pipeline.stage import StageEngine
+from gpu_runs.pipeline.step_rule import StepRule
+from gpu_runs.pipeline.weight_versions import WeightVersions
 from gpu_runs.pipeline.stage_module import StageModule, split_layers
 from gpu_runs.pipeline.toy import toy_problem
 from gpu_runs.recipe import resolve_device
@@ -166,14 +169,16 @@ def build_stage(args, prob, rank: int, P: int, layout, device, start: int, watch
              "yet (the routing statistics are gathered over one replica's stages); use --dp 1", 2)
     moe = stage_moe(prob.model, module, ranges, rank, P, M, device, args.timeout)
     channels = make_channels(P, args.timeout)  # collective: every rank, after stage_moe's group
-    engine = StageEngine(
-        module, rank, P, opt, batch=microbatches(prob, layout, M, mb_rows),
-        act_shape=(mb_rows, args.seq_len, prob.dim),
-        loss_scale=1.0 / M, update_params="current" if args.schedule == "pipedream" else "stash",
-        max_norm=prob.max_norm, clip_group=clip_group, device=device, on_progress=watchdog.beat,
-        compute_hook=synthetic_hook(args), val_batches=val, rule=rule,
-        tied=tied, amp=device.type == "cuda", rank_of=layout.rank_of,
-        grad_reduce=reduce if D > 1 else None, moe=moe, channels=channels, comm_log=args.comm_log)
+    comm = StageComm((mb_rows, args.seq_len, prob.dim), device=device, rank_of=layout.rank_of,
+                     channels=channels, comm_log=args.comm_log, on_progress=watchdog.beat)
+    params = {k: v.detach().clone() for k, v in module.named_parameters()}
+    tied_part = tied_weight(tied, comm, params)  # the last stage's tied copy leaves params
+    steps = StepRule(opt, params, rule=rule, max_norm=prob.max_norm, clip_group=clip_group,
+                     num_stages=P, device=device)
+    weights = WeightVersions(params, rank, P, "current" if args.schedule == "pipedream" else "stash")
+    engine = StageEngine(module, rank, P, comm, weights, steps, tied_part, batch=microbatches(prob, layout, M, mb_rows),
+                         loss_scale=1.0 / M, amp=device.type == "cuda", compute_hook=synthetic_hook(args),
+                         val_batches=val, grad_reduce=reduce if D > 1 else None, moe=moe)
     return BuiltStage(engine, M, acts, eval_steps, moe, reduce_s)
 
 

@@ -1,0 +1,108 @@
+"""A stage's step rule: clip, DC-ASGD, update, apply, on this stage's parameter block.
+
+The optimizer is the pure ``lmo`` protocol applied to the block only; the one cross-stage
+quantity, the global gradient norm ``||g_t|| = sqrt(sum_s ||g_t^s||^2)`` for clipping, is an
+all-reduce of squared norms on a separate process group, launched asynchronously at R(t)
+(:meth:`StepRule.submit`) and awaited at U(t) (:meth:`StepRule.clipped`).
+
+``rule`` (2bw): a :class:`gpu_runs.pipeline.delay.DelayRule` whose wrapper ``opt`` is; a
+synchronous step's U(t) creates x_{t+1} = x_t + a_t, an asynchronous one's creates
+x_{t+2} = x_{t+1} + a_{t+1} (``apply=False``: none). With DC-ASGD step t's gradient is
+first corrected by y_t - x_t (before the squared norm, as the trainer corrects before it
+clips: ``gpu_runs.pipeline.delay``).
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import torch
+import torch.distributed as dist
+
+from lmo.base import load_state_dict
+
+
+def clip_coefficient(total_sq_norm: float, max_norm: float | None, eps: float = 1e-6) -> float:
+    """c = min(1, max_norm / (||g|| + eps)) with ||g|| = sqrt(sum of squared norms)."""
+    if max_norm is None or max_norm <= 0:
+        return 1.0
+    return min(1.0, max_norm / (math.sqrt(total_sq_norm) + eps))
+
+
+class StepRule:
+    """``opt`` (an ``lmo`` Optimizer over ``params``) with the cross-stage clip.
+
+    ``max_norm``: global-norm clipping threshold (None: no clipping, no all-reduce);
+    ``clip_group``: the stages' group of the all-reduce (only when ``num_stages`` > 1)."""
+
+    def __init__(self, opt, params: Mapping, *, rule=None, max_norm: float | None = None,
+                 clip_eps: float = 1e-6, clip_group=None, num_stages: int = 1, device="cpu"):
+        self.opt, self.rule, self.P, self.device = opt, rule, num_stages, device
+        self.max_norm, self.clip_eps, self.clip_group = max_norm, clip_eps, clip_group
+        self.opt_state = opt.init(params)
+        self.waiting: list = []  # (step, gradient) whose squared norm is not launched yet
+        self.pending: dict = {}  # step -> (gradient, squared norm tensor, work)
+        self.grad_norms: dict = {}  # step -> global gradient norm before clipping
+        self.restored_step = None  # resumed 2bw: U(start - 1) only creates x_{start+1}
+        self.updated_through = -1  # the last step whose U ran
+
+    def submit(self, step: int, g: dict) -> None:
+        """R(t): step t's gradient of this stage (its microbatches summed, reduced)."""
+        self.waiting.append((step, g))
+        self.launch_ready()
+
+    def launch_ready(self) -> None:
+        """Start the squared-norm all-reduce of the waiting steps, in step order. With
+        DC-ASGD step t's gradient is first corrected by y_t - x_t, known once U(t - 1) ran
+        (on the last 2bw stage R(t) comes before U(t - 1): it waits until then)."""
+        while self.waiting:
+            t, g = self.waiting[0]
+            if self.rule is not None and self.rule.dc_asgd:
+                if self.updated_through < t - 1:
+                    return
+                g = self.rule.correct(g, self.opt_state)
+            self.waiting.pop(0)
+            sq = torch.zeros((), dtype=torch.float64, device=self.device)
+            for v in g.values():
+                sq = sq + v.detach().double().pow(2).sum()
+            work = None
+            if self.max_norm is not None and self.P > 1:
+                work = dist.all_reduce(sq, group=self.clip_group, async_op=True)
+            self.pending[t] = (g, sq, work)
+
+    def clipped(self, step: int) -> dict:
+        """U(t): step t's gradient times the clip coefficient of the global norm."""
+        if step not in self.pending:
+            self.launch_ready()
+        g, sq, work = self.pending.pop(step)
+        if work is not None:
+            work.wait()
+        total = float(sq)
+        self.grad_norms[step] = math.sqrt(total)
+        c = clip_coefficient(total, self.max_norm, self.clip_eps)
+        if c != 1.0:
+            g = {k: v * c for k, v in g.items()}
+        return g
+
+    def update(self, step: int, g: dict, base: dict, apply: bool) -> tuple[Mapping | None, bool]:
+        """The update of step t from the clipped ``g`` at weights ``base``: (what to add to
+        the current version, ahead). ahead=False: x_{t+1} = x_t + a_t (sync, pipedream,
+        2bw's flushed steps); True (2bw): a_t was applied before step t + 1, this adds
+        a_{t+1} to create x_{t+2} (None when ``apply`` is False)."""
+        updates, self.opt_state = self.opt.update(g, self.opt_state, base)
+        self.updated_through = step
+        if self.rule is None or self.rule.is_sync(step):
+            return updates, False
+        return (self.rule.next_applied(self.opt_state) if apply else None), True
+
+    def resumed_update(self) -> Mapping:
+        """A resumed 2bw stage's first U(start - 1) (at ``restored_step``): it only creates
+        x_{start+1} = x_start + a_start, a_start from the restored state."""
+        self.restored_step = None
+        return self.rule.next_applied(self.opt_state)
+
+    def restore(self, opt_flat: Mapping, step: int) -> None:
+        """The optimizer state after ``step`` updates (2bw: the wrapper's, with the pending d_{step-1})."""
+        self.opt_state = load_state_dict(self.opt_state, {k: v.to(self.device) for k, v in opt_flat.items()})
+        self.restored_step = step - 1 if self.rule is not None else None
+        self.updated_through = step - 1
