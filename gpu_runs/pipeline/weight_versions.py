@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from lmo.base import apply_updates
+
 
 class WeightVersions:
     """Versions ``id -> {name: leaf}`` of one stage's own parameters (``names``)."""
@@ -59,11 +61,11 @@ class WeightVersions:
         return {k: v.detach() for k, v in base.items()}
 
     def push(self, updates: Mapping) -> dict:
-        """New current version = current + ``updates`` (in the weights' dtype)."""
+        """New current version = current + ``updates`` (``lmo.base.apply_updates``, the
+        trainer's apply: x + d in the weights' dtype)."""
         cur = self.current
         self.version_id += 1
-        self.versions[self.version_id] = self.leaves(
-            {k: cur[k].detach() + updates[k].to(cur[k].dtype) for k in self.names})
+        self.versions[self.version_id] = self.leaves(apply_updates({k: cur[k].detach() for k in self.names}, updates))
         return self.versions[self.version_id]
 
     def gc(self, in_use) -> None:
