@@ -23,7 +23,7 @@ fi
 cd "$ROOT"
 "$PY" - "$DEV" > "$OUT/ns_throughput.txt" <<'PYEOF'
 import sys, time, torch
-from lmo.newton_schulz import newton_schulz
+from lmo.polar_factor import newton_schulz
 dev = sys.argv[1]
 n = 1024 if dev == "cuda" else 128
 G = torch.randn(16, n, 3 * n // 2, device=dev)
