@@ -20,7 +20,7 @@ from .kept import KeptStore
 from .profiles import Profile
 from .report import source_counts, write_report
 from .runs import Runner
-from .seed_stats import Noise, pool
+from .seed_stats import NoiseModel, noise_model
 
 
 def select(only: Sequence[str] | None) -> list[str]:
@@ -46,17 +46,14 @@ def split_runs(profile: Profile, names: Sequence[str], force: bool = False) -> d
     return out
 
 
-def pooled_noise(ctx: Context, names: Sequence[str]) -> Noise:
-    """The seed SD of a paired difference pooled over every multi-seed cell of the figures
-    ``names`` (:func:`paper_figs.figures.common.replicate_gaps`): what one-seed cells borrow."""
+def pooled_noise(ctx: Context, names: Sequence[str]) -> NoiseModel:
+    """The seed SDs of a paired difference pooled over the multi-seed cells of the figures
+    ``names`` (:func:`paper_figs.figures.common.replicate_gaps`), per optimizer and model,
+    per optimizer and overall (:class:`paper_figs.seed_stats.NoiseModel`): what cells with
+    fewer than 3 seeds borrow."""
     grids = [CATALOG[n].grid(ctx.profile) for n in names
              if ctx.profile.runs_figure(n) and hasattr(CATALOG[n], "grid")]
-    groups = replicate_gaps(ctx, grids)
-    by_size: dict = {}
-    for size, _ in groups:
-        by_size[size] = by_size.get(size, 0) + 1
-    where = ", ".join(f"{k} {v}" for k, v in sorted(by_size.items()))
-    return pool([g for _, g in groups], source=f"; cells by model: {where}" if where else "")
+    return noise_model(replicate_gaps(ctx, grids))
 
 
 def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequence[str] | None = None,

@@ -116,14 +116,14 @@ def mismatch_warning(outcomes) -> list[str]:
     return L + [""]
 
 
-def rules_paragraph(noise: Noise) -> str:
+def rules_paragraph(noise) -> str:
     """The verdict rules, with the pooled seed spread this report measured."""
     return (f"Verdict rules (`paper_figs/verdicts.py`, `paper_figs/seed_stats.py`): every training verdict "
             f"compares paired differences of final losses (same seed, same data order) and counts a "
             f"difference only beyond {Z:g} standard errors. A cell's standard error is its own seed SD / "
             f"sqrt(n) when it has n >= {OWN_SD_MIN_N} seeds; a cell with fewer seeds borrows the seed SD "
-            f"pooled over every multi-seed cell of this report ({noise}), and its verdict line says "
-            f"'pooled SD'. There is no fixed floor. 'Much larger' means at least {MUCH_LARGER:g}x, resolved "
+            f"pooled over the multi-seed cells of the same optimizer and model, else of the same optimizer, "
+            f"else of every cell ({noise}), and its verdict line says 'pooled SD'. There is no fixed floor. 'Much larger' means at least {MUCH_LARGER:g}x, resolved "
             f"(D - {MUCH_LARGER:g} R beyond {Z:g} SE; the ratio's Fieller interval is printed); 'does not grow' "
             f"means the growth plus {Z:g} SE stays below {GROWTH_TOL:g} x the first gap. '±' in tables is the "
             "sample SD over seeds. A claim made of several parts (optimizers, momenta, horizons) holds only "
@@ -180,7 +180,7 @@ def missing_section(missing: Sequence[str], figure: str | None = None) -> list[s
 
 
 def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, overridden: Sequence[str],
-                 elapsed_s: float, noise: Noise = NO_NOISE) -> Path:
+                 elapsed_s: float, noise=NO_NOISE) -> Path:
     """Write ``out_dir/REPORT.md`` and return its path."""
     out_dir = Path(out_dir)
     L = [f"# Reproduction report: profile `{profile.name}`", "",

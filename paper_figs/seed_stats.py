@@ -51,6 +51,46 @@ class Noise:
 NO_NOISE = Noise(float("nan"), 0, 0)
 
 
+@dataclass(frozen=True)
+class NoiseModel:
+    """Pooled seed spreads at three levels; a cell borrows the most specific one measured.
+
+    Spreads differ between optimizers (MARS's gap varies between seeds about 10x more than
+    AdamW's), so a one-seed cell of optimizer o on model c borrows the SD pooled over o's
+    multi-seed cells on c, else over o's cells on any model, else over every cell."""
+
+    cells: dict          # (optimizer, config) -> Noise
+    optimizers: dict     # optimizer -> Noise
+    overall: Noise = NO_NOISE
+
+    def for_cell(self, optimizer: str, config: str) -> Noise:
+        for n in (self.cells.get((optimizer, config)), self.optimizers.get(optimizer)):
+            if n is not None and n.dof:
+                return n
+        return self.overall
+
+    def __str__(self) -> str:
+        if not self.overall.dof:
+            return str(self.overall)
+        parts = ", ".join(f"{o} on {c} {n.sd:.4f} ({n.dof} dof)" for (o, c), n in sorted(self.cells.items()))
+        return (f"pooled seed SDs per optimizer and model: {parts}; over every multi-seed cell "
+                f"{self.overall.sd:.4f} ({self.overall.groups} cells, {self.overall.dof} dof), what an optimizer "
+                f"without multi-seed cells borrows")
+
+
+def noise_model(groups) -> NoiseModel:
+    """:class:`NoiseModel` from (optimizer, config, per-seed values) replicate groups."""
+    groups = list(groups)
+    cells, opts = {}, {}
+    for o, c, _ in groups:
+        cells[o, c] = pool([g for oo, cc, g in groups if (oo, cc) == (o, c)], source=f"; {o} on {c}")
+        opts[o] = pool([g for oo, _, g in groups if oo == o], source=f"; {o}, every model")
+    return NoiseModel(cells, opts, pool([g for _, _, g in groups], source="; every optimizer and model"))
+
+
+EMPTY_MODEL = NoiseModel({}, {})
+
+
 def finite(xs: Sequence[float]) -> list[float]:
     return [x for x in xs if x is not None and math.isfinite(x)]
 

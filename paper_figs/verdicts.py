@@ -127,16 +127,23 @@ def _unresolvable(*ests: Estimate) -> str:
     return ""
 
 
+def _pair(noise) -> tuple[Noise, Noise]:
+    """One Noise for both cells, or a (degraded's, robust's) pair."""
+    return tuple(noise) if isinstance(noise, tuple) else (noise, noise)
+
+
 def much_larger_gap(degraded: Sequence[float], robust: Sequence[float],
-                    names: tuple[str, str] = ("AdamW", "Muon"), noise: Noise = NO_NOISE) -> Verdict:
+                    names: tuple[str, str] = ("AdamW", "Muon"), noise=NO_NOISE) -> Verdict:
     """Claim 'the gap of ``names[0]`` is much larger than that of ``names[1]``' (per-seed gaps).
 
     D, R = the two cells' mean gaps (independent runs), k = MUCH_LARGER = 3:
     holds: D - k R > Z SE(D - k R) (at least 3x, resolved); does not hold: D - k R < -Z SE
     (resolved below 3x); otherwise inconclusive. SE(D - k R) = sqrt(SE_D^2 + k^2 SE_R^2).
-    The reason also gives D - R with its SE and Fieller's interval for D / R.
+    The reason also gives D - R with its SE and Fieller's interval for D / R. ``noise``: one
+    :class:`Noise` or a pair, each cell's own pooled spread.
     """
-    d, r = estimate(degraded, noise), estimate(robust, noise)
+    nd, nr = _pair(noise)
+    d, r = estimate(degraded, nd), estimate(robust, nr)
     why = _unresolvable(d, r)
     desc = f"{names[0]} gap {d} vs {names[1]} {r}"
     if why:
@@ -156,13 +163,14 @@ def much_larger_gap(degraded: Sequence[float], robust: Sequence[float],
 
 
 def larger_gap(degraded: Sequence[float], robust: Sequence[float],
-               names: tuple[str, str] = ("AdamW", "Muon"), noise: Noise = NO_NOISE) -> Verdict:
+               names: tuple[str, str] = ("AdamW", "Muon"), noise=NO_NOISE) -> Verdict:
     """The weaker reading of 'degrades more': the gap of ``names[0]`` exceeds that of ``names[1]``.
 
     D - R with SE(D - R) = sqrt(SE_D^2 + SE_R^2): holds beyond Z SE, does not hold below -Z SE,
     inconclusive otherwise. :func:`much_larger_gap` is the stronger (3x) reading.
     """
-    d, r = estimate(degraded, noise), estimate(robust, noise)
+    nd, nr = _pair(noise)
+    d, r = estimate(degraded, nd), estimate(robust, nr)
     why = _unresolvable(d, r)
     desc = f"{names[0]} gap {d} vs {names[1]} {r}"
     if why:

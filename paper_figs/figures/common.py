@@ -27,7 +27,7 @@ from ..cache import Cache
 from ..deps import Deps
 from ..profiles import Profile
 from ..runs import Outcome, Runner
-from ..seed_stats import NO_NOISE, Noise
+from ..seed_stats import EMPTY_MODEL, Noise, NoiseModel
 from ..verdicts import Verdict, gate
 
 LOSS_LABEL = "validation loss (nats/byte)"
@@ -64,12 +64,16 @@ class Context:
     runner: Runner
     deps: Deps
     cache: Cache
-    noise: Noise = NO_NOISE   # the pooled seed spread (paper_figs.pipeline.pooled_noise), set before any figure
+    noise: NoiseModel = EMPTY_MODEL   # pooled seed spreads (paper_figs.pipeline.pooled_noise), set before any figure
 
     def get(self, settings: dict) -> Outcome:
         """The outcome of a run the pipeline already resolved (never trains: an unknown run
         is looked up in the cache and the kept records, else reported missing)."""
         return self.runner.run_all([settings], train=False)[0]
+
+    def noise_for(self, optimizer: str, config: str | None = None) -> Noise:
+        """The seed spread a cell of ``optimizer`` on ``config`` (default: the main size) borrows."""
+        return self.noise.for_cell(optimizer, config or self.profile.main_size)
 
     def verdict(self, v: Verdict) -> Verdict:
         return gate(v, self.profile.verdicts_meaningful)
@@ -135,8 +139,8 @@ def variant_grid(profile: Profile, kinds: Sequence[str], axes: dict, seeds: Sequ
     return grid
 
 
-def replicate_gaps(ctx: "Context", grids: Sequence[dict]) -> list[tuple[str, list[float]]]:
-    """(model config, per-seed gaps) of every cell with >= 2 seeds: for each key
+def replicate_gaps(ctx: "Context", grids: Sequence[dict]) -> list[tuple[str, str, list[float]]]:
+    """(optimizer, model config, per-seed gaps) of every cell with >= 2 seeds: for each key
     ``(*cell, kind)`` with kind 2bw or ef and a ``(*cell, "sync")`` twin, the paired
     differences L_kind,s - L_sync,s. A group whose runs all belong to a larger group (the
     same runs reached through another figure) is counted once."""
@@ -152,9 +156,9 @@ def replicate_gaps(ctx: "Context", grids: Sequence[dict]) -> list[tuple[str, lis
                 oa, ob = ctx.get(a), ctx.get(b)
                 if oa.ok and ob.ok and math.isfinite(oa.final) and math.isfinite(ob.final):
                     vals.append(ob.final - oa.final)
-            groups[ids] = (str(ss[0].get("config")), vals)
+            groups[ids] = (str(ss[0].get("optimizer")), str(ss[0].get("config")), vals)
     keep = [ids for ids in groups if not any(ids < other for other in groups)]
-    return [groups[ids] for ids in keep if len(groups[ids][1]) >= 2]
+    return [groups[ids] for ids in keep if len(groups[ids][2]) >= 2]
 
 
 def runs_of(grid: dict) -> list[dict]:

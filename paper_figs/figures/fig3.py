@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .. import paper_numbers as pn
 from .. import plotting
-from ..seed_stats import NO_NOISE, Noise
+from ..seed_stats import NO_NOISE
 from ..verdicts import ef_recovers, fmt, larger_gap, much_larger_gap
 from .common import (VARIANTS, Context, FigureOutput, cell_sources, curve_panel, grid_figure, paired, pct,
                      relative_gap, variant_grid)
@@ -23,15 +23,18 @@ def grid(p) -> dict:
     return variant_grid(p, VARIANTS, {"optimizer": OPTIMIZERS}, seeds=p.seeds_main, config=p.main_size)
 
 
-def judge(res: dict, noise: Noise = NO_NOISE) -> dict:
-    """The claims of this figure on measured finals (ungated); ``noise``: the pooled seed spread."""
+def judge(res: dict, noise: dict | None = None) -> dict:
+    """The claims of this figure on measured finals (ungated); ``noise``: {optimizer: the
+    pooled seed spread its cells borrow} (none: nothing borrowed)."""
+    nz = {o: (noise or {}).get(o, NO_NOISE) for o in res}
     gaps = {o: paired(res[o]["sync"], res[o]["2bw"]) for o in res}
-    v = {"AdamW gap larger than Muon's (difference beyond 2 SE)": larger_gap(gaps["adamw"], gaps["muon"], noise=noise),
+    pair = (nz["adamw"], nz["muon"])
+    v = {"AdamW gap larger than Muon's (difference beyond 2 SE)": larger_gap(gaps["adamw"], gaps["muon"], noise=pair),
          "AdamW gap much larger than Muon's (at least 3x, resolved)": much_larger_gap(gaps["adamw"], gaps["muon"],
-                                                                                     noise=noise)}
+                                                                                     noise=pair)}
     for o in res:
         v[f"EF recovers >= 50 % ({plotting.label(o)})"] = ef_recovers(
-            res[o]["sync"], res[o]["2bw"], res[o]["ef"], plotting.label(o), noise=noise)[0]
+            res[o]["sync"], res[o]["2bw"], res[o]["ef"], plotting.label(o), noise=nz[o])[0]
     return v
 
 
@@ -56,7 +59,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
             "|---|---|---|---|---|---|---|---|"]
     for o in OPTIMIZERS:
         r = res[o]
-        _, frac = ef_recovers(r["sync"], r["2bw"], r["ef"], o, noise=ctx.noise)
+        _, frac = ef_recovers(r["sync"], r["2bw"], r["ef"], o, noise=ctx.noise_for(o))
         src = cell_sources(ctx, g, o, VARIANTS)
         rows.append(f"| {plotting.label(o)} | {fmt(r['sync'])} | {fmt(r['2bw'])} | "
                     f"{fmt(r['ef'])} | {fmt(paired(r['sync'], r['2bw']))} | {relative_gap(r)} | {pct(frac)} | {src} |")
@@ -71,7 +74,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.measured = [f"Final validation loss (nats/byte), {p.main_size} model, {p.steps} steps, "
                     f"{len(p.seeds_main)} seed(s) ('±' = std over seeds); the paper's row below ours "
                     "(nats/token at 360M: compare the pattern, not the values):", "", *rows]
-    out.verdicts = {k: ctx.verdict(v) for k, v in judge(res, ctx.noise).items()}
+    out.verdicts = {k: ctx.verdict(v) for k, v in judge(res, {o: ctx.noise_for(o) for o in OPTIMIZERS}).items()}
     out.notes = [p.horizon_note]
     return out
 

@@ -44,7 +44,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                      color=line.get_color(), label=plotting.label(o))
         rows.append(f"| {plotting.label(o)} | " + " | ".join(fmt(gaps[o, m]) for m in p.momentum_grid) + " |")
         parts.append(gap_shrinks_with(p.momentum_grid, [gaps[o, m] for m in p.momentum_grid], plotting.label(o),
-                                      noise=ctx.noise))
+                                      noise=ctx.noise_for(o)))
     ax.axhline(0, color="black", linewidth=0.8)
     for a in (ax, ax_sync):
         a.set_xscale("log")

@@ -46,13 +46,13 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
         gaps = [paired(res[o, h]["sync"], res[o, h]["2bw"]) for h in p.horizons]
-        growth.append(no_growth(p.horizons, gaps, plotting.label(o), noise=ctx.noise))
+        growth.append(no_growth(p.horizons, gaps, plotting.label(o), noise=ctx.noise_for(o)))
         for h in p.horizons:
             r = res[o, h]
             rows.append(f"| {plotting.label(o)} | {h} | {fmt(r['sync'])} | {fmt(r['2bw'])} | "
                         f"{fmt(r['ef'])} | {fmt(paired(r['sync'], r['2bw']))} | "
                         f"{cell_sources(ctx, g, (o, h), VARIANTS)} |")
-            ef_parts.append(lower_is_better(r["ef"], r["2bw"], f"{plotting.label(o)} at {h} steps", noise=ctx.noise))
+            ef_parts.append(lower_is_better(r["ef"], r["2bw"], f"{plotting.label(o)} at {h} steps", noise=ctx.noise_for(o)))
     out.files = plotting.save(fig, ctx.fig_dir, "fig5_horizons")
     out.caption = ("Final validation loss against the training horizon for sync, delayed and delayed+EF "
                    f"runs ({len(p.horizon_seeds)} seed(s); whiskers = std over seeds where there are several). "
@@ -66,7 +66,8 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         per_h = {}
         for h in p.horizons:
             a, m = res["adamw", h], res["muon", h]
-            per_h[h] = much_larger_gap(paired(a["sync"], a["2bw"]), paired(m["sync"], m["2bw"]), noise=ctx.noise)
+            per_h[h] = much_larger_gap(paired(a["sync"], a["2bw"]), paired(m["sync"], m["2bw"]),
+                                       noise=(ctx.noise_for("adamw"), ctx.noise_for("muon")))
         out.notes.append("Horizon check of Figure 3's verdict (AdamW gap much larger than Muon's): "
                          + "; ".join(f"{h} steps: {v.status} ({v.reason})" for h, v in per_h.items()))
         seeds = "one seed" if len(p.horizon_seeds) == 1 else f"{len(p.horizon_seeds)} seeds"

@@ -40,7 +40,8 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         rows.append(f"| {plotting.label(o)} | {fmt(r['sync'])} | {fmt(r['2bw'])} | {fmt(r['pipedream'])} | "
                     f"{fmt(paired(r['sync'], r['2bw']))} | {fmt(paired(r['sync'], r['pipedream']))} | "
                     f"{cell_sources(ctx, g, o, KINDS)} |")
-        parts.append(lower_is_better(r["2bw"], r["pipedream"], f"{plotting.label(o)} 2BW vs PipeDream", noise=ctx.noise))
+        parts.append(lower_is_better(r["2bw"], r["pipedream"], f"{plotting.label(o)} 2BW vs PipeDream",
+                                     noise=ctx.noise_for(o, p.pipedream_size)))
     out.files = plotting.save(fig, ctx.fig_dir, "fig6_pipedream")
     out.caption = (f"Validation loss: synchronous, constant one-step delay (2BW) and PipeDream's "
                    f"per-stage delay P-1-s with P={p.pipedream_stages} stages.")

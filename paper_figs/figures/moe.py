@@ -114,7 +114,7 @@ def build(ctx: Context) -> FigureOutput:
     table_h = p.steps
     out.files = _plot(ctx, g, res, hs, table_h)
     delayed = {h: curves(ctx, g[h, "2bw"] + g[h, "ef"]) for h in hs}
-    verdicts, parts = judge(res, table_h, delayed, ctx.noise)
+    verdicts, parts = judge(res, table_h, delayed, ctx.noise_for(p.moe_optimizer, p.moe_size))
     rows = ["| model | horizon | sync | async (2BW) | async + EF | async gap | EF gap | runs from |",
             "|---|---|---|---|---|---|---|---|"]
     for h in hs:
@@ -137,7 +137,7 @@ def build(ctx: Context) -> FigureOutput:
                     "compare the pattern, not the values):", "", *rows]
     out.verdicts = {k: ctx.verdict(x) for k, x in verdicts.items()}
     out.notes = [
-        f"Criteria (paper_figs/moe_verdicts.py; SE = standard error from the seeds, {ctx.noise}): EF closes "
+        f"Criteria (paper_figs/moe_verdicts.py; SE = standard error from the seeds, {ctx.noise_for(p.moe_optimizer, p.moe_size)}): EF closes "
         f"the gap when the async gap exceeds 2 SE and the EF gap is within max(2 SE, {mv.CLOSE_FRAC:.0%} of the "
         f"async gap); it fails when the EF gap exceeds {mv.OPEN_FRAC:.0%} of the gap beyond 2 SE. Async is "
         f"stable when no delayed run's validation loss is non-finite or rises {mv.SPIKE_REL:.0%} above its "

@@ -113,9 +113,9 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                 names = (plotting.label(deg), "Muon")
                 dg, mg = paired(r["sync"], r["2bw"]), paired(m["sync"], m["2bw"])
                 out.verdicts[f"{names[0]} gap larger than Muon's ({size}; difference beyond 2 SE)"] = ctx.verdict(
-                    larger_gap(dg, mg, names, noise=ctx.noise))
+                    larger_gap(dg, mg, names, noise=(ctx.noise_for(deg, size), ctx.noise_for("muon", size))))
                 out.verdicts[f"{names[0]} gap much larger than Muon's ({size}; at least 3x, resolved)"] = ctx.verdict(
-                    much_larger_gap(dg, mg, names, noise=ctx.noise))
+                    much_larger_gap(dg, mg, names, noise=(ctx.noise_for(deg, size), ctx.noise_for("muon", size))))
     not_run = [o for o in pn.GAPS if o not in p.table1_optimizers]
     if not_run:
         out.notes.append("Optimizers of the paper's table not run in this profile: "

@@ -364,3 +364,16 @@ def test_larger_gap_is_the_weaker_reading_of_much_larger():
         d, r = list(rng.uniform(0, 0.3, 2)), list(rng.uniform(0, 0.1, 2))
         if much_larger_gap(d, r, noise=N).status == HOLDS:
             assert larger_gap(d, r, noise=N).status == HOLDS
+
+
+def test_a_cell_borrows_the_spread_of_its_own_optimizer_and_model_first():
+    """MARS's gap varies between seeds ~10x more than AdamW's: pooling them would inflate AdamW's
+    borrowed SE. A cell borrows (optimizer, model), else (optimizer), else every cell."""
+    from paper_figs.seed_stats import noise_model
+    m = noise_model([("adamw", "tiny", [0.07, 0.08]), ("adamw", "tiny", [0.01, 0.012]),
+                     ("mars", "tiny", [0.20, 0.30]), ("muon", "tiny_moe", [0.009, 0.010])])
+    assert math.isclose(m.for_cell("adamw", "tiny").sd, pool([[0.07, 0.08], [0.01, 0.012]]).sd)
+    assert m.for_cell("adamw", "small") is m.optimizers["adamw"]          # other model: the optimizer's
+    assert m.for_cell("muon", "tiny") is m.optimizers["muon"]             # from tiny_moe
+    assert m.for_cell("soap", "tiny") is m.overall                        # no multi-seed cell: every cell's
+    assert m.for_cell("mars", "tiny").sd > 10 * m.for_cell("adamw", "tiny").sd
