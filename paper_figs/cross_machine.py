@@ -9,9 +9,10 @@ MKL's kernels, e.g. AVX2 on an AVX-512 machine::
 
     ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 python -m paper_figs.cross_machine
 
-Measured that way against the AVX-512 machine that kept the records (torch 2.13.0): AdamW
-differs by 3e-8, Muon (fp32 Newton-Schulz) by 0.0053; ``paper_figs.report.LIVE_KEPT_TOL``
-(0.01) is twice the Muon figure. About 2-5 minutes per run on 2 cores.
+Measured on an Intel Xeon (AVX-512) against records kept on an AMD EPYC (AVX-512), torch
+2.13.0: AdamW sync differs by 0, Muon sync (fp32 Newton-Schulz) by 0.0041; with AVX2 forced,
+by 3e-8 and 0.0053. ``paper_figs.report.LIVE_KEPT_TOL`` (0.01) is about twice the largest
+difference seen (0.0046, Muon 2bw). About 2-5 minutes per run on 2 cores.
 """
 from __future__ import annotations
 

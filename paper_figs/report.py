@@ -19,14 +19,12 @@ from .verdicts import GROWTH_TOL, MUCH_LARGER
 #: (measured: see LIVE_KEPT_TOL_NOTE); beyond it the report opens with a warning
 LIVE_KEPT_TOL = 0.01
 LIVE_KEPT_TOL_NOTE = (
-    "bit-identical on the machine kind that kept them, under Python 3.11.2 and 3.11.7 alike (the corpus is "
-    "frozen); across CPU instruction sets, measured with `python -m paper_figs.cross_machine` by forcing AVX2 kernels "
-    "(ATEN_CPU_CAPABILITY=avx2, MKL_ENABLE_INSTRUCTIONS=AVX2) against its AVX-512 default: AdamW sync "
-    "1500 steps 3e-8, Muon sync (fp32 Newton-Schulz) 0.0053 (1.3660 against the kept 1.3607; a user "
-    "report gave 1.3659 on a real AVX2 machine); the tolerance is twice the Muon figure")
-
-SOURCE_WORDS = {"live": "trained live by this invocation", "cache": "from this machine's cache (`OUT/cache/`)",
-                "kept": "from kept records (`paper_figs/kept/`)", "missing": "missing"}
+    "measured with `python -m paper_figs.cross_machine` against records kept on an AMD EPYC (AVX-512): on an "
+    "Intel Xeon (AVX-512), Figure 3's seed-0 runs differ by 0 (AdamW sync) to 0.0046 (Muon 2bw), Muon sync by "
+    "0.0041; with AVX2 kernels forced there (ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2) AdamW sync by "
+    "3e-8 and Muon sync by 0.0053, as a real AVX2 machine did (1.3659 vs 1.3607); the Python version no longer "
+    "matters (the corpus is frozen). The tolerance is about twice the largest of these, and below a gap's "
+    "seed-to-seed SD (0.005-0.01 on the tiny model)")
 
 
 def _rel(path: Path, root: Path) -> str:
