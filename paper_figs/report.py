@@ -26,6 +26,9 @@ LIVE_KEPT_TOL_NOTE = (
     "matters (the corpus is frozen). The tolerance is about twice the largest of these, and below a gap's "
     "seed-to-seed SD (0.005-0.01 on the tiny model)")
 
+SOURCE_WORDS = {"live": "trained live by this invocation", "cache": "from this machine's cache (`OUT/cache/`)",
+                "kept": "from kept records (`paper_figs/kept/`)", "missing": "missing"}
+
 
 def _rel(path: Path, root: Path) -> str:
     try:
