@@ -77,12 +77,7 @@ def main(argv=None) -> int:
     changes = {} if args.jobs is None else {"jobs": args.jobs}
     profile = get_profile(args.profile, **changes)
     from .kept import KeptStore
-    broken = KeptStore().broken()
-    if broken:
-        # a record that cannot be trusted is never read, never silently counted as missing
-        for line in broken:
-            print(f"paper_figs: {line}", file=sys.stderr)
-        print(f"paper_figs: {len(broken)} kept record(s) refused; nothing was run", file=sys.stderr)
+    if KeptStore().refuse_broken(lambda line: print(f"paper_figs: {line}", file=sys.stderr)):
         return 1
     if args.list:
         from pathlib import Path

@@ -96,12 +96,7 @@ def main(argv=None) -> int:
     if a.check < 0 or a.check_steps < 1:
         ap.error("--check must be >= 0 and --check-steps >= 1")
     store = KeptStore(a.kept)
-    broken = store.broken()
-    if broken:
-        for line in broken:
-            print(line, file=sys.stderr)
-        print(f"{len(broken)} kept record(s) refused: restore them (git checkout) or retrain them",
-              file=sys.stderr)
+    if store.refuse_broken(lambda line: print(line, file=sys.stderr)):
         return 1
     if not cache_dir.is_dir():
         if a.check:   # a fresh clone: nothing to promote, replay the kept records against their own logs

@@ -124,6 +124,17 @@ class KeptStore(KeyedDir):
                 bad.append(str(e))
         return bad
 
+    def refuse_broken(self, say) -> bool:
+        """Say each refused record and a summary line through ``say``; True if there was any
+        (the callers then exit 1: a record that cannot be trusted is never read, nor counted
+        as merely missing)."""
+        bad = self.broken()
+        for line in bad:
+            say(line)
+        if bad:
+            say(f"{len(bad)} kept record(s) refused: restore them (git checkout) or retrain them; nothing was run")
+        return bool(bad)
+
     def stale(self, wanted_keys) -> list[str]:
         """The keys of the kept records that match none of ``wanted_keys`` (a profile's runs)."""
         wanted = set(wanted_keys)

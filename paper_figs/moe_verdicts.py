@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from .seed_stats import NO_NOISE, Z, Noise, estimate
+from .seed_stats import NO_NOISE, Z, Noise, estimate, paired
 from .verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict, mean, no_growth
 
 CLOSE_FRAC = 0.2        # EF "closes" the gap when it leaves at most this fraction of it ...
@@ -24,11 +24,6 @@ OPEN_FRAC = 0.5         # ... and fails to when it leaves more than this fractio
 STABLE_REL_GAP = 0.012  # a / L_sync: the paper's "most optimizers within 0.03" at ~2.6 nats/token
 UNSTABLE_REL_GAP = 0.05  # the paper's severely degraded runs: AdamW 0.278 / 2.612 = 10.6 % (360M)
 SPIKE_REL = 0.10        # a validation loss this far above the run's running minimum is a divergence
-
-
-def _gaps(base: Sequence[float], other: Sequence[float]) -> list[float]:
-    """other_s - base_s per seed where both are finite."""
-    return [y - x for x, y in zip(base, other) if math.isfinite(x) and math.isfinite(y)]
 
 
 def ef_closes_gap(sync: Sequence[float], async_: Sequence[float], ef: Sequence[float],
@@ -41,7 +36,7 @@ def ef_closes_gap(sync: Sequence[float], async_: Sequence[float], ef: Sequence[f
     gap, resolved); inconclusive otherwise, in particular when a is not resolved: no gap
     to close at this resolution (the paper's own 0.005 at 10B is such a case here).
     """
-    ga, ge = _gaps(sync, async_), _gaps(sync, ef)
+    ga, ge = paired(sync, async_), paired(sync, ef)
     a, e = estimate(ga, noise), estimate(ge, noise)
     if not ga or not ge:
         return Verdict(INCONCLUSIVE, f"{name}: missing runs")
@@ -83,7 +78,7 @@ def async_stable(sync: Sequence[float], async_: Sequence[float], delayed_curves:
         why = diverges(xs, ys)
         if why:
             return Verdict(FAILS, f"{name}: a delayed run diverges: {why}")
-    ga, s = _gaps(sync, async_), mean(sync)
+    ga, s = paired(sync, async_), mean(sync)
     if not ga or not math.isfinite(s) or not delayed_curves:
         return Verdict(INCONCLUSIVE, f"{name}: missing runs")
     a = estimate(ga, noise)

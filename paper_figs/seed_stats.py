@@ -147,10 +147,14 @@ def difference(a: Estimate, b: Estimate) -> Estimate:
                     a.borrowed or b.borrowed)
 
 
+def paired(a: Sequence[float], b: Sequence[float]) -> list[float]:
+    """b_s - a_s per seed where both are finite (a paired difference of the same seeds' runs)."""
+    return [y - x for x, y in zip(a, b) if x is not None and y is not None and math.isfinite(x) and math.isfinite(y)]
+
+
 def paired_estimate(a: Sequence[float], b: Sequence[float], noise: Noise = NO_NOISE) -> Estimate:
     """Estimate of mean(b_s - a_s) over the seeds where both are finite."""
-    return estimate([y - x for x, y in zip(a, b) if x is not None and y is not None
-                     and math.isfinite(x) and math.isfinite(y)], noise)
+    return estimate(paired(a, b), noise)
 
 
 def fieller(a: float, b: float, va: float, vb: float, cov: float = 0.0, z: float = Z) -> tuple[float, float]:

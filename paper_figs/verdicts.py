@@ -127,6 +127,25 @@ def _unresolvable(*ests: Estimate) -> str:
     return ""
 
 
+def _beyond(t: float, se: float, n: int, desc: str, what: str, fails_means: str = "") -> Verdict:
+    """The three-way rule every difference test shares: holds when ``t`` > Z ``se``, does not
+    hold when ``t`` < -Z ``se``, inconclusive in between (with the seeds that would resolve it).
+    ``what`` names t in the reason (e.g. 'D - 3 R = 0.0223')."""
+    if t > Z * se:
+        return Verdict(HOLDS, f"{desc}: {what} > {Z:g} SE ({se:.4f})")
+    if t < -Z * se:
+        return Verdict(FAILS, f"{desc}: {what} < -{Z:g} SE ({se:.4f}){fails_means}")
+    return Verdict(INCONCLUSIVE, f"{desc}: {what} within {Z:g} SE ({se:.4f})" + seeds_to_resolve(t, se, n))
+
+
+def _two_cells(degraded, robust, names, noise) -> tuple[Estimate, Estimate, str, str]:
+    """(D, R, the description, why no verdict ('' if one can be given)) of two independent
+    cells' per-seed gaps; ``noise``: one :class:`Noise` or a (degraded's, robust's) pair."""
+    nd, nr = _pair(noise)
+    d, r = estimate(degraded, nd), estimate(robust, nr)
+    return d, r, f"{names[0]} gap {d} vs {names[1]} {r}", _unresolvable(d, r)
+
+
 def _pair(noise) -> tuple[Noise, Noise]:
     """One Noise for both cells, or a (degraded's, robust's) pair."""
     return tuple(noise) if isinstance(noise, tuple) else (noise, noise)
@@ -142,10 +161,7 @@ def much_larger_gap(degraded: Sequence[float], robust: Sequence[float],
     The reason also gives D - R with its SE and Fieller's interval for D / R. ``noise``: one
     :class:`Noise` or a pair, each cell's own pooled spread.
     """
-    nd, nr = _pair(noise)
-    d, r = estimate(degraded, nd), estimate(robust, nr)
-    why = _unresolvable(d, r)
-    desc = f"{names[0]} gap {d} vs {names[1]} {r}"
+    d, r, desc, why = _two_cells(degraded, robust, names, noise)
     if why:
         return Verdict(INCONCLUSIVE, f"{desc}: {why}")
     k = MUCH_LARGER
@@ -154,12 +170,7 @@ def much_larger_gap(degraded: Sequence[float], robust: Sequence[float],
     lo, hi = fieller(d.mean, r.mean, d.se ** 2, r.se ** 2)
     desc += (f"; difference {diff.mean:.4f} ± {diff.se:.4f} SE; ratio {d.mean / r.mean if r.mean else math.inf:.1f}x, "
              f"{Z:g}-SE interval {fmt_interval(lo, hi)}")
-    if t > Z * se:
-        return Verdict(HOLDS, desc + f": D - {k:g} R = {t:.4f} > {Z:g} SE ({se:.4f})")
-    if t < -Z * se:
-        return Verdict(FAILS, desc + f": D - {k:g} R = {t:.4f} < -{Z:g} SE ({se:.4f}), less than {k:g}x")
-    return Verdict(INCONCLUSIVE, desc + f": D - {k:g} R = {t:.4f} within {Z:g} SE ({se:.4f})"
-                   + seeds_to_resolve(t, se, min(d.n, r.n)))
+    return _beyond(t, se, min(d.n, r.n), desc, f"D - {k:g} R = {t:.4f}", f", less than {k:g}x")
 
 
 def larger_gap(degraded: Sequence[float], robust: Sequence[float],
@@ -169,19 +180,12 @@ def larger_gap(degraded: Sequence[float], robust: Sequence[float],
     D - R with SE(D - R) = sqrt(SE_D^2 + SE_R^2): holds beyond Z SE, does not hold below -Z SE,
     inconclusive otherwise. :func:`much_larger_gap` is the stronger (3x) reading.
     """
-    nd, nr = _pair(noise)
-    d, r = estimate(degraded, nd), estimate(robust, nr)
-    why = _unresolvable(d, r)
-    desc = f"{names[0]} gap {d} vs {names[1]} {r}"
+    d, r, desc, why = _two_cells(degraded, robust, names, noise)
     if why:
         return Verdict(INCONCLUSIVE, f"{desc}: {why}")
     diff = difference(d, r)
-    desc += f"; difference {diff.mean:.4f} ± {diff.se:.4f} SE ({diff.mean / diff.se:.1f} SE)"
-    if diff.mean > Z * diff.se:
-        return Verdict(HOLDS, desc + f" > {Z:g} SE")
-    if diff.mean < -Z * diff.se:
-        return Verdict(FAILS, desc + f" < -{Z:g} SE")
-    return Verdict(INCONCLUSIVE, desc + f": within {Z:g} SE" + seeds_to_resolve(diff.mean, diff.se, diff.n))
+    return _beyond(diff.mean, diff.se, diff.n, desc,
+                   f"difference D - R = {diff.mean:.4f} ({diff.mean / diff.se:.1f} SE)")
 
 
 def ef_recovers(sync: Sequence[float], async_: Sequence[float], ef: Sequence[float],
@@ -213,12 +217,7 @@ def ef_recovers(sync: Sequence[float], async_: Sequence[float], ef: Sequence[flo
             f"{fmt_interval(1 - hi, 1 - lo, pct=True)}), n={len(rows)}")
     if not g.resolved_positive:
         return Verdict(INCONCLUSIVE, desc + f"; the gap is within {Z:g} SE of 0"), frac
-    if c.mean > Z * c.se:
-        return Verdict(HOLDS, desc + f"; (1-{low:g}) g - h = {c.mean:.4f} > {Z:g} SE ({c.se:.4f})"), frac
-    if c.mean < -Z * c.se:
-        return Verdict(FAILS, desc + f"; (1-{low:g}) g - h = {c.mean:.4f} < -{Z:g} SE ({c.se:.4f})"), frac
-    return Verdict(INCONCLUSIVE, desc + f"; (1-{low:g}) g - h = {c.mean:.4f} within {Z:g} SE ({c.se:.4f})"
-                   + seeds_to_resolve(c.mean, c.se, c.n)), frac
+    return _beyond(c.mean, c.se, c.n, desc, f"(1-{low:g}) g - h = {c.mean:.4f}"), frac
 
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -316,12 +315,7 @@ def lower_is_better(better: Sequence[float], worse: Sequence[float], what: str,
     why = _unresolvable(d)
     if why:
         return Verdict(INCONCLUSIVE, f"{what}: {why}")
-    desc = f"{what}: {fmt(better)} vs {fmt(worse)}, paired difference {d}"
-    if d.mean > Z * d.se:
-        return Verdict(HOLDS, desc + f" > {Z:g} SE")
-    if d.mean < -Z * d.se:
-        return Verdict(FAILS, desc + f" < -{Z:g} SE")
-    return Verdict(INCONCLUSIVE, desc + f": within {Z:g} SE" + seeds_to_resolve(d.mean, d.se, d.n))
+    return _beyond(d.mean, d.se, d.n, f"{what}: {fmt(better)} vs {fmt(worse)}", f"paired difference {d}")
 
 
 #: verdicts about a reading of the paper's delayed bound (docs/design.md §5)

@@ -34,13 +34,18 @@ def paper_c2() -> Derivation:
                       " + sqrt(2 mu rho^2 sigma^2 + 8 L^2 eta^2) + L eta (1-mu)/mu", steps, start=E_t)
 
 
+def _c1_from_c2(name: str, record: str, what: str, c2_record: str, c2_expr, c1_expr, start) -> Derivation:
+    """Reading C1 from reading C2 at the same point: the drift L eta (1-mu)/mu <= L eta/mu."""
+    return Derivation(name, record, what, (
+        _cite(start, c2_record),
+        _alg("drift (1-mu)/mu <= 1/mu", c2_expr, "<=", c1_expr, "L eta/mu - L eta (1-mu)/mu = L eta >= 0")),
+        start=start)
+
+
 def paper_c1() -> Derivation:
     """C1 at y_t from C2 (the drift L eta (1-mu)/mu <= L eta/mu)."""
-    return Derivation("paper_c1", "paper_c1_y", "reading C1 at y_t: C2 with the drift L eta/mu", (
-        _cite(E_t, "paper_c2_y"),
-        _alg("drift (1-mu)/mu <= 1/mu", PR.PAPER_C2_Y.expr, "<=", PR.PAPER_C1_Y.expr,
-             "L eta/mu - L eta (1-mu)/mu = L eta >= 0")),
-        start=E_t)
+    return _c1_from_c2("paper_c1", "paper_c1_y", "reading C1 at y_t: C2 with the drift L eta/mu", "paper_c2_y",
+                       PR.PAPER_C2_Y.expr, PR.PAPER_C1_Y.expr, E_t)
 
 
 def paper_c2_x() -> Derivation:
@@ -53,11 +58,8 @@ def paper_c2_x() -> Derivation:
 
 def paper_c1_x() -> Derivation:
     """C1 at x_t from C2 at x_t."""
-    return Derivation("paper_c1_x", "paper_c1_x", "reading C1 at x_t", (
-        _cite(E_x, "paper_c2_x"),
-        _alg("drift (1-mu)/mu <= 1/mu", PR.PAPER_C2_X.expr, "<=", PR.PAPER_C1_X.expr,
-             "L eta/mu - L eta (1-mu)/mu = L eta >= 0")),
-        start=E_x)
+    return _c1_from_c2("paper_c1_x", "paper_c1_x", "reading C1 at x_t", "paper_c2_x",
+                       PR.PAPER_C2_X.expr, PR.PAPER_C1_X.expr, E_x)
 
 
 def paper_derivations() -> list[Derivation]:

@@ -27,7 +27,7 @@ from ..cache import Cache
 from ..deps import Deps
 from ..profiles import Profile
 from ..runs import Outcome, Runner
-from ..seed_stats import EMPTY_MODEL, Noise, NoiseModel
+from ..seed_stats import EMPTY_MODEL, Noise, NoiseModel, paired  # noqa: F401 (paired: the figures' import)
 from ..verdicts import Verdict, gate
 
 LOSS_LABEL = "validation loss (nats/byte)"
@@ -269,11 +269,6 @@ def status_of(missing: list, total: int) -> str:
         reasons = sorted({m.split(": ", 1)[-1] for m in missing})
         return "not available: " + "; ".join(reasons[:3])
     return "partial"
-
-
-def paired(a: list[float], b: list[float]) -> list[float]:
-    """b - a per seed where both are finite."""
-    return [y - x for x, y in zip(a, b) if math.isfinite(x) and math.isfinite(y)]
 
 
 Builder = Callable[[Context], FigureOutput]
