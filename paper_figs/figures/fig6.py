@@ -48,7 +48,8 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.paper = [pn.CLAIMS["constant_delay"],
                  pn.AJANTHAN_16_STAGES.source + "."]
     out.measured = [f"Final validation loss (nats/byte), {p.pipedream_size} model, {p.steps} steps:", "", *rows]
-    out.verdicts = {"constant delay beats variable delay": ctx.verdict(combine(parts, "constant delay"))}
+    out.verdicts = {f"constant delay beats variable delay (final loss, 2BW below PipeDream with P = {p.pipedream_stages} "
+                    "beyond 2 SE, every optimizer)": ctx.verdict(combine(parts, "constant delay"))}
     out.notes = [v.reason for v in parts]
     return out
 
