@@ -73,6 +73,11 @@ class Profile:
     dc_asgd: float = 0.04
     momentum_optimizers: tuple = ("adamw", "muon", "lion")
     momentum_grid: tuple = (0.8, 0.9, 0.95, 0.98)
+    # Figure 4's lr-retuned reading: peak lr = multiplier x preset for each (optimizer, momentum),
+    # the gap taken between the best sync and the best 2BW run; () turns it off
+    momentum_lr_optimizers: tuple = ()
+    momentum_lr_mults: tuple = (0.5, 1.0, 2.0)
+    lion_beta2_grid: tuple = ()        # Figure 4's second Lion reading: betas[1] swept, betas[0] at its preset
     horizons: tuple = (1500, 3000)
     horizon_optimizers: tuple = ("adamw", "muon")
     pipedream_optimizers: tuple = ("adamw", "muon")
@@ -137,6 +142,8 @@ FULL = _register(Profile(
     horizon_seeds=(0, 1),
     mitigation_optimizers=TABLE1_OPTIMIZERS,
     momentum_optimizers=("adamw", "muon", "lion", "nadam"),
+    momentum_lr_optimizers=("adamw", "muon", "lion"),
+    lion_beta2_grid=(0.95, 0.99, 0.999),
     horizons=(1500, 3000, 6000),
     moe_seeds=(0, 1),
     jobs=2, threads_per_job=1,
@@ -162,6 +169,8 @@ _register(Profile(
     seeds_main=(0, 1),
     mitigation_optimizers=TABLE1_OPTIMIZERS,
     momentum_optimizers=("adamw", "muon", "lion", "nadam"),
+    momentum_lr_optimizers=("adamw", "muon", "lion"),
+    lion_beta2_grid=(0.95, 0.99, 0.999),
     horizons=(2500, 5000, 10000),
     quick_external=False,
 ))
@@ -174,6 +183,7 @@ _register(Profile(
     figures=ALL_FIGURES,
     seeds_main=(0, 1),
     momentum_optimizers=("adamw", "muon"), momentum_grid=(0.9, 0.95),
+    momentum_lr_optimizers=("adamw",), momentum_lr_mults=(1.0, 2.0), lion_beta2_grid=(0.99, 0.999),
     horizons=(4, 8),
     pipedream_optimizers=("adamw",), pipedream_stages=2, pipedream_size="tiny",
     moe_seeds=(0, 1),

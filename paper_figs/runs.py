@@ -99,9 +99,11 @@ def describe(settings: Mapping[str, Any]) -> str:
     if mode == "pipedream":
         mode = f"pipedream(P={settings.get('stages')})"
     tags = [mode + ("+ef" if settings.get("ef") else "")]
-    for k in ("sync_start", "sync_cooldown", "dc_asgd", "momentum"):
+    for k in ("sync_start", "sync_cooldown", "dc_asgd", "momentum", "lr"):
         if settings.get(k):
             tags.append(f"{k}={settings[k]}")
+    for k, v in sorted((settings.get("opt_kwargs") or {}).items()):
+        tags.append(f"{k}={v}")
     return (f"{settings.get('optimizer')} {' '.join(tags)} {settings.get('config')} "
             f"steps={settings.get('steps')} seed{settings.get('seed', 0)}")
 

@@ -162,8 +162,13 @@ def replicate_gaps(ctx: "Context", grids: Sequence[dict]) -> list[tuple[str, str
 
 
 def runs_of(grid: dict) -> list[dict]:
-    """Every settings of a figure's grid ``{cell: [settings per seed]}``, in order."""
-    return [s for ss in grid.values() for s in ss]
+    """Every settings of a figure's grid ``{cell: [settings per seed]}``, in order, each once
+    (a run two readings share, e.g. Figure 4's preset-lr run in its lr grid, is listed once)."""
+    out = []
+    for s in (s for ss in grid.values() for s in ss):
+        if s not in out:
+            out.append(s)
+    return out
 
 
 def figure_runs(mod, profile: Profile) -> list[dict]:

@@ -2,16 +2,24 @@
 
 ``momentum`` is the trainer's knob for the primary momentum beta (AdamW's beta1, Muon's
 momentum, Lion's beta1 ...; mu = 1 - beta in docs/design.md's notation). Claim: higher momentum
-shrinks the gap.
+shrinks the gap. Three readings, each with its own verdict line:
+
+- preset lr: gap(beta) = L_2bw(beta, eta_0) - L_sync(beta, eta_0), one peak lr eta_0 for every beta;
+- lr retuned: gap*(beta) = min_eta L_2bw(beta, eta) - min_eta L_sync(beta, eta) over
+  eta in {c eta_0 : c in momentum_lr_mults}, each variant at its own best lr (delay theory
+  predicts the stable lr range of a delayed heavy-ball method shrinks as beta grows, so a
+  fixed eta_0 can hide or invert the effect);
+- Lion's betas[1]: Lion's buffer m_t = beta2 m_{t-1} + (1 - beta2) g_t decays at betas[1],
+  so "momentum decay" may mean beta2; swept with betas[0] and the lr at their presets.
 """
 from __future__ import annotations
 
-from lmo.presets import MU_MAPS_TO
+from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM, MU_MAPS_TO
 from lmo.variants import SYNC, TWO_BW
 
 from .. import paper_numbers as pn
 from .. import plotting
-from ..verdicts import combine, fmt, gap_shrinks_with, mean
+from ..verdicts import Verdict, combine, fmt, gap_shrinks_with, mean
 from .common import GAP_LABEL, Context, FigureOutput, grid_figure, paired, sources, variant_grid
 
 NAME = "fig4"
@@ -19,11 +27,62 @@ TITLE = "Figure 4: final sync-async gap vs momentum"
 
 
 KINDS = (SYNC, TWO_BW)
+LR = "lr"                    # cells of the lr-retuned reading: (LR, optimizer, momentum, multiplier)
+BETA2 = "lion_beta2"         # cells of Lion's betas[1] reading: (BETA2, beta2)
+LION_BETA2 = 0.99            # lmo.alias.lion's betas[1] default (lion-pytorch's)
+
+
+def lr_setting(optimizer: str, mult: float) -> dict:
+    """{} at the preset (multiplier 1: the run's key is the preset-lr run's), else
+    {"lr": mult x DEFAULT_LR[optimizer]}."""
+    return {} if mult == 1 else {"lr": round(mult * DEFAULT_LR[optimizer], 12)}
 
 
 def grid(p) -> dict:
-    """{(optimizer, momentum, variant): [settings per seed]}."""
-    return variant_grid(p, KINDS, {"optimizer": p.momentum_optimizers, "momentum": p.momentum_grid})
+    """{(optimizer, momentum, variant): [settings per seed]} (preset lr), plus
+    {(LR, optimizer, momentum, multiplier, variant): ...} and {(BETA2, beta2, variant): ...}."""
+    g = variant_grid(p, KINDS, {"optimizer": p.momentum_optimizers, "momentum": p.momentum_grid})
+    for o in p.momentum_lr_optimizers:
+        for c in p.momentum_lr_mults:
+            for (m, k), runs in variant_grid(p, KINDS, {"momentum": p.momentum_grid}, optimizer=o,
+                                             **lr_setting(o, c)).items():
+                g[(LR, o, m, c, k)] = runs
+    b1 = DEFAULT_MOMENTUM["lion"]
+    for b2 in p.lion_beta2_grid:
+        extra = {} if b2 == LION_BETA2 else {"opt_kwargs": {"betas": [b1, b2]}}
+        for (k,), runs in variant_grid(p, KINDS, {}, optimizer="lion", momentum=b1, **extra).items():
+            g[(BETA2, b2, k)] = runs
+    return g
+
+
+def _log_mu_axes(axes, betas, what: str = "momentum beta") -> None:
+    """x axis: log scale in 1 - beta, inverted (beta grows to the right), ticks at ``betas``."""
+    for a in axes:
+        a.set_xscale("log")
+        a.invert_xaxis()
+        a.set_xticks([1 - b for b in betas])
+        a.set_xticklabels([f"{b}" for b in betas])
+        a.minorticks_off()
+        a.set_xlabel(f"{what} (log scale in 1 - beta)")
+        a.grid(alpha=0.3)
+        a.legend(fontsize=8)
+
+
+def retuned(p, res: dict) -> dict:
+    """{(optimizer, momentum): (per-seed gap*, best sync multiplier, best 2BW multiplier)}:
+    gap* = L_2bw(c_a) - L_sync(c_s) per seed, c_v = argmin_c mean_seeds L_v(c)."""
+    out = {}
+    for o in p.momentum_lr_optimizers:
+        for m in p.momentum_grid:
+            cells = {c: res[LR, o, m, c] for c in p.momentum_lr_mults}
+            c_s = min(cells, key=lambda c: _nan_last(mean(cells[c][SYNC])))
+            c_a = min(cells, key=lambda c: _nan_last(mean(cells[c][TWO_BW])))
+            out[o, m] = (paired(cells[c_s][SYNC], cells[c_a][TWO_BW]), c_s, c_a)
+    return out
+
+
+def _nan_last(x: float) -> float:
+    return x if x == x else float("inf")
 
 
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
@@ -46,15 +105,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         parts.append(gap_shrinks_with(p.momentum_grid, [gaps[o, m] for m in p.momentum_grid], plotting.label(o),
                                       noise=ctx.noise_for(o)))
     ax.axhline(0, color="black", linewidth=0.8)
-    for a in (ax, ax_sync):
-        a.set_xscale("log")
-        a.invert_xaxis()
-        a.set_xticks(one_minus)
-        a.set_xticklabels([f"{m}" for m in p.momentum_grid])
-        a.minorticks_off()
-        a.set_xlabel("momentum beta (log scale in mu = 1 - beta)")
-        a.grid(alpha=0.3)
-        a.legend(fontsize=8)
+    _log_mu_axes((ax, ax_sync), p.momentum_grid)
     ax.set_ylabel(GAP_LABEL)
     ax.set_title(f"Delay penalty vs momentum ({p.main_size} model, {p.steps} steps)\n"
                  "paper: the gap falls as the momentum rises", fontsize=10)
@@ -82,9 +133,84 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.notes.append("The momentum swept (the reading this figure tests): "
                      + "; ".join(f"{plotting.label(o)}: {MU_MAPS_TO[o]}" for o in p.momentum_optimizers)
                      + ". Lion's betas[0] weights the update's interpolation; its momentum buffer decays "
-                     "at betas[1], which stays at its preset, so a reading of Lion's 'momentum decay' as "
-                     "betas[1] is not tested here.")
+                     "at betas[1], which stays at its preset here; the reading of Lion's 'momentum decay' "
+                     "as betas[1] is its own line below (when the profile sweeps it).")
+    if p.momentum_lr_optimizers:
+        _render_retuned(ctx, out, res)
+    if p.lion_beta2_grid:
+        _render_lion_beta2(ctx, out, res)
     return out
+
+
+def _render_retuned(ctx: Context, out: FigureOutput, res: dict) -> None:
+    """The lr-retuned reading: its table, panel and verdict line."""
+    p = ctx.profile
+    best = retuned(p, res)
+    mults = p.momentum_lr_mults
+    fig, (ax,) = plotting.new()
+    parts, rows, edge = [], [], []
+    for o in p.momentum_lr_optimizers:
+        ys = [mean(best[o, m][0]) for m in p.momentum_grid]
+        line = ax.plot([1 - m for m in p.momentum_grid], ys, marker="o", label=f"{plotting.label(o)}: lr retuned")[0]
+        if o in p.momentum_optimizers:
+            ax.plot([1 - m for m in p.momentum_grid], [mean(paired(res[o, m][SYNC], res[o, m][TWO_BW]))
+                                                        for m in p.momentum_grid],
+                    linestyle=":", color=line.get_color(), label=f"{plotting.label(o)}: preset lr")
+        for m in p.momentum_grid:
+            gap, c_s, c_a = best[o, m]
+            losses = [fmt(res[LR, o, m, c][v]) for v in KINDS for c in mults]
+            rows.append(f"| {plotting.label(o)} | {m} | " + " | ".join(losses)
+                        + f" | x{c_s:g} | x{c_a:g} | {fmt(gap)} |")
+            edge += [f"{plotting.label(o)} beta {m} {v}" for v, c in ((SYNC, c_s), (TWO_BW, c_a))
+                     if len(mults) > 1 and c in (min(mults), max(mults))]
+        parts.append(gap_shrinks_with(p.momentum_grid, [best[o, m][0] for m in p.momentum_grid],
+                                      plotting.label(o), noise=ctx.noise_for(o)))
+    ax.axhline(0, color="black", linewidth=0.8)
+    _log_mu_axes((ax,), p.momentum_grid)
+    ax.set_ylabel("best 2BW - best sync loss (nats/byte)")
+    ax.set_title(f"Delay penalty vs momentum, lr retuned per momentum and variant\n"
+                 f"(peak lr in {{{', '.join(f'{c:g}' for c in mults)}}} x preset; dotted: preset lr)", fontsize=10)
+    out.files += plotting.save(fig, ctx.fig_dir, "fig4_lr_retuned")
+    head = (" | ".join(f"{v} lr x{c:g}" for v in KINDS for c in mults))
+    out.measured += ["", f"Lr-retuned reading ({len(p.seeds)} seed(s) per run): final validation loss of every run "
+                     f"of the lr grid (peak lr = multiplier x the optimizer's preset), the lr each variant does "
+                     f"best at, and gap* = best 2BW - best sync:", "",
+                     f"| optimizer | momentum | {head} | best sync lr | best 2BW lr | gap* |",
+                     "|" + "---|" * (5 + 2 * len(mults)), *rows]
+    seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
+    grid_txt = "{" + ", ".join(f"{c:g}" for c in mults) + "} x preset"
+    out.verdicts[f"higher momentum shrinks the gap (lr retuned: best 2BW minus best sync over peak lr "
+                 f"{grid_txt}, per momentum, {seeds})"] = ctx.verdict(combine(parts, "momentum"))
+    out.notes += ["Lr-retuned reading: " + v.reason for v in parts]
+    out.notes.append("Lr-retuned reading, protocol: each (optimizer, momentum, variant) trains at every peak lr "
+                     f"of {grid_txt} (Muon: the matrix group's lr; its AdamW group keeps its own preset), and "
+                     "the gap is taken between each variant's best run; picking the minimum of a few noisy runs "
+                     "favours both variants alike. "
+                     + ("Best lr at the edge of the grid (the optimum may lie outside it): " + "; ".join(edge) + "."
+                        if edge else "No best lr lies at the edge of the grid."))
+
+
+def _render_lion_beta2(ctx: Context, out: FigureOutput, res: dict) -> None:
+    """Lion's betas[1] reading: its table, panel and verdict line."""
+    p = ctx.profile
+    b2s = p.lion_beta2_grid
+    gaps = [paired(res[BETA2, b][SYNC], res[BETA2, b][TWO_BW]) for b in b2s]
+    fig, (ax,) = plotting.new()
+    ax.plot([1 - b for b in b2s], [mean(g) for g in gaps], marker="o", label="Lion")
+    ax.axhline(0, color="black", linewidth=0.8)
+    _log_mu_axes((ax,), b2s, "Lion betas[1]")
+    ax.set_ylabel(GAP_LABEL)
+    ax.set_title(f"Lion: delay penalty vs betas[1] (betas[0] {DEFAULT_MOMENTUM['lion']}, preset lr)", fontsize=10)
+    out.files += plotting.save(fig, ctx.fig_dir, "fig4_lion_beta2")
+    out.measured += ["", "Lion's betas[1] reading (betas[0] and the lr at their presets):", "",
+                     "| betas[1] | sync | 2BW | gap |", "|---|---|---|---|",
+                     *[f"| {b} | {fmt(res[BETA2, b][SYNC])} | {fmt(res[BETA2, b][TWO_BW])} | {fmt(g)} |"
+                       for b, g in zip(b2s, gaps)]]
+    v: Verdict = gap_shrinks_with(b2s, gaps, "Lion betas[1]", noise=ctx.noise_for("lion"))
+    seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
+    out.verdicts[f"higher Lion betas[1] shrinks Lion's gap (betas[1] read as the momentum decay; "
+                 f"betas[0] and lr at their presets, {seeds})"] = ctx.verdict(v)
+    out.notes.append("Lion betas[1] reading: " + v.reason)
 
 
 build = grid_figure(NAME, TITLE, grid, _render)
