@@ -1,4 +1,5 @@
-"""Command line: ``python -m paper_figs [--profile P] [--only NAME ...] [--out DIR] [--force] [--list]``."""
+"""Command line: ``python -m paper_figs [--profile P] [--only NAME ...] [--out DIR] [--data PATH]
+[--diag-every K] [--force] [--reuse-kept] [--jobs N] [--list]``."""
 from __future__ import annotations
 
 import argparse
@@ -49,6 +50,14 @@ def parser() -> argparse.ArgumentParser:
                          "(to extend a profile's grid: only the runs without a record train)")
     ap.add_argument("--jobs", type=int, default=None,
                     help="parallel training processes (default: the profile's)")
+    ap.add_argument("--data", default=None, metavar="PATH",
+                    help="train on this corpus instead of the built-in 'stdlib' one: a directory of text "
+                         "documents, a token shard (.bin/.npy) or a directory of shards "
+                         "(gpu_runs.data.get_corpus); its tokens' sha256 joins every run's identity, so "
+                         "no kept record (all trained on 'stdlib') stands in for these runs")
+    ap.add_argument("--diag-every", type=int, default=None, metavar="K",
+                    help="record the theory diagnostics (gpu_runs.diagnostics) every K steps in every run "
+                         "(part of the run's identity; default: the profile's)")
     ap.add_argument("--list", action="store_true",
                     help="list the figures, their runs (live or kept; with what OUT's cache already holds) "
                          "and the time estimate, then exit")
@@ -70,12 +79,38 @@ def unusable_out(out: str) -> str | None:
     return None
 
 
+def data_settings(path: str | None) -> dict:
+    """{} for the built-in corpus, else {"data": resolved path, "data_sha256": sha256 of its
+    train/val tokens} (gpu_runs.data.get_corpus(path).sha256), so runs on other bytes never
+    share a key with these."""
+    if path is None or path == "stdlib":
+        return {}
+    from pathlib import Path
+
+    from gpu_runs.data import get_corpus
+    return {"data": str(Path(path).resolve()), "data_sha256": get_corpus(path).sha256}
+
+
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
         parser().error(f"--jobs: must be >= 1, got {args.jobs}")
     changes = {} if args.jobs is None else {"jobs": args.jobs}
+    try:
+        base = data_settings(args.data)
+    except (OSError, ValueError) as e:
+        parser().error(f"--data: {e}")
+    if args.diag_every is not None:
+        if args.diag_every < 0:
+            parser().error(f"--diag-every: must be >= 0, got {args.diag_every}")
+        base["diag_every"] = args.diag_every
+    if base:
+        changes["base"] = {**get_profile(args.profile).base, **base}
     profile = get_profile(args.profile, **changes)
+    if profile.name == "gpu" and args.data is None:
+        print("paper_figs: warning: the gpu profile trains on the built-in 7.5 MB byte corpus "
+              "(about 22 epochs at 135M parameters: memorization, not pretraining); give --data with "
+              "token shards of a real corpus", file=sys.stderr)
     from .kept import KeptStore
     if KeptStore().refuse_broken(lambda line: print(f"paper_figs: {line}", file=sys.stderr)):
         return 1

@@ -159,8 +159,9 @@ QUICK = _register(replace(
 ))
 _register(Profile(
     name="gpu",
-    description="the paper's model sizes (135m, 360m; MoE: moe_2b) on CUDA, 5000 steps of 64 x 512 tokens",
-    base={"batch_size": 64, "seq_len": 512, "device": "cuda", "ns_dtype": "bfloat16"},
+    description="the paper's model sizes (135m, 360m; MoE: moe_2b) on CUDA, 5000 steps of 64 x 512 tokens, "
+                "theory diagnostics every 500 steps; give --data with token shards of a real corpus",
+    base={"batch_size": 64, "seq_len": 512, "device": "cuda", "ns_dtype": "bfloat16", "diag_every": 500},
     steps=5000, evals=25,
     figures=ALL_FIGURES,
     sizes=("135m", "360m"), main_size="135m", mitigation_size="360m", pipedream_size="135m",

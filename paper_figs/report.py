@@ -180,6 +180,17 @@ def missing_section(missing: Sequence[str], figure: str | None = None) -> list[s
     return L + [""]
 
 
+def corpus_line(base: dict) -> str:
+    """Which corpus every run of the profile trains on, with its tokens' sha256 (part of every key)."""
+    data = base.get("data", "stdlib")
+    if data == "stdlib":
+        from gpu_runs.builtin_corpus import STDLIB_SHA256
+        return (f"Corpus: the built-in `stdlib` corpus (CPython 3.11.7's documentation topics and Lib/ "
+                f"sources, frozen in gpu_runs/corpora/; tokens sha256 {STDLIB_SHA256[:12]}...), bytes as tokens.")
+    return (f"Corpus: `{data}` (tokens sha256 {str(base.get('data_sha256'))[:12]}..., part of every run's "
+            "identity; no kept record applies to it).")
+
+
 def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, overridden: Sequence[str],
                  elapsed_s: float, noise=NO_NOISE) -> Path:
     """Write ``out_dir/REPORT.md`` and return its path."""
@@ -189,6 +200,7 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, ove
          f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `python -m paper_figs "
          f"--profile {profile.name}`; {trained} run(s) trained this invocation; {elapsed_s:.0f} s.", "",
          f"Profile: {profile.description}.", "",
+         corpus_line(profile.base), "",
          "Paper: \"One-Step Gradient Delay is Not a Barrier for Large-Scale Asynchronous Pipeline "
          "Parallel LLM Pretraining\", numbers as given by its Chinese summary "
          "(`paper_figs/paper_numbers.py` holds each with its source). The paper's losses are "

@@ -38,10 +38,17 @@ def _problem():
                             dist=3.0)
 
 
+def figure_sizes(quick: bool = True) -> dict:
+    """{figure: (K steps, R seeds)} of the figures' own Monte-Carlo runs (not verify.report's
+    tables, which have their own K and R): stated in each figure's title and in the report."""
+    return ({"over steps": (150, 32), "over eta / mu": (120, 16)} if quick
+            else {"over steps": (600, 128), "over eta / mu": (400, 64)})
+
+
 def figure_over_steps(out_dir, quick=True, lr=0.05, mu=0.1, sigma=0.3):
     plt = _plt()
     p, noise = _problem(), Aligned(sigma)
-    K, R = (150, 32) if quick else (600, 128)
+    K, R = figure_sizes(quick)["over steps"]
     fig, ax = plt.subplots(1, 2, figsize=(11, 4))
     for v in THEORY_VARIANTS:
         res = run(p, noise, v, lr, mu, K, R, stride=1)
@@ -59,7 +66,7 @@ def figure_over_steps(out_dir, quick=True, lr=0.05, mu=0.1, sigma=0.3):
     ax[1].set(xlabel="step t", ylabel="E ||grad f(y_t)||_*", title="gradient norm (nuclear)")
     ax[0].legend(fontsize=7)
     ax[1].legend(fontsize=7)
-    fig.suptitle(f"{p.name}, spectral LMO, aligned noise sigma={sigma}, {R} seeds")
+    fig.suptitle(f"{p.name}, spectral LMO, aligned noise sigma={sigma}: K={K} steps, R={R} seeds")
     path = os.path.join(out_dir, "theory_over_steps.png")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -69,7 +76,7 @@ def figure_over_steps(out_dir, quick=True, lr=0.05, mu=0.1, sigma=0.3):
 
 def _sweep(values, key, quick, sigma=0.3, lr=0.05, mu=0.1):
     p, noise = _problem(), Aligned(sigma)
-    K, R = (120, 16) if quick else (400, 64)
+    K, R = figure_sizes(quick)["over eta / mu"]
     out = {v: ([], [], []) for v in THEORY_VARIANTS}
     for val in values:
         kw = dict(lr=lr, mu=mu)
@@ -93,7 +100,9 @@ def figure_over(out_dir, key, values, quick=True):
         ax.loglog(values, bound, "--", color=COLORS[v], label=f"{v}: {LEMMA[v]}")
     ax.loglog(values, data[DELAYED][2], "k:", label="paper, reading C2 (delayed lemma)")
     name = {"lr": "eta", "mu": "mu"}[key]
-    ax.set(xlabel=name, ylabel="E ||m_t - grad f(y_t)||_*", title=f"momentum error over {name}")
+    K, R = figure_sizes(quick)["over eta / mu"]
+    ax.set(xlabel=name, ylabel="E ||m_t - grad f(y_t)||_*",
+           title=f"momentum error over {name} (K={K} steps, R={R} seeds)")
     ax.legend(fontsize=7)
     path = os.path.join(out_dir, f"theory_over_{name}.png")
     fig.tight_layout()
