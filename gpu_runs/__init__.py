@@ -6,8 +6,10 @@ A short tour::
     res = train(TrainConfig(config="tiny", optimizer="muon", mode="2bw", ef=True, steps=200))
     res.final_val_loss, res.log[-1]
 
-- ``gpu_runs.recipe``: what a run is (``TrainConfig``), the peak lr and the warmup-cosine
-  schedule on every parameter group, the optimizer per mode, the loss, evaluation.
+- ``gpu_runs.recipe``: what a run is (``TrainConfig``, the one run spec of the trainer and the
+  pipeline), the peak lr and the warmup-cosine schedule on every parameter group, the
+  optimizer per mode, the loss, evaluation; ``gpu_runs.parallelism``: the run spec's
+  parallelism section (``TrainConfig.parallel``: pipeline schedule, microbatches, dp).
 - ``gpu_runs.train``: the loop (``train(cfg) -> TrainResult``) and ``python -m gpu_runs.train``
   with modes sync / 2bw (+EF) / pipedream and the paper's mitigations.
 - ``gpu_runs.checkpoint``: run directories that never lose work (atomic checkpoints, resume

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from gpu_runs.recipe import FIELD_HELP, TrainConfig
+from gpu_runs.recipe import FIELD_HELP, NOT_OPTIONS, TrainConfig
 
 Formatter = argparse.ArgumentDefaultsHelpFormatter
 
@@ -37,13 +37,14 @@ def _type_of(annotation: str):
 
 def add_config_options(parser: argparse.ArgumentParser, names=None, *, defaults=None, flags=None,
                        dests=None, choices=None, helps=None) -> list[str]:
-    """One option per TrainConfig field in ``names`` (default: all but opt_kwargs), with the
+    """One option per TrainConfig field in ``names`` (default: all but ``recipe.NOT_OPTIONS``:
+    opt_kwargs, and the parallelism section, whose options are the pipeline's own), with the
     field's default (``defaults`` overrides a command's scale, e.g. sweep's steps), type and
     help (recipe.FIELD_HELP). ``flags`` / ``dests`` rename an option; returns the field names."""
     defaults, flags, dests = defaults or {}, flags or {}, dests or {}
     choices, helps = choices or {}, helps or {}
     fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
-    names = [n for n in fields if n != "opt_kwargs"] if names is None else list(names)
+    names = [n for n in fields if n not in NOT_OPTIONS] if names is None else list(names)
     for n in names:
         f = fields[n]
         default = defaults.get(n, f.default)

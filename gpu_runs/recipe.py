@@ -2,14 +2,19 @@
 (:class:`TrainConfig`), its peak lr and warmup-cosine schedule on every parameter group, the
 optimizer for each mode, the loss and its gradient, and evaluation.
 
-``gpu_runs.train`` runs the loop and the CLI on top of it; ``gpu_runs.pipeline`` builds
-its stage optimizers and its equivalent trainer configuration from it; checkpoint files
-are ``gpu_runs.checkpoint``'s.
+``TrainConfig`` is the one run spec: ``gpu_runs.train`` parses its command line into one
+and runs it in one process; ``gpu_runs.pipeline`` parses its command line into one too
+(``gpu_runs.pipeline.args.run_spec``), with the layout over processes in its parallelism
+section (``TrainConfig.parallel``, :class:`gpu_runs.parallelism.Parallelism`), and builds its
+stage optimizers from it. Options mean the same in both: ``eval_every`` 0 evaluates after
+the last step only, ``ckpt_every`` None checkpoints at every evaluation and 0 never
+(``gpu_runs.recorder``). One validation (:meth:`TrainConfig.validate`) serves both; its
+messages name the field and its option. Checkpoint files are ``gpu_runs.checkpoint``'s.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 
 import torch
 
@@ -24,6 +29,7 @@ from lmo.variants import MODES, PIPEDREAM, TWO_BW, variant_of, wrap  # sync | 2b
 
 from gpu_runs.builtin_corpus import STDLIB_SHA256
 from gpu_runs.model import CONFIGS, Llama, get_config, stage_of_params
+from gpu_runs.parallelism import Parallelism, check_parallelism
 
 #: one line of help per TrainConfig field: the command lines' options are generated from the
 #: fields with these texts (gpu_runs.cli.add_config_options), so their defaults are the fields'
@@ -65,6 +71,8 @@ FIELD_HELP = {
                 "bf16 matmul is fast, else fp32; the run records the choice), float32, bfloat16, float64",
     "resume": "continue the run in OUT from its newest complete checkpoint (identical trajectory; refused "
               "if the saved run differs; a finished run is left as it is)",
+    "parallel": "the layout over processes (gpu_runs.parallelism.Parallelism; the pipeline's --schedule, "
+                "--microbatches, --dp; default: the trainer's one process)",
     "opt_kwargs": "extra keyword arguments of the optimizer (Python API only; lmo.presets."
                   "DECOUPLED_DECAY's are filled in, so the decay is decoupled for every optimizer)",
 }
@@ -105,9 +113,21 @@ def resolve_device(name: str) -> str:
     return ("cuda" if torch.cuda.is_available() else "cpu") if name == "auto" else name
 
 
+#: fields that are no command-line option of their own (a dict, a section)
+NOT_OPTIONS = ("opt_kwargs", "parallel")
+
+
+def _opt(name: str) -> str:
+    """A field as the messages name it: ``TrainConfig.name (--name)`` (the option of both CLIs)."""
+    return f"TrainConfig.{name} (--{name.replace('_', '-')})"
+
+
 @dataclass
 class TrainConfig:
-    """Everything that defines a run (its JSON is the run's identity)."""
+    """Everything that defines a run (its JSON, :meth:`as_dict`, is the run's identity).
+
+    ``parallel``: the layout over processes (:class:`gpu_runs.parallelism.Parallelism`); the
+    default is the trainer's one process and is left out of :meth:`as_dict`."""
 
     config: str = "tiny"
     optimizer: str = "adamw"
@@ -142,8 +162,11 @@ class TrainConfig:
     resume: bool = False
     ns_dtype: str = "auto"
     opt_kwargs: dict = field(default_factory=dict)
+    parallel: Parallelism = field(default_factory=Parallelism)
 
     def __post_init__(self):
+        if isinstance(self.parallel, dict):   # read back from JSON
+            self.parallel = Parallelism(**self.parallel)
         # the decay convention is part of the run's identity: record the keyword arguments
         # that make this optimizer's weight_decay decoupled (lmo.presets.DECOUPLED_DECAY)
         self.opt_kwargs = {**DECOUPLED_DECAY.get(self.optimizer, {}), **(self.opt_kwargs or {})}
@@ -151,56 +174,78 @@ class TrainConfig:
         if self.data == "stdlib" and self.data_sha256 is None:
             self.data_sha256 = STDLIB_SHA256
 
-    def validate(self) -> None:
-        """ValueError naming the field for any value outside its domain."""
+    def as_dict(self) -> dict:
+        """``dataclasses.asdict(self)``, the ``parallel`` section left out while it is the
+        default (the trainer's one process): a trainer run's JSON (config.json, the
+        checkpoint's configuration, the resume check, ``paper_figs``' cache key) is what it
+        was before the section existed."""
+        d = asdict(self)
+        if self.parallel == Parallelism():
+            del d["parallel"]
+        return d
+
+    def validate(self, *, names: bool = True, num_layers: int | None = None) -> None:
+        """ValueError naming the field and its option for any value outside its domain: the
+        one check of a run, for the trainer and the pipeline alike.
+
+        ``names``: also check the optimizer and model names against the registries (False
+        for the pipeline's toy model, which has its own); ``num_layers``: the model's layer
+        count, which a pipeline layout's P may not exceed (default: the model config's)."""
+        if num_layers is None and names and self.config in CONFIGS:
+            num_layers = CONFIGS[self.config].n_layers
+        check_parallelism(self.parallel, mode=self.mode, stages=self.stages, steps=self.steps,
+                          batch_size=self.batch_size, sync_start=self.sync_start,
+                          sync_cooldown=self.sync_cooldown, num_layers=num_layers)
         if self.mode not in MODES:
-            raise ValueError(f"TrainConfig.mode must be one of {MODES}, got {self.mode!r}")
+            raise ValueError(f"TrainConfig.mode (--delay) must be one of {MODES}, got {self.mode!r}")
         if self.ef and self.mode != TWO_BW:
-            raise ValueError("TrainConfig.ef: error feedback corrects the one-step delay; use mode='2bw'")
+            raise ValueError(f"{_opt('ef')}: error feedback corrects the one-step delay; use mode='2bw' "
+                             f"(pipeline: --schedule 2bw), got mode={self.mode!r}")
         for k in ("sync_start", "sync_cooldown", "dc_asgd"):
             if getattr(self, k) and self.mode != TWO_BW:
-                raise ValueError(f"TrainConfig.{k} mitigates the one-step delay; it needs mode='2bw', "
-                                 f"got mode={self.mode!r}")
+                raise ValueError(f"{_opt(k)} mitigates the one-step delay; it needs mode='2bw' "
+                                 f"(pipeline: --schedule 2bw), got mode={self.mode!r}")
         if self.mode == PIPEDREAM and self.stages < 1:
-            raise ValueError(f"TrainConfig.stages must be >= 1, got {self.stages}")
+            raise ValueError(f"{_opt('stages')} must be >= 1, got {self.stages}")
         for k in ("steps", "batch_size", "seq_len", "eval_batches"):
             if getattr(self, k) < 1:
-                raise ValueError(f"TrainConfig.{k} must be >= 1, got {getattr(self, k)}")
+                raise ValueError(f"{_opt(k)} must be >= 1, got {getattr(self, k)}")
         for k in ("eval_every", "diag_every", "log_every", "sync_start", "sync_cooldown"):
             if getattr(self, k) < 0:
-                raise ValueError(f"TrainConfig.{k} must be >= 0, got {getattr(self, k)}")
+                raise ValueError(f"{_opt(k)} must be >= 0, got {getattr(self, k)}")
         if not isinstance(self.aux_groups, int) or self.aux_groups < 1 or self.batch_size % self.aux_groups:
             raise ValueError(f"TrainConfig.aux_groups must be a positive int dividing batch_size="
                              f"{self.batch_size}, got {self.aux_groups!r}")
         if self.ckpt_every is not None and self.ckpt_every < 0:
-            raise ValueError(f"TrainConfig.ckpt_every must be >= 0 (or None: at every evaluation), "
+            raise ValueError(f"{_opt('ckpt_every')} must be >= 0 (0: never; None: at every evaluation), "
                              f"got {self.ckpt_every}")
-        self.validate_recipe()
+        self.validate_recipe(names=names)
         if self.resume and not self.out:
             raise ValueError("TrainConfig.resume needs out= (the run directory)")
 
-    def validate_recipe(self) -> None:
-        """Names and numbers of the recipe: optimizer, model config, lr, momentum, decay, schedule."""
-        if self.optimizer not in list(OPTIMIZERS):
-            raise ValueError(f"TrainConfig.optimizer: unknown optimizer {self.optimizer!r}; "
+    def validate_recipe(self, names: bool = True) -> None:
+        """Names (``names``) and numbers of the recipe: optimizer, model config, lr, momentum,
+        decay, schedule."""
+        if names and self.optimizer not in list(OPTIMIZERS):
+            raise ValueError(f"{_opt('optimizer')}: unknown optimizer {self.optimizer!r}; "
                              f"choose from {', '.join(sorted(OPTIMIZERS))}")
-        if self.config not in CONFIGS:
-            raise ValueError(f"TrainConfig.config: unknown model config {self.config!r}; "
+        if names and self.config not in CONFIGS:
+            raise ValueError(f"{_opt('config')}: unknown model config {self.config!r}; "
                              f"choose from {', '.join(CONFIGS)}")
         if self.lr is not None and not (math.isfinite(self.lr) and self.lr > 0):
-            raise ValueError(f"TrainConfig.lr must be a finite number > 0 (or None: the preset), got {self.lr}")
+            raise ValueError(f"{_opt('lr')} must be a finite number > 0 (or None: the preset), got {self.lr}")
         if self.momentum is not None and not 0 <= self.momentum < 1:
-            raise ValueError(f"TrainConfig.momentum must lie in [0, 1), got {self.momentum}")
+            raise ValueError(f"{_opt('momentum')} must lie in [0, 1), got {self.momentum}")
         for k in ("weight_decay", "grad_clip", "dc_asgd"):
             v = getattr(self, k)
             if not (math.isfinite(v) and v >= 0):
-                raise ValueError(f"TrainConfig.{k} must be a finite number >= 0, got {v}")
+                raise ValueError(f"{_opt(k)} must be a finite number >= 0, got {v}")
         if self.ns_dtype not in NS_DTYPES:
-            raise ValueError(f"TrainConfig.ns_dtype must be one of {NS_DTYPES}, got {self.ns_dtype!r}")
+            raise ValueError(f"{_opt('ns_dtype')} must be one of {NS_DTYPES}, got {self.ns_dtype!r}")
         if not 0 <= self.warmup_frac < 1:
-            raise ValueError(f"TrainConfig.warmup_frac must lie in [0, 1), got {self.warmup_frac}")
+            raise ValueError(f"{_opt('warmup_frac')} must lie in [0, 1), got {self.warmup_frac}")
         if not 0 <= self.final_frac <= 1:
-            raise ValueError(f"TrainConfig.final_frac must lie in [0, 1], got {self.final_frac}")
+            raise ValueError(f"{_opt('final_frac')} must lie in [0, 1], got {self.final_frac}")
 
 
 def peak_lr(cfg: TrainConfig) -> float:

@@ -4,8 +4,13 @@ periodic checkpoint is due, the run's ``log.jsonl`` and its progress lines.
 
 - :func:`step_record`: ``step, train_loss, lr, tokens, step_time`` first, then what the
   caller adds (validation loss, diagnostics, routing, the pipeline's grad norm / layout).
+- :func:`eval_due`: ``eval_every`` k: after every k-th step and after the last; 0: after
+  the last step only.
 - :func:`ckpt_due`: ``ckpt_every`` None: at every evaluation; 0: never; k: every k steps.
-  (The pipeline also writes its final checkpoints after the run, whatever ``ckpt_every``.)
+  (The pipeline also writes its final stage checkpoints after the run unless ``ckpt_every``
+  is 0: its ``--resume`` of a finished run and its conversion to the trainer read them.)
+
+The two options mean the same for the trainer and the pipeline: both call these.
 - :class:`RunRecorder`: ``log.jsonl`` (a resumed run keeps the records of steps <= start,
   taken from its checkpoint or, without one, from the file) and the console line of a step
   when its ``due`` says so.
@@ -24,6 +29,12 @@ def step_record(step: int, train_loss: float, lr: float, tokens_per_step: int, s
     """The log record of step ``step`` (1-based: x_step has been created)."""
     return dict(step=step, train_loss=train_loss, lr=lr, tokens=step * tokens_per_step,
                 step_time=step_time, **extra)
+
+
+def eval_due(eval_every: int, step: int, steps: int) -> bool:
+    """Is x_step evaluated (1-based ``step`` of ``steps``)? eval_every k: when k | step, and
+    at the last step; 0: at the last step only."""
+    return bool(eval_every and step % eval_every == 0) or step == steps
 
 
 def ckpt_due(ckpt_every: int | None, step: int, is_eval: bool) -> bool:

@@ -29,7 +29,6 @@ evaluation and at least every ``gpu_runs.progress.EVERY_S`` seconds, with tokens
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import math
 import sys
@@ -49,7 +48,7 @@ from gpu_runs.diagnostics import Diagnostics
 from gpu_runs.model import Llama, param_count
 from gpu_runs.moe import routing_stats
 from gpu_runs.progress import StepProgress
-from gpu_runs.recorder import RunRecorder, ckpt_due, step_record
+from gpu_runs.recorder import RunRecorder, ckpt_due, eval_due, step_record
 from gpu_runs.recorder import ckpt_cadence as recorder_cadence
 from gpu_runs.recipe import (COMPILE_BACKEND, MODES, TrainConfig, base_optimizer, bind_data, build_optimizer,  # noqa: F401
                              evaluate, loss_and_grads, loss_fn, lr_schedule, make_history, model_config,
@@ -97,7 +96,7 @@ def _open_run_dir(cfg: TrainConfig, out: Path, dev, say):
     if not cfg.resume:
         checkpoint.check_fresh(out)
         return None
-    blob, f, skipped = checkpoint.find_resume(out, dataclasses.asdict(cfg), map_location=dev)
+    blob, f, skipped = checkpoint.find_resume(out, cfg.as_dict(), map_location=dev)
     if skipped:
         print(f"[gpu_runs.train] skipped unreadable checkpoints ({'; '.join(skipped)}); falling back to "
               f"{f}, the newest complete one (step {int(blob['step'])})", file=sys.stderr, flush=True)
@@ -153,7 +152,7 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
             history = history_load(blob["history"], delays)
         start, log = int(blob["step"]), json.loads(blob["log"])
     if out:
-        (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1))
+        (out / "config.json").write_text(json.dumps(cfg.as_dict(), indent=1))
     tokens_per_step = cfg.batch_size * cfg.seq_len
     meter = StepProgress(cfg.steps, start, tokens_per_step)
     rec_line = lambda r: meter.line(r["step"], f"train {r['train_loss']:.4f} " + (
@@ -191,7 +190,7 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
         d = None
         if diag is not None and (step % cfg.diag_every == 0 or step == 1):
             d = diag.measure(model, t, prev, params, updates, state, opt, lr_t, state_prev)
-        is_eval = bool(cfg.eval_every and (step % cfg.eval_every == 0) or step == cfg.steps)
+        is_eval = eval_due(cfg.eval_every, step, cfg.steps)
         rec = step_record(step, last_train, lr_t, tokens_per_step, dt)
         if is_eval:
             rec["val_loss"] = evaluate(model, params, vbatches, amp, efn)
@@ -207,7 +206,7 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
             checkpoint.save_run_checkpoint(out, dict(
                 params={k: v.detach().cpu() for k, v in params.items()}, opt=state_dict(state),
                 history=history_state_dict(history) if history is not None else {}, step=step,
-                log=json.dumps(log), config=json.dumps(dataclasses.asdict(cfg))), keep_ckpts)
+                log=json.dumps(log), config=json.dumps(cfg.as_dict())), keep_ckpts)
     vals = [r["val_loss"] for r in log if "val_loss" in r]
     final = vals[-1] if vals else evaluate(model, params, vbatches, amp, efn)
     res = TrainResult(log=log, final_val_loss=final, config=cfg, params=params, n_params=n_params,

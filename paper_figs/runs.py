@@ -1,9 +1,14 @@
 """Training runs: settings -> cache key -> a result trained live, cached, or kept.
 
 A run is the keyword arguments of ``gpu_runs.train.TrainConfig``. Its cache key is
-``config_hash(asdict(TrainConfig(**settings)))`` minus the fields that only say where and
+``config_hash(TrainConfig(**settings).as_dict())`` minus the fields that only say where and
 how often to write (``NOT_IN_KEY``), so trainer defaults are part of the key: a changed
-default reruns what it touches. Where a result comes from (``Outcome.source``):
+default reruns what it touches. ``as_dict`` is ``dataclasses.asdict`` with one rule: a
+section of the run spec that is at its default is left out (today the parallelism section,
+``TrainConfig.parallel``, whose default is the trainer's one process), so adding a section
+leaves the keys of the runs that do not use it, and the kept records stored under them,
+byte-identical; a run that sets it (a pipeline layout) has it in its key. Where a result
+comes from (``Outcome.source``):
 
 - ``live``:  trained by this invocation;
 - ``cache``: trained earlier on this machine, read from ``OUT/cache/<key>.json``;
@@ -73,12 +78,17 @@ class Outcome:
 
 
 def full_config(TrainConfig: type, settings: Mapping[str, Any]) -> dict:
-    """asdict(TrainConfig(**settings)) without the where-to-write fields."""
+    """TrainConfig(**settings).as_dict() (sections at their default left out, module
+    docstring; plain asdict / vars for a config type without it) without the where-to-write
+    fields."""
     try:
         cfg = TrainConfig(**settings)
     except TypeError as e:
         raise ValueError(f"TrainConfig rejected settings {dict(settings)}: {e}") from e
-    full = dataclasses.asdict(cfg) if dataclasses.is_dataclass(cfg) else dict(vars(cfg))
+    if hasattr(cfg, "as_dict"):
+        full = cfg.as_dict()
+    else:
+        full = dataclasses.asdict(cfg) if dataclasses.is_dataclass(cfg) else dict(vars(cfg))
     for k in NOT_IN_KEY:
         full.pop(k, None)
     return full

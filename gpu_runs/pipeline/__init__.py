@@ -75,7 +75,15 @@ exit non-zero at once; torchrun then stops the remaining ranks.
 Example: ``torchrun --nproc-per-node 2 -m gpu_runs.pipeline --schedule 2bw -M 4
 --config tiny --optimizer muon --steps 200 --out runs/pp_2bw``.
 
-Layout (one concept per module): ``args`` (options and their checks), ``schedules`` (the
+Run spec: the command line is parsed once into a :class:`gpu_runs.recipe.TrainConfig`, the
+trainer's run spec, with its parallelism section (``TrainConfig.parallel``: schedule, M, D;
+P is ``TrainConfig.stages``; ``args.run_spec``), and validated once (``TrainConfig.validate``);
+every module downstream reads that spec (``args.Job.run``), the command line only for the
+process knobs (``args.PROCESS``: timeout, fault, synthetic-ms, comm-log, quiet, the toy's
+sizes, resume). Options mean what the trainer's mean: ``--eval-every 0`` evaluates after the
+last step only; ``--ckpt-every`` None checkpoints at every evaluation, 0 never.
+
+Layout (one concept per module): ``args`` (options, the run spec, the process knobs' checks), ``schedules`` (the
 action lists of gpipe / 1f1b / 2bw / pipedream), ``stage`` (the stage engine that executes
 them, built from ``comm`` (messages, the tied embedding / head), ``weight_versions`` (weight
 stashing) and ``step_rule`` (cross-stage clip, DC-ASGD, update, apply)), ``delay`` (the trainer's delay wrappers per stage block), ``problem`` / ``llama`` /
@@ -85,10 +93,10 @@ stashing) and ``step_rule`` (cross-stage clip, DC-ASGD, update, apply)), ``delay
 (local multi-process runs for tests and benchmarks), ``bench`` (``python -m gpu_runs.pipeline_bench``;
 ``--setting dp``: step time and all-reduce share vs D).
 """
-from gpu_runs.pipeline.args import build_parser, check_options
+from gpu_runs.pipeline.args import Job, build_parser, check_options, parse_job, run_spec
 from gpu_runs.pipeline.problem import Problem
 from gpu_runs.pipeline.schedules import SCHEDULES
-from gpu_runs.pipeline.worker import eval_steps_of, main, run_stage, validate_args
+from gpu_runs.pipeline.worker import eval_steps_of, main, prepare, run_stage, validate_args
 
-__all__ = ["build_parser", "check_options", "validate_args", "main", "run_stage", "eval_steps_of", "Problem",
-           "SCHEDULES"]
+__all__ = ["build_parser", "run_spec", "parse_job", "Job", "check_options", "prepare", "validate_args", "main",
+           "run_stage", "eval_steps_of", "Problem", "SCHEDULES"]

@@ -1,15 +1,22 @@
-"""Options of ``python -m gpu_runs.pipeline`` (``build_parser``) and the checks of their
-values that need no files (``check_options``); the run-directory checks (resume, an
-existing run) are ``gpu_runs.pipeline.checkpoint.check_run_dir``."""
+"""Options of ``python -m gpu_runs.pipeline`` (``build_parser``) and the one place they
+become a run: :func:`run_spec` parses them into the :class:`gpu_runs.recipe.TrainConfig` the
+trainer runs (the one run spec; its parallelism section, ``TrainConfig.parallel``, holds
+``--schedule``, ``--microbatches``, ``--dp``, and P = ``TrainConfig.stages``). A :class:`Job`
+carries that run together with the command line, of which the pipeline reads only the
+process knobs (:data:`PROCESS`). ``TrainConfig.validate`` checks the run, for the trainer
+and the pipeline alike; :func:`check_options` checks only what is not part of the run (the
+process knobs, and that ``--data`` exists); the run-directory checks (resume, an existing
+run) are ``gpu_runs.pipeline.checkpoint.check_run_dir``."""
 from __future__ import annotations
 
 import argparse
-import math
+from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_runs.cli import add_config_options, show_defaults
-from gpu_runs.pipeline.llama import train_config
-from gpu_runs.pipeline.schedules import SCHEDULES, check_schedule_args, check_sync_args
+from gpu_runs.model import CONFIGS
+from gpu_runs.parallelism import MODE_OF_SCHEDULE, SCHEDULES, Parallelism
+from gpu_runs.recipe import TrainConfig, resolve_device
 
 
 #: TrainConfig fields that are pipeline options, generated with the fields' defaults
@@ -26,11 +33,13 @@ HELP = {
     "sync_cooldown": "2bw only: the last K steps synchronous; the switch flushes the pending update",
     "dc_asgd": "2bw only: DC-ASGD lambda, g + lambda g*g*(y_t - x_t) before clipping, per stage",
     "batch_size": "rows per optimizer step (split into M microbatches)",
-    "eval_every": "validation loss on x_{t+1} after every k-th step and after the last (0: never)",
+    "eval_every": "validation loss on x_{t+1} after every k-th step and after the last (0: after the last "
+                  "step only), as the trainer's",
     "device": "cpu, cuda (one GPU per rank, NCCL) or auto (cuda if available)",
     "out": "directory for log.jsonl and per-stage checkpoints",
-    "ckpt_every": "checkpoint every k steps into OUT/ckpt_step{k}_stage{s}.pt (0: at the end only; "
-                  "None: at every evaluation, keeping the newest 3 sets)",
+    "ckpt_every": "checkpoint every k steps into OUT/ckpt_step{k}_stage{s}.pt and at the end into "
+                  "OUT/ckpt_stage{s}.pt (None: at every evaluation, keeping the newest 3 sets; 0: never, "
+                  "as the trainer's: such a run cannot be resumed)",
     "diag_every": "the trainer's theory diagnostics at its cadence, measured after the run from per-stage "
                   "snapshots (gpu_runs.pipeline.diagnostics; sync / 2bw, llama; 0: off)",
     "lr": "peak lr (None: lmo.presets.DEFAULT_LR[optimizer]; toy model: 0.05)",
@@ -86,8 +95,64 @@ def build_parser() -> argparse.ArgumentParser:
     return show_defaults(p)
 
 
-def check_options(args, num_stages: int, num_layers: int | None) -> None:
-    """Refuse bad option values before any process group exists (ValueError naming the option)."""
+#: options that are not part of the run (how this process runs it, testing, the toy model's
+#: sizes); everything else on the command line is a TrainConfig field (run_spec)
+PROCESS = ("model", "toy_layers", "toy_dim", "toy_tied", "resume", "resume_set", "timeout", "fault",
+           "synthetic_ms", "quiet", "comm_log")
+
+
+@dataclass
+class Job:
+    """One invocation of the pipeline: ``run``, the run spec (:func:`run_spec`), which is
+    what the stages train and what config.json and the resume check record; ``opts``, the
+    command line as parsed, read only for its :data:`PROCESS` knobs (``resume`` /
+    ``resume_set`` are filled in by the checks) and recorded as given in the stage
+    checkpoints (``args``)."""
+
+    run: TrainConfig
+    opts: argparse.Namespace
+
+    @property
+    def M(self) -> int:
+        """Microbatches per optimizer step as the schedules count them (pipedream: 1)."""
+        par = self.run.parallel
+        return 1 if par.schedule == "pipedream" else par.microbatches
+
+
+def run_spec(args, num_stages: int) -> TrainConfig:
+    """The one conversion of the pipeline's command line into the run spec: the
+    :class:`gpu_runs.recipe.TrainConfig` of the trainer run with the same trajectory (mode
+    from the schedule; an MoE's ``aux_groups`` = M, see :func:`aux_groups`) plus the
+    parallelism section (schedule, M = ``--microbatches`` or P, D = ``--dp``); P = ``stages``.
+    ``--resume DIR`` is a process knob: the spec's ``resume`` stays False."""
+    M = num_stages if args.microbatches is None else args.microbatches
+    return TrainConfig(
+        config=args.config, optimizer=args.optimizer, lr=args.lr, momentum=args.momentum,
+        weight_decay=0.1 if args.weight_decay is None else args.weight_decay,
+        grad_clip=1.0 if args.clip is None else args.clip,
+        warmup_frac=args.warmup_frac, final_frac=args.final_frac,
+        mode=MODE_OF_SCHEDULE.get(args.schedule, args.schedule), stages=num_stages, ef=args.ef,
+        sync_start=args.sync_start, sync_cooldown=args.sync_cooldown, dc_asgd=args.dc_asgd,
+        steps=args.steps, batch_size=args.batch_size, aux_groups=aux_groups(args, M), seq_len=args.seq_len,
+        eval_every=args.eval_every, eval_batches=args.eval_batches, seed=args.seed, data=args.data or "stdlib",
+        device=resolve_device(args.device), out=args.out, ckpt_every=args.ckpt_every,
+        diag_every=args.diag_every, diag_micro=args.diag_micro, ns_dtype=getattr(args, "ns_dtype", "auto"),
+        parallel=Parallelism(args.schedule, M, args.dp))
+
+
+def aux_groups(args, M: int) -> int:
+    """The trainer's ``aux_groups`` of this run: M for an MoE model under gpipe / 1f1b / 2bw (each
+    microbatch has its own balance loss), 1 for pipedream (a step is one microbatch) and dense models."""
+    if (args.model != "llama" or args.config not in CONFIGS or not CONFIGS[args.config].n_experts
+            or args.schedule == "pipedream"):
+        return 1
+    return M
+
+
+def check_options(args, num_stages: int) -> None:
+    """Refuse bad values of what is not part of the run (ValueError naming the option), before
+    any process group exists; fills in ``--microbatches`` (P) and a bare ``--resume`` (--out).
+    The run's own values are ``TrainConfig.validate``'s."""
     if args.microbatches is None:
         args.microbatches = num_stages
     if args.resume == RESUME_OUT:
@@ -95,29 +160,10 @@ def check_options(args, num_stages: int, num_layers: int | None) -> None:
             raise ValueError("--resume without a directory continues the run in --out: give --out "
                              "(or --resume DIR to continue the run in DIR)")
         args.resume = args.out
-    check_schedule_args(args.schedule, num_stages, args.microbatches, args.steps, num_layers)
-    if args.dp < 1:
-        raise ValueError(f"--dp must be >= 1, got {args.dp}")
-    rows = args.dp * (1 if args.schedule == "pipedream" else args.microbatches)
-    if args.batch_size % rows:
-        raise ValueError(f"--batch-size ({args.batch_size}) must be divisible by --dp ({args.dp}) x "
-                         f"--microbatches ({1 if args.schedule == 'pipedream' else args.microbatches})")
-    if args.ef and args.schedule != "2bw":
-        raise ValueError(f"--ef needs --schedule 2bw (the one-step delay it corrects), got {args.schedule}")
-    check_sync_args(args.schedule, args.steps, args.sync_start, args.sync_cooldown)
-    if not math.isfinite(args.dc_asgd) or args.dc_asgd < 0:
-        raise ValueError(f"--dc-asgd must be a finite number >= 0, got {args.dc_asgd}")
-    if args.dc_asgd and args.schedule != "2bw":
-        raise ValueError(f"--dc-asgd needs --schedule 2bw (the delay it compensates), got {args.schedule}")
-    if args.ckpt_every is not None and args.ckpt_every < 0:
-        raise ValueError(f"--ckpt-every must be >= 0, got {args.ckpt_every}")
-    if args.model == "llama":
-        train_config(args, num_stages).validate_recipe()
-        if args.data not in (None, "stdlib") and not Path(args.data).exists():
-            raise ValueError(f"--data: {args.data!r} is neither 'stdlib' nor an existing file/directory")
-    if args.eval_every < 0 or args.eval_batches < 1:
-        raise ValueError(f"--eval-every must be >= 0 and --eval-batches >= 1, got "
-                         f"{args.eval_every}, {args.eval_batches}")
+    if args.model == "llama" and args.data not in (None, "stdlib") and not Path(args.data).exists():
+        raise ValueError(f"--data: {args.data!r} is neither 'stdlib' nor an existing file/directory")
+    if args.model == "toy" and args.optimizer != "sgd":
+        raise ValueError(f"--model toy supports --optimizer sgd only, got {args.optimizer!r}")
     if args.timeout <= 0:
         raise ValueError(f"--timeout must be > 0, got {args.timeout}")
     if args.fault is not None:
@@ -131,3 +177,13 @@ def check_options(args, num_stages: int, num_layers: int | None) -> None:
             raise ValueError(f"--synthetic-ms must be F,B in milliseconds, got {args.synthetic_ms!r}") from None
         if f_ms < 0 or b_ms < 0:
             raise ValueError(f"--synthetic-ms must be >= 0, got {args.synthetic_ms!r}")
+
+
+def parse_job(args, num_stages: int, num_layers: int | None = None) -> Job:
+    """The command line as a checked :class:`Job`: :func:`check_options`, :func:`run_spec`,
+    then ``TrainConfig.validate`` (names against the registries for ``--model llama``; P at
+    most ``num_layers``, default the model config's). ValueError naming the option."""
+    check_options(args, num_stages)
+    run = run_spec(args, num_stages)
+    run.validate(names=args.model == "llama", num_layers=num_layers)
+    return Job(run, args)

@@ -13,7 +13,8 @@ to the stage's parameter block:
   step counter k come along);
 - ``versions`` (pipedream): {j: u_j} for j = k - tau_s .. k, tau_s = P - 1 - s, the
   stashed versions the forwards of microbatches k .. k + tau_s - 1 run on;
-- ``args``: the run's options (JSON), for the conversion.
+- ``args``: the run's options as given on the command line (JSON), from which
+  ``gpu_runs.pipeline.args.run_spec`` rebuilds the run spec (resume check, conversion).
 
 Trainer format (``gpu_runs.train``): ``params`` (the full x_k), ``opt`` (its optimizer's
 state_dict: ``inner/<clip chain>/...`` inside the 2bw wrapper, ``pending`` / ``prev`` /
@@ -38,9 +39,9 @@ from lmo.base import state_dict
 
 from gpu_runs.checkpoint import config_differences, holds_run, save_checkpoint
 from gpu_runs.cli import show_defaults
-from gpu_runs.pipeline.args import build_parser
+from gpu_runs.pipeline.args import Job, build_parser, run_spec
 from gpu_runs.pipeline.delay import DelayRule
-from gpu_runs.pipeline.llama import llama_problem, run_config, train_config
+from gpu_runs.pipeline.llama import llama_problem, run_config, spec_dict
 from gpu_runs.pipeline.stage_module import StageModule, split_layers
 from gpu_runs.recipe import build_optimizer, resolve_device
 
@@ -53,15 +54,15 @@ def stage_file(run_dir, s: int, step: int | None = None) -> Path:
     return Path(run_dir) / (f"ckpt_stage{s}.pt" if step is None else f"ckpt_step{step}_stage{s}.pt")
 
 
-def save_stage(out: Path, rank: int, engine, step: int, args, final: bool = False) -> None:
+def save_stage(out: Path, rank: int, engine, step: int, job: Job, final: bool = False) -> None:
     """The stage checkpoint after ``step`` steps (module docstring), taken at U(step - 1);
     written atomically (temporary file, then os.replace)."""
     params = engine.ckpt_params if engine.ckpt_params is not None else engine.params
-    M = 1 if args.schedule == "pipedream" else args.microbatches
-    blob = dict(step=step, stage=rank, schedule=args.schedule, stages=engine.P, microbatches=M,
+    schedule = job.run.parallel.schedule
+    blob = dict(step=step, stage=rank, schedule=schedule, stages=engine.P, microbatches=job.M,
                 params={k: v.detach().cpu() for k, v in params.items()},
-                opt_state=state_dict(engine.opt_state), args=json.dumps(vars(args)))
-    if args.schedule == "pipedream":
+                opt_state=state_dict(engine.opt_state), args=json.dumps(vars(job.opts)))
+    if schedule == "pipedream":
         blob["versions"] = engine.checkpoint_versions()
     save_checkpoint(stage_file(out, rank, None if final else step), blob)
 
@@ -131,59 +132,62 @@ RESUME_SAFE = ("out", "resume", "resume_set", "ckpt_every", "eval_every", "eval_
                "dp", "comm_log")  # --dp: the same global batch, split over other replicas
 
 
-def run_identity(args, P: int) -> dict:
-    """What defines a pipeline run's trajectory: for --model llama the equivalent trainer
-    configuration (defaults resolved, so ``--clip 1.0`` equals the default) with the
-    schedule and M; for the toy model its options except --steps (its lr is constant)."""
-    args = argparse.Namespace(**dict(vars(args), device=resolve_device(args.device)))
-    if args.model == "llama":
-        return run_config(args, P)
-    return {k: v for k, v in vars(args).items() if k != "steps"}
+def run_identity(job: Job) -> dict:
+    """What defines a pipeline run's trajectory: for --model llama its run spec as config.json
+    records it (``llama.run_config``: defaults resolved, so ``--clip 1.0`` equals the default;
+    the schedule, M and D flat); for the toy model its run spec but --steps (its lr is
+    constant) with the toy's sizes."""
+    if job.opts.model == "llama":
+        return run_config(job.run)
+    toy = {k: getattr(job.opts, k) for k in ("model", "toy_layers", "toy_dim", "toy_tied")}
+    return {k: v for k, v in dict(spec_dict(job.run), **toy).items() if k != "steps"}
 
 
-def check_same_run(args, P: int) -> None:
+def check_same_run(job: Job, P: int) -> None:
     """ValueError listing the options that differ from the run that wrote ``--resume``'s set."""
-    f = stage_file(args.resume, 0, args.resume_set)
+    f = stage_file(job.opts.resume, 0, job.opts.resume_set)
     ck = load(f)
-    saved = run_identity(_run_args(ck), P)
-    diff = config_differences(saved, run_identity(args, P), RESUME_SAFE)
+    saved = run_identity(_saved_job(ck, P))
+    diff = config_differences(saved, run_identity(job), RESUME_SAFE)
     if diff:
         raise ValueError(f"--resume: {f} was made by a different run; these options differ "
                          f"(saved -> now): {'; '.join(diff)}. Only {', '.join(RESUME_SAFE)} may change")
 
 
-def check_run_dir(args, P: int) -> list[str]:
+def check_run_dir(job: Job, P: int) -> list[str]:
     """The run-directory checks before any process group: ``--resume`` needs a complete set
-    of checkpoints of the same run (sets ``args.resume_set``); a fresh run never writes over
+    of checkpoints of the same run (sets ``job.opts.resume_set``); a fresh run never writes over
     an existing one. Returns the unreadable checkpoints the resume skipped (:func:`find_set`)."""
-    skipped = []
-    if args.resume is not None:
-        args.resume_set, skipped = find_set(args.resume, P)
-        check_same_run(args, P)
-    check_fresh(args)
+    skipped, opts = [], job.opts
+    if opts.resume is not None:
+        opts.resume_set, skipped = find_set(opts.resume, P)
+        check_same_run(job, P)
+    check_fresh(job)
     return skipped
 
 
-def check_finished(args) -> None:
+def check_finished(job: Job) -> None:
     """After :func:`check_run_dir`: :class:`RunFinished` when ``--resume``'s set has reached
     ``--steps`` (nothing to do; the caller exits 0 without writing)."""
-    if args.resume is None:
+    opts, steps = job.opts, job.run.steps
+    if opts.resume is None:
         return
-    step = int(load(stage_file(args.resume, 0, args.resume_set))["step"])
-    if step >= args.steps:
-        raise RunFinished(f"--resume: {args.resume} finished already at step {step} (--steps "
-                          f"{args.steps}); nothing to do, nothing was rewritten")
+    step = int(load(stage_file(opts.resume, 0, opts.resume_set))["step"])
+    if step >= steps:
+        raise RunFinished(f"--resume: {opts.resume} finished already at step {step} (--steps "
+                          f"{steps}); nothing to do, nothing was rewritten")
 
 
 class RunFinished(ValueError):
     """``--resume`` of a run that has reached ``--steps``: nothing to do (exit 0)."""
 
 
-def check_fresh(args) -> None:
+def check_fresh(job: Job) -> None:
     """A run that does not continue ``--out`` itself never writes over a run there."""
-    if args.out is not None and holds_pipeline_run(Path(args.out)) and (
-            args.resume is None or Path(args.resume).resolve() != Path(args.out).resolve()):
-        raise ValueError(f"--out {args.out} already holds a run; pass --resume to continue "
+    out, resume = job.run.out, job.opts.resume
+    if out is not None and holds_pipeline_run(Path(out)) and (
+            resume is None or Path(resume).resolve() != Path(out).resolve()):
+        raise ValueError(f"--out {out} already holds a run; pass --resume to continue "
                          f"it, or choose another --out (nothing was overwritten)")
 
 
@@ -203,31 +207,33 @@ def load(path) -> dict:
                          f"{(str(e).splitlines() or ['?'])[0]})") from None
 
 
-def resume_step(args) -> int:
-    if args.resume is None:
+def resume_step(job: Job) -> int:
+    """The step ``--resume``'s checkpoint set is at (0 for a fresh run)."""
+    opts = job.opts
+    if opts.resume is None:
         return 0
-    start = int(load(stage_file(args.resume, 0, getattr(args, "resume_set", None)))["step"])
-    if start >= args.steps:
-        raise ValueError(f"--resume: checkpoint is at step {start} >= --steps {args.steps}")
+    start = int(load(stage_file(opts.resume, 0, getattr(opts, "resume_set", None)))["step"])
+    if start >= job.run.steps:
+        raise ValueError(f"--resume: checkpoint is at step {start} >= --steps {job.run.steps}")
     return start
 
 
-def load_resume(engine, args, rank: int, P: int, M: int, start: int) -> None:
+def load_resume(engine, job: Job, rank: int, P: int, M: int, start: int) -> None:
     """Restore ``engine`` from ``--resume``'s ``ckpt_stage{rank}.pt`` (same schedule, P, M)."""
-    k = getattr(args, "resume_set", None)
-    ck = load(stage_file(args.resume, rank, k))
-    if ck["schedule"] != args.schedule or ck.get("stages", P) != P or ck.get("microbatches", M) != M:
+    resume, k, schedule = job.opts.resume, getattr(job.opts, "resume_set", None), job.run.parallel.schedule
+    ck = load(stage_file(resume, rank, k))
+    if ck["schedule"] != schedule or ck.get("stages", P) != P or ck.get("microbatches", M) != M:
         raise ValueError(f"--resume: checkpoint is {ck['schedule']} P={ck.get('stages')} "
-                         f"M={ck.get('microbatches')}, this run {args.schedule} P={P} M={M}")
+                         f"M={ck.get('microbatches')}, this run {schedule} P={P} M={M}")
     if int(ck["step"]) != start:
-        raise ValueError(f"--resume: {stage_file(args.resume, rank, k)} is at step {ck['step']}, stage 0's at {start}")
-    if args.schedule == "pipedream" and "versions" not in ck:
+        raise ValueError(f"--resume: {stage_file(resume, rank, k)} is at step {ck['step']}, stage 0's at {start}")
+    if schedule == "pipedream" and "versions" not in ck:
         raise ValueError("--resume: a pipedream checkpoint needs the stashed 'versions'")
     tied = None
     if engine.tied_role == "user":
-        ck0 = load(stage_file(args.resume, 0, k))
+        ck0 = load(stage_file(resume, 0, k))
         name = "embed.weight"
-        tied = ({i: p[name] for i, p in ck0["versions"].items()} if args.schedule == "pipedream"
+        tied = ({i: p[name] for i, p in ck0["versions"].items()} if schedule == "pipedream"
                 else {0: ck0["params"][name]})
     try:
         engine.restore(ck["params"], ck["opt_state"], start, tied, ck.get("versions"))
@@ -236,23 +242,21 @@ def load_resume(engine, args, rank: int, P: int, M: int, start: int) -> None:
 
 
 # ----------------------------------------------------------------------------- trainer format
-def _run_args(ck: dict):
+def _saved_job(ck: dict, P: int) -> Job:
+    """The :class:`Job` of the run that wrote stage checkpoint ``ck``: its recorded options
+    (over the parser's defaults) through :func:`gpu_runs.pipeline.args.run_spec`."""
     args = build_parser().parse_args(["--schedule", ck["schedule"]])
     vars(args).update(json.loads(ck["args"]))
-    args.device = resolve_device(args.device)
-    return args
+    return Job(run_spec(args, int(ck.get("stages", P))), args)
 
 
-def _key_maps(args, P: int):
-    """(trainer TrainConfig, trainer optimizer template state_dict keys, stage -> trainer key fn)."""
-    tc = train_config(args, P)
-    tc.sync_start, tc.sync_cooldown, tc.dc_asgd = args.sync_start, args.sync_cooldown, args.dc_asgd
-    chain = "inner/1/" if tc.grad_clip else ""
-    if args.schedule == "2bw":
-        to_tr = lambda k: "inner/" + chain + k[len("inner/"):] if k.startswith("inner/") else k
-    else:
-        to_tr = lambda k: chain + k
-    return tc, to_tr
+def _key_maps(run):
+    """(stage -> trainer optimizer state_dict key) of the run spec ``run``: the trainer's
+    base optimizer sits in its clip chain (``inner/1/``) and, for 2bw, in the wrapper."""
+    chain = "inner/1/" if run.grad_clip else ""
+    if run.parallel.schedule == "2bw":
+        return lambda k: "inner/" + chain + k[len("inner/"):] if k.startswith("inner/") else k
+    return lambda k: chain + k
 
 
 def _trainer_template(tc, params: dict) -> dict:
@@ -270,13 +274,13 @@ def merge_stages(run_dir, step: int | None = None):
                          "history is per parameter, the stages' stash per microbatch)")
     P = int(ck0["stages"])
     cks = [ck0] + [load(stage_file(run_dir, s, step)) for s in range(1, P)]
-    args = _run_args(ck0)
-    if args.model != "llama":
-        raise ValueError(f"to-trainer: --model llama only, got {args.model!r}")
+    job = _saved_job(ck0, P)
+    if job.opts.model != "llama":
+        raise ValueError(f"to-trainer: --model llama only, got {job.opts.model!r}")
     k = int(ck0["step"])
     if any(int(c["step"]) != k for c in cks):
         raise ValueError(f"to-trainer: stage checkpoints at different steps {[c['step'] for c in cks]}")
-    tc, to_tr = _key_maps(args, P)
+    tc, to_tr = job.run, _key_maps(job.run)
     params, opt = {}, {}
     for c in cks:
         params.update(c["params"])
@@ -332,9 +336,10 @@ def from_trainer(train_dir, stages: int, out_dir, microbatches: int | None = Non
     argv += ["--momentum", str(cfg["momentum"])] if cfg["momentum"] is not None else []
     args = build_parser().parse_args(argv)
     args.device = resolve_device(args.device)
-    prob = llama_problem(args)
+    run = run_spec(args, stages)
+    prob = llama_problem(run)
     model = prob.model
-    _, to_tr = _key_maps(args, stages)
+    to_tr = _key_maps(run)
     out_dir.mkdir(parents=True, exist_ok=True)
     ranges = split_layers(len(model.layers), stages)
     for s in range(stages):
@@ -343,11 +348,11 @@ def from_trainer(train_dir, stages: int, out_dir, microbatches: int | None = Non
         own = {k: blob["params"][k] for k, _ in module.named_parameters() if k in blob["params"]}
         opt = prob.build_opt(own)
         if schedule == "2bw":
-            opt = DelayRule(args.ef, args.sync_start, args.sync_cooldown, args.steps).wrap(opt)
+            opt = DelayRule(run.ef, run.sync_start, run.sync_cooldown, run.steps).wrap(opt)
         keys = state_dict(opt.init(own))
         opt_state = {key: blob["opt"][to_tr(key)] for key in keys}
         save_checkpoint(stage_file(out_dir, s), dict(
-            step=int(blob["step"]), stage=s, schedule=schedule, stages=stages, microbatches=args.microbatches,
+            step=int(blob["step"]), stage=s, schedule=schedule, stages=stages, microbatches=run.parallel.microbatches,
             params=own, opt_state=opt_state, args=json.dumps(vars(args))))
     return out_dir
 

@@ -57,9 +57,9 @@ class Snapshots:
     """A stage's side: its checkpoint after k steps into RUN_DIR/diag for every k in
     ``snapshot_steps`` (at the start of the run, then after U(k - 1)); no collectives."""
 
-    def __init__(self, out, rank: int, engine, args, start: int):
-        self.rank, self.engine, self.args, self.start = rank, engine, args, start
-        self.steps = snapshot_steps(args.steps, args.diag_every, start) if out is not None else set()
+    def __init__(self, out, rank: int, engine, job, start: int):
+        self.rank, self.engine, self.job, self.start = rank, engine, job, start
+        self.steps = snapshot_steps(job.run.steps, job.run.diag_every, start) if out is not None else set()
         self.dir = diag_dir(out) if out is not None else None
         if self.steps:
             self.dir.mkdir(parents=True, exist_ok=True)
@@ -67,36 +67,36 @@ class Snapshots:
                 self.save(start)
 
     def save(self, k: int) -> None:
-        save_stage(self.dir, self.rank, self.engine, k, self.args)
+        save_stage(self.dir, self.rank, self.engine, k, self.job)
 
     def after(self, a) -> None:
         if a.kind == "U" and a.step >= self.start and a.step + 1 in self.steps:
             self.save(a.step + 1)
 
 
-def check_args(args) -> None:
-    """ValueError for --diag-every settings the pipeline cannot measure."""
-    if args.diag_every < 0:
-        raise ValueError(f"--diag-every must be >= 0, got {args.diag_every}")
-    if not args.diag_every:
+def check_args(job) -> None:
+    """ValueError for --diag-every settings the pipeline cannot measure (after
+    ``TrainConfig.validate``, which refuses a negative cadence)."""
+    run = job.run
+    if not run.diag_every:
         return
-    if args.schedule == "pipedream":
+    if run.parallel.schedule == "pipedream":
         raise ValueError("--diag-every: not for pipedream (its per-microbatch stash has no trainer "
                          "state to measure; run gpu_runs.train --delay pipedream --diag-every N)")
-    if args.model != "llama":
-        raise ValueError(f"--diag-every needs --model llama, got {args.model!r}")
-    if args.out is None:
+    if job.opts.model != "llama":
+        raise ValueError(f"--diag-every needs --model llama, got {job.opts.model!r}")
+    if run.out is None:
         raise ValueError("--diag-every needs --out (the stages' snapshots and the log go there)")
-    if args.diag_micro < 2:
-        raise ValueError(f"--diag-micro must be >= 2 (sigma needs two batches), got {args.diag_micro}")
+    if run.diag_micro < 2:
+        raise ValueError(f"--diag-micro must be >= 2 (sigma needs two batches), got {run.diag_micro}")
 
 
-def measure(out, args, P: int, device: str = "cpu", progress: bool = True) -> list[dict]:
+def measure(out, run, P: int, device: str = "cpu", progress: bool = True) -> list[dict]:
     """The trainer's diagnostics records for every diagnosed step with both snapshots in
     ``RUN_DIR/diag`` (after ``--resume`` also those a crashed run left); written into
     ``log.jsonl``; the snapshots are removed afterwards."""
     d = diag_dir(out)
-    steps = [t for t in diagnosed_steps(args.steps, args.diag_every)
+    steps = [t for t in diagnosed_steps(run.steps, run.diag_every)
              if all(stage_file(d, s, k).exists() for s in range(P) for k in (t, t + 1))]
     recs = []
     if steps:
@@ -107,7 +107,7 @@ def measure(out, args, P: int, device: str = "cpu", progress: bool = True) -> li
         model = Llama(recipe.model_config(tc, corpus.vocab_size), seed=tc.seed).to(dev)
         batcher = Batcher(corpus.train, tc.batch_size, tc.seq_len, tc.seed, device=dev)
         opt, _, sched = build_optimizer(tc, x0)
-        diag = Diagnostics(tc.optimizer, x0, batcher, args.diag_micro, amp=dev.type == "cuda")
+        diag = Diagnostics(tc.optimizer, x0, batcher, run.diag_micro, amp=dev.type == "cuda")
         template = opt.init({k: v.to(dev) for k, v in x0.items()})
 
         def state_at(k):

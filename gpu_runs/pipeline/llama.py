@@ -23,42 +23,25 @@ import torch
 
 from gpu_runs import recipe
 from gpu_runs.data import Batcher, get_corpus, val_batches
-from gpu_runs.model import CONFIGS, Llama, get_config
+from gpu_runs.model import Llama
 from gpu_runs.pipeline.problem import Problem
-from gpu_runs.pipeline.schedules import MODE_OF_SCHEDULE
 from gpu_runs.recipe import TrainConfig
 
 
-def train_config(args, num_stages: int | None = None):
-    """The :class:`gpu_runs.recipe.TrainConfig` a pipeline run is equivalent to."""
-    return TrainConfig(
-        config=args.config, optimizer=args.optimizer, lr=args.lr, momentum=args.momentum,
-        weight_decay=0.1 if args.weight_decay is None else args.weight_decay,
-        grad_clip=1.0 if args.clip is None else args.clip,
-        warmup_frac=args.warmup_frac, final_frac=args.final_frac,
-        mode=MODE_OF_SCHEDULE[args.schedule], stages=num_stages or 2, ef=args.ef, steps=args.steps,
-        batch_size=args.batch_size, aux_groups=aux_groups(args), seq_len=args.seq_len, eval_every=args.eval_every,
-        eval_batches=args.eval_batches, seed=args.seed, data=args.data or "stdlib",
-        device=args.device, ns_dtype=getattr(args, "ns_dtype", "auto"))
+def run_config(run: TrainConfig) -> dict:
+    """``config.json`` of a pipeline run (and its identity for ``--resume``): the run spec's
+    fields (so ``gpu_runs.predict`` reads it like a trainer run) with the parallelism section
+    flat, ``schedule``, ``microbatches``, ``dp``; the Newton-Schulz dtype as computed and the
+    data's sha256 (``recipe.resolved`` / ``recipe.bind_data``)."""
+    return spec_dict(recipe.bind_data(recipe.resolved(run), get_corpus(run.data)))
 
 
-def aux_groups(args) -> int:
-    """The trainer's ``aux_groups`` of this run: M for an MoE model under gpipe / 1f1b / 2bw (each
-    microbatch has its own balance loss), 1 for pipedream (a step is one microbatch) and dense models."""
-    if (args.model != "llama" or args.config not in CONFIGS or not CONFIGS[args.config].n_experts
-            or args.schedule == "pipedream"):
-        return 1
-    return args.microbatches
-
-
-def run_config(args, num_stages: int) -> dict:
-    """``config.json`` of a pipeline run: the equivalent trainer's TrainConfig fields (so
-    ``gpu_runs.predict`` reads it like a trainer run) plus the schedule, P and M."""
-    tc = recipe.resolved(train_config(args, num_stages))   # the Newton-Schulz dtype as computed
-    tc = recipe.bind_data(tc, get_corpus(tc.data))          # and the data's sha256
-    tc.sync_start, tc.sync_cooldown, tc.dc_asgd = args.sync_start, args.sync_cooldown, args.dc_asgd
-    tc.diag_every, tc.diag_micro, tc.out = args.diag_every, args.diag_micro, args.out
-    return dict(dataclasses.asdict(tc), schedule=args.schedule, microbatches=args.microbatches)
+def spec_dict(run: TrainConfig) -> dict:
+    """The run spec as one flat dict: its fields, the parallelism section's as top-level
+    ``schedule``, ``microbatches``, ``dp`` (so ``--resume`` may change ``dp`` alone)."""
+    d = run.as_dict()
+    d.pop("parallel", None)
+    return dict(d, **dataclasses.asdict(run.parallel))
 
 
 def model_config(tc, corpus):
@@ -74,20 +57,17 @@ def base_optimizer(tc, params):
     return recipe.base_optimizer(tc, params)
 
 
-def num_layers(args) -> int:
-    return get_config(args.config).n_layers
-
-
-def llama_problem(args):
-    """A :class:`gpu_runs.pipeline.Problem` for ``--model llama``."""
-    tc = train_config(args)
-    corpus = get_corpus(tc.data)
-    tc = recipe.bind_data(tc, corpus)
+def llama_problem(run: TrainConfig) -> Problem:
+    """A :class:`gpu_runs.pipeline.Problem` for ``--model llama`` of the run spec ``run``:
+    x_0, the batches and validation set, the stage optimizer and the lr schedule
+    (``recipe.lr_schedule``, the schedule the optimizer itself follows) as the trainer's."""
+    corpus = get_corpus(run.data)
+    tc = recipe.bind_data(run, corpus)
     mcfg = model_config(tc, corpus)
     model = Llama(mcfg, seed=tc.seed)
     batcher = Batcher(corpus.train, tc.batch_size, tc.seq_len, tc.seed)
     val = val_batches(corpus.val, tc.eval_batches, tc.batch_size, tc.seq_len)
-    _, sched = base_optimizer(tc, {"w": torch.zeros(2, 2)})
+    sched = recipe.lr_schedule(tc)
     cache = {}
 
     def layer_fn(layer, h):

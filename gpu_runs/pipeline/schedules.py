@@ -34,13 +34,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from lmo.delay import phase
-from lmo.variants import PIPEDREAM, SYNC, TWO_BW
 
-#: the schedules and the trainer mode (lmo.variants.MODES) each one runs: gpipe and 1f1b
-#: are synchronous, 2bw and pipedream are the variants of the same names
-MODE_OF_SCHEDULE = {"gpipe": SYNC, "1f1b": SYNC, TWO_BW: TWO_BW, PIPEDREAM: PIPEDREAM}
-SCHEDULES = tuple(MODE_OF_SCHEDULE)
-SYNC_SCHEDULES = tuple(s for s, mode in MODE_OF_SCHEDULE.items() if mode == SYNC)
+#: the schedules, the trainer mode each one runs and their checks live with the run spec's
+#: parallelism section (gpu_runs.parallelism); their names stay importable here
+from gpu_runs.parallelism import (MODE_OF_SCHEDULE, SCHEDULES, SYNC_SCHEDULES,  # noqa: F401
+                                  check_schedule_args, check_sync_args)
 
 
 class Action(NamedTuple):
@@ -48,27 +46,6 @@ class Action(NamedTuple):
     mb: int  # global microbatch index (-1 for R / U)
     step: int  # optimizer step the action belongs to
     apply: bool = True  # U only: create the next version
-
-
-def check_schedule_args(schedule: str, num_stages: int, microbatches: int, steps: int,
-                        num_layers: int | None = None) -> None:
-    """Refuse impossible pipeline settings before any process starts (names the parameter)."""
-    if schedule not in SCHEDULES:
-        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
-    if not isinstance(num_stages, int) or num_stages < 1:
-        raise ValueError(f"num_stages (--nproc-per-node) must be an int >= 1, got {num_stages!r}")
-    if not isinstance(microbatches, int) or microbatches < 1:
-        raise ValueError(f"microbatches must be an int >= 1, got {microbatches!r}")
-    if not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
-    if schedule == "2bw" and microbatches < num_stages:
-        raise ValueError(
-            f"microbatches (M={microbatches}) must be >= the number of stages (P={num_stages}) "
-            "for 2bw: otherwise step t+1's forwards start before step t-1's backwards end "
-            "and two weight versions do not suffice")
-    if num_layers is not None and num_stages > num_layers:
-        raise ValueError(f"num_stages (P={num_stages}) exceeds the model's {num_layers} layers: "
-                         "every stage needs at least one layer")
 
 
 def _one_f_one_b(stage: int, num_stages: int, first: int, count: int) -> list[tuple[str, int]]:
@@ -80,19 +57,6 @@ def _one_f_one_b(stage: int, num_stages: int, first: int, count: int) -> list[tu
         out += [("F", first + warm + i), ("B", first + i)]
     out += [("B", first + i) for i in range(count - warm, count)]
     return out
-
-
-def check_sync_args(schedule: str, steps: int, sync_start: int = 0, sync_cooldown: int = 0) -> None:
-    """--sync-start / --sync-cooldown: ints >= 0, for 2bw only (the other schedules are
-    synchronous already, or, pipedream, have no flush to fall back to)."""
-    for name, v in (("sync_start", sync_start), ("sync_cooldown", sync_cooldown)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ValueError(f"{name} (--{name.replace('_', '-')}) must be an int >= 0, got {v!r}")
-    if (sync_start or sync_cooldown) and schedule != "2bw":
-        raise ValueError(f"--sync-start / --sync-cooldown need --schedule 2bw, got {schedule!r} "
-                         "(gpipe / 1f1b are synchronous at every step; pipedream has no flush)")
-    if sync_cooldown > steps:
-        raise ValueError(f"sync_cooldown (--sync-cooldown {sync_cooldown}) exceeds steps ({steps})")
 
 
 def segments(steps: int, sync_start: int = 0, sync_cooldown: int = 0) -> list[tuple[str, int, int]]:

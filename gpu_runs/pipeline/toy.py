@@ -77,13 +77,15 @@ def sgd_momentum(lr: float = 0.05, momentum: float = 0.9, weight_decay: float = 
                      hyper=dict(lr=lr, momentum=momentum, weight_decay=weight_decay))
 
 
-def toy_problem(args) -> Problem:
-    model = ToyLM(vocab=32, dim=args.toy_dim, num_layers=args.toy_layers, seed=args.seed, tied=args.toy_tied)
-    lr = args.lr if args.lr is not None else 0.05
-    if args.optimizer != "sgd":
-        raise ValueError(f"--model toy supports --optimizer sgd only, got {args.optimizer!r}")
-    opt = lambda params: sgd_momentum(lr, args.momentum if args.momentum is not None else 0.9,
-                                      args.weight_decay or 0.0)
-    return Problem(model, lambda t: toy_batch(args.seed, t, args.batch_size, args.seq_len, 32),
-                   opt, lambda t: lr, args.clip or None, args.toy_dim,
-                   val_batch=lambda i: toy_batch(args.seed + 7919, i, args.batch_size, args.seq_len, 32))
+def toy_problem(job) -> Problem:
+    """A :class:`gpu_runs.pipeline.Problem` for ``--model toy``: the run spec ``job.run`` gives
+    seed, batch, lr (None: 0.05, constant), momentum (None: 0.9), weight decay and clipping;
+    the toy's sizes are process knobs (``job.opts``: --toy-dim, --toy-layers, --toy-tied)."""
+    run, opts = job.run, job.opts
+    model = ToyLM(vocab=32, dim=opts.toy_dim, num_layers=opts.toy_layers, seed=run.seed, tied=opts.toy_tied)
+    lr = run.lr if run.lr is not None else 0.05
+    opt = lambda params: sgd_momentum(lr, run.momentum if run.momentum is not None else 0.9,
+                                      run.weight_decay or 0.0)
+    return Problem(model, lambda t: toy_batch(run.seed, t, run.batch_size, run.seq_len, 32),
+                   opt, lambda t: lr, run.grad_clip or None, opts.toy_dim,
+                   val_batch=lambda i: toy_batch(run.seed + 7919, i, run.batch_size, run.seq_len, 32))

@@ -1,6 +1,10 @@
 """One pipeline stage per process: build it, run the schedule, write log and checkpoints
 (``run_stage``), and ``main``: check everything, start the process group, fail fast.
-The design, the index alignment and the failure handling: the package docstring."""
+The design, the index alignment and the failure handling: the package docstring.
+
+The command line becomes a :class:`gpu_runs.pipeline.args.Job` once (:func:`prepare`): its
+``run`` (a :class:`gpu_runs.recipe.TrainConfig`, the run spec) holds every run setting the
+functions here read; its ``opts`` only the process knobs (``args.PROCESS``)."""
 from __future__ import annotations
 
 import json
@@ -16,14 +20,14 @@ import torch
 import torch.distributed as dist
 
 from gpu_runs.pipeline import diagnostics as pipeline_diag
-from gpu_runs.pipeline.args import build_parser, check_options
+from gpu_runs.pipeline.args import Job, build_parser, parse_job
 from gpu_runs.pipeline import data_parallel as dpar
 from gpu_runs import run_lock
-from gpu_runs.recorder import RunRecorder, ckpt_cadence, ckpt_due, step_record
+from gpu_runs.recorder import RunRecorder, ckpt_cadence, ckpt_due, eval_due, step_record
 from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, load_resume,
                                           prune_stage, resume_step, save_stage)
 from gpu_runs.pipeline.delay import DelayRule
-from gpu_runs.pipeline.llama import llama_problem, num_layers, run_config, train_config
+from gpu_runs.pipeline.llama import llama_problem, run_config
 from gpu_runs.pipeline.moe import StageMoE, routing_group, stage_moe_names
 from gpu_runs.pipeline.problem import Problem
 from gpu_runs.pipeline.schedules import stage_actions, with_evals
@@ -34,26 +38,31 @@ from gpu_runs.pipeline.step_rule import StepRule
 from gpu_runs.pipeline.weight_versions import WeightVersions
 from gpu_runs.pipeline.stage_module import StageModule, split_layers
 from gpu_runs.pipeline.toy import toy_problem
-from gpu_runs.recipe import resolve_device
+
+
+def prepare(args, num_stages: int, num_layers: int | None = None) -> tuple[Job, list[str]]:
+    """The parsed command line as a checked :class:`Job`, before any process group exists
+    (ValueError naming the option): the run spec and its one validation
+    (``args.parse_job``), the diagnostics' needs, and the run directories (resume / existing
+    run). Returns (job, the unreadable checkpoints a resume skipped: checkpoint.find_set)."""
+    job = parse_job(args, num_stages, num_layers)
+    pipeline_diag.check_args(job)
+    return job, check_run_dir(job, num_stages)
 
 
 def validate_args(args, num_stages: int, num_layers: int | None) -> list[str]:
-    """Refuse bad settings before any process group exists (ValueError naming the option):
-    option values, the diagnostics' needs, and the run directories (resume / existing run).
-    Returns the unreadable checkpoints a resume skipped (checkpoint.find_set)."""
-    check_options(args, num_stages, num_layers)
-    pipeline_diag.check_args(args)
-    return check_run_dir(args, num_stages)
+    """:func:`prepare` for its checks: the unreadable checkpoints a resume skipped."""
+    return prepare(args, num_stages, num_layers)[1]
 
 
-def lock_out(args, rank: int):
+def lock_out(job: Job, rank: int):
     """This rank's lock on ``--out`` (gpu_runs.run_lock; None without --out), then the
     fresh-run check again under the lock (a run that started meanwhile is not overwritten)."""
-    if args.out is None:
+    if job.run.out is None:
         return None
-    fd = run_lock.acquire(args.out, rank)
+    fd = run_lock.acquire(job.run.out, rank)
     try:
-        check_fresh(args)
+        check_fresh(job)
     except ValueError:
         run_lock.release(fd)
         raise
@@ -65,16 +74,16 @@ TORCHRUN_HINT = ("not started by torchrun (RANK / MASTER_ADDR unset): run "
                  "--nproc-per-node 1 for a single stage)")
 
 
-def make_problem(args) -> Problem:
-    if args.model == "toy":
-        return toy_problem(args)
-    return llama_problem(args)
+def make_problem(job: Job) -> Problem:
+    if job.opts.model == "toy":
+        return toy_problem(job)
+    return llama_problem(job.run)
 
 
-def num_layers_of(args) -> int:
-    if args.model == "toy":
-        return args.toy_layers
-    return num_layers(args)
+def num_layers_of(args) -> int | None:
+    """The toy model's layer count (a process knob); None for llama (its config's, which
+    ``TrainConfig.validate`` reads)."""
+    return args.toy_layers if args.model == "toy" else None
 
 
 class Watchdog:
@@ -99,31 +108,33 @@ def fail(tag: str, msg: str, code: int = 1) -> None:
     os._exit(code)
 
 
-def run_stage(args, rank: int, P: int, watchdog: Watchdog, clip_group, layout=None) -> dict:
+def run_stage(job: Job, rank: int, P: int, watchdog: Watchdog, clip_group, layout=None) -> dict:
     """Build stage ``rank``, run the schedule, write log / checkpoint; returns a summary.
     ``layout`` (--dp): the rank's place in the (dp, pp) grid; None is one replica. Only
-    replica 0 writes (log, config, checkpoints): the replicas are identical."""
+    replica 0 writes (log, config, checkpoints): the replicas are identical. The final stage
+    checkpoints are written unless ``ckpt_every`` is 0 (never, as the trainer's)."""
+    run = job.run
     layout = layout or dpar.Layout(1, P, rank, pp_group=clip_group)
-    prob = make_problem(args)
+    prob = make_problem(job)
     local = int(os.environ.get("LOCAL_RANK", layout.rank))
-    device = torch.device(args.device if args.device != "cuda" else f"cuda:{local % max(1, torch.cuda.device_count())}")
-    start = resume_step(args)
-    stage = build_stage(args, prob, rank, P, layout, device, start, watchdog, clip_group)
+    device = torch.device(run.device if run.device != "cuda" else f"cuda:{local % max(1, torch.cuda.device_count())}")
+    start = resume_step(job)
+    stage = build_stage(job, prob, rank, P, layout, device, start, watchdog, clip_group)
     M, engine = stage.M, stage.engine
-    if args.resume is not None:
-        load_resume(engine, args, rank, P, M, start)
-    out = Path(args.out) if args.out and layout.replica == 0 else None
-    books = StageBooks(args, prob, stage, rank, P, layout, device, start, out)
+    if job.opts.resume is not None:
+        load_resume(engine, job, rank, P, M, start)
+    out = Path(run.out) if run.out and layout.replica == 0 else None
+    books = StageBooks(job, prob, stage, rank, P, layout, device, start, out)
     t0 = time.perf_counter()
     engine.run(stage.actions, books.on_action)
     if stage.moe is not None:
         stage.moe.finish()
     wall = time.perf_counter() - t0
-    if out is not None:
-        save_stage(out, rank, engine, args.steps, args, final=True)
-    if args.comm_log and args.out:  # every replica's ranks: each rank's own file
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / f"comm_rank{layout.rank}.json").write_text(json.dumps(engine.comm_log))
+    if out is not None and run.ckpt_every != 0:
+        save_stage(out, rank, engine, run.steps, job, final=True)
+    if job.opts.comm_log and run.out:  # every replica's ranks: each rank's own file
+        Path(run.out).mkdir(parents=True, exist_ok=True)
+        (Path(run.out) / f"comm_rank{layout.rank}.json").write_text(json.dumps(engine.comm_log))
     return dict(rank=rank, wall=wall, device=str(device))
 
 
@@ -138,24 +149,25 @@ class BuiltStage:
     reduce_s: list  # seconds in the dp averaging since the last log record (the benchmark's share)
 
 
-def build_stage(args, prob, rank: int, P: int, layout, device, start: int, watchdog, clip_group) -> BuiltStage:
+def build_stage(job: Job, prob, rank: int, P: int, layout, device, start: int, watchdog, clip_group) -> BuiltStage:
     """Stage ``rank``'s module, optimizer (2bw: the DelayRule's wrapper), data, actions and
     engine. Creates the MoE routing group and the channels' groups (collective: every rank)."""
-    D = layout.dp
+    run, opts, D = job.run, job.opts, layout.dp
+    schedule = run.parallel.schedule
     ranges = split_layers(len(prob.model.layers), P)
     module = StageModule(prob.model, ranges[rank], rank == 0, rank == P - 1, prob.layer_fn).to(device)
-    M = 1 if args.schedule == "pipedream" else args.microbatches
-    mb_rows = args.batch_size // (D * M)
-    eval_steps = eval_steps_of(args)
-    tied = tied_role(prob.model, rank, P, args, M, eval_steps, start)
+    M = job.M
+    mb_rows = run.batch_size // (D * M)
+    eval_steps = eval_steps_of(run)
+    tied = tied_role(prob.model, rank, P, run, M, eval_steps, start)
     own = {k: v for k, v in module.named_parameters() if not (tied and tied[0] == "user" and k == tied[1])}
-    opt = build_stage_opt(prob, args, own, layout)
+    opt = build_stage_opt(prob, job, own, layout)
     rule = None
-    if args.schedule == "2bw":  # the trainer's delayed / error_feedback wrapper, per block
-        rule = DelayRule(args.ef, args.sync_start, args.sync_cooldown, args.steps, args.dc_asgd)
+    if schedule == "2bw":  # the trainer's delayed / error_feedback wrapper, per block
+        rule = DelayRule(run.ef, run.sync_start, run.sync_cooldown, run.steps, run.dc_asgd)
         opt = rule.wrap(opt)
-    val = [prob.val_batch(i) for i in range(args.eval_batches)] if eval_steps else []
-    acts = with_evals(actions_of(args, rank, P, start), args.schedule, M, [t for t in eval_steps if t >= start])
+    val = [prob.val_batch(i) for i in range(run.eval_batches)] if eval_steps else []
+    acts = with_evals(actions_of(run, rank, P, start), schedule, M, [t for t in eval_steps if t >= start])
     reduce_s = [0.0]
 
     def reduce(g):
@@ -167,17 +179,17 @@ def build_stage(args, prob, rank: int, P: int, layout, device, start: int, watch
     if D > 1 and getattr(getattr(prob.model, "cfg", None), "n_experts", 0):
         fail(f"[pipeline rank {layout.rank}]", "--dp > 1 with a mixture-of-experts config is not supported "
              "yet (the routing statistics are gathered over one replica's stages); use --dp 1", 2)
-    moe = stage_moe(prob.model, module, ranges, rank, P, M, device, args.timeout)
-    channels = make_channels(P, args.timeout)  # collective: every rank, after stage_moe's group
-    comm = StageComm((mb_rows, args.seq_len, prob.dim), device=device, rank_of=layout.rank_of,
-                     channels=channels, comm_log=args.comm_log, on_progress=watchdog.beat)
+    moe = stage_moe(prob.model, module, ranges, rank, P, M, device, opts.timeout)
+    channels = make_channels(P, opts.timeout)  # collective: every rank, after stage_moe's group
+    comm = StageComm((mb_rows, run.seq_len, prob.dim), device=device, rank_of=layout.rank_of,
+                     channels=channels, comm_log=opts.comm_log, on_progress=watchdog.beat)
     params = {k: v.detach().clone() for k, v in module.named_parameters()}
     tied_part = tied_weight(tied, comm, params)  # the last stage's tied copy leaves params
     steps = StepRule(opt, params, rule=rule, max_norm=prob.max_norm, clip_group=clip_group,
                      num_stages=P, device=device)
-    weights = WeightVersions(params, rank, P, "current" if args.schedule == "pipedream" else "stash")
+    weights = WeightVersions(params, rank, P, "current" if schedule == "pipedream" else "stash")
     engine = StageEngine(module, rank, P, comm, weights, steps, tied_part, batch=microbatches(prob, layout, M, mb_rows),
-                         loss_scale=1.0 / M, amp=device.type == "cuda", compute_hook=synthetic_hook(args),
+                         loss_scale=1.0 / M, amp=device.type == "cuda", compute_hook=synthetic_hook(opts),
                          val_batches=val, grad_reduce=reduce if D > 1 else None, moe=moe)
     return BuiltStage(engine, M, acts, eval_steps, moe, reduce_s)
 
@@ -196,11 +208,11 @@ def microbatches(prob, layout, M: int, mb_rows: int):
     return batch
 
 
-def synthetic_hook(args):
+def synthetic_hook(opts):
     """--synthetic-ms F,B: sleep that long per forward / backward (the benchmark's compute)."""
-    if args.synthetic_ms is None:
+    if opts.synthetic_ms is None:
         return None
-    delay = dict(zip("FB", (float(v) / 1e3 for v in args.synthetic_ms.split(","))))
+    delay = dict(zip("FB", (float(v) / 1e3 for v in opts.synthetic_ms.split(","))))
     return lambda kind: time.sleep(delay[kind])
 
 
@@ -209,51 +221,50 @@ class StageBooks:
     checkpoints, the diagnostics' snapshots and, on the last stage, the log record of each
     finished step (:mod:`gpu_runs.recorder`, shared with the trainer) and its console line."""
 
-    def __init__(self, args, prob, stage: BuiltStage, rank: int, P: int, layout, device, start: int,
+    def __init__(self, job: Job, prob, stage: BuiltStage, rank: int, P: int, layout, device, start: int,
                  out: Path | None):
-        self.args, self.prob, self.stage, self.rank, self.P = args, prob, stage, rank, P
+        self.job, self.run, self.prob, self.stage, self.rank, self.P = job, job.run, prob, stage, rank, P
         self.layout, self.device, self.start, self.out = layout, device, start, out
         self.engine, self.M, self.last = stage.engine, stage.M, rank == P - 1
         self.eval_set = set(stage.eval_steps)
         self.fault = None
-        if args.fault is not None:
-            fr, fs, fk = args.fault.split(":")
+        if job.opts.fault is not None:
+            fr, fs, fk = job.opts.fault.split(":")
             self.fault = (int(fr), int(fs), fk)
         self.tag = f"[pipeline rank {layout.rank}/{layout.dp * P}]"
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
         self.recorder = self._open_outputs() if self.last else None
-        self.snaps = pipeline_diag.Snapshots(out, rank, self.engine, args, start)
+        self.snaps = pipeline_diag.Snapshots(out, rank, self.engine, job, start)
         self.t_prev = time.perf_counter()
         self.done_u, self.done_e = set(), set()
 
     def _open_outputs(self) -> RunRecorder:
         """The last stage's recorder (log.jsonl under --out of replica 0), its start lines and config.json."""
-        args, out, tag = self.args, self.out, self.tag
-        quiet = args.quiet or self.layout.replica != 0
+        run, opts, out, tag = self.run, self.job.opts, self.out, self.tag
+        quiet = opts.quiet or self.layout.replica != 0
         recorder = RunRecorder(out, self.start, say=None if quiet else (lambda m: print(m, flush=True)),
                                line=lambda r: f"{tag} step {r['step']:4d} loss {r['train_loss']:.4f} "
                                               f"({r['step_time']*1e3:.0f} ms)")
         if out is not None:
             if self.start:
-                print(f"{tag} resumed at step {self.start} from {args.resume} "
-                      f"({'final' if args.resume_set is None else 'periodic'} checkpoints)", flush=True)
-            if args.ckpt_every != 0 and not args.quiet:
-                print(f"{tag} checkpoints: {out}/ckpt_step{{k}}_stage{{s}}.pt {ckpt_cadence(args.ckpt_every)}, "
+                print(f"{tag} resumed at step {self.start} from {opts.resume} "
+                      f"({'final' if opts.resume_set is None else 'periodic'} checkpoints)", flush=True)
+            if run.ckpt_every != 0 and not opts.quiet:
+                print(f"{tag} checkpoints: {out}/ckpt_step{{k}}_stage{{s}}.pt {ckpt_cadence(run.ckpt_every)}, "
                       f"{out}/ckpt_stage{{s}}.pt at the end", flush=True)
-            if args.model == "llama":
-                (out / "config.json").write_text(json.dumps(dict(run_config(args, self.P), dp=self.layout.dp),
-                                                            indent=1))
+            if opts.model == "llama":
+                (out / "config.json").write_text(json.dumps(run_config(run), indent=1))
         return recorder
 
     def on_action(self, a) -> None:
-        args = self.args
+        run = self.run
         if a.kind == "F" and self.fault is not None and self.fault[0] == self.layout.rank and a.mb == self.fault[1] * self.M:
             inject_fault(self.fault)
-        if a.kind == "U" and self.out is not None and self.start <= a.step and a.step + 1 < args.steps and \
-                ckpt_due(args.ckpt_every, a.step + 1, a.step in self.eval_set):
-            save_stage(self.out, self.rank, self.engine, a.step + 1, args)
-            if args.ckpt_every is None:
+        if a.kind == "U" and self.out is not None and self.start <= a.step and a.step + 1 < run.steps and \
+                ckpt_due(run.ckpt_every, a.step + 1, a.step in self.eval_set):
+            save_stage(self.out, self.rank, self.engine, a.step + 1, self.job)
+            if run.ckpt_every is None:
                 prune_stage(self.out, self.rank, a.step + 1)
         self.snaps.after(a)
         if self.last and a.kind in "UE" and a.step >= self.start:
@@ -263,11 +274,11 @@ class StageBooks:
 
     def _record(self, t: int) -> None:
         """The log record of step t + 1 (every dp replica's last stage: dp_mean is collective)."""
-        args, engine, layout, st = self.args, self.engine, self.layout, self.stage
+        run, engine, layout, st = self.run, self.engine, self.layout, self.stage
         now = time.perf_counter()
         loss = dpar.dp_mean(engine.losses.pop(t), layout.dp_group, layout.dp, self.device)
-        rec = step_record(t + 1, loss, float(self.prob.lr_at(t)), args.batch_size * args.seq_len,
-                          now - self.t_prev, grad_norm=engine.grad_norms[t], schedule=args.schedule,
+        rec = step_record(t + 1, loss, float(self.prob.lr_at(t)), run.batch_size * run.seq_len,
+                          now - self.t_prev, grad_norm=engine.grad_norms[t], schedule=run.parallel.schedule,
                           stages=self.P, microbatches=self.M, dp=layout.dp, dp_allreduce_time=st.reduce_s[0])
         st.reduce_s[0] = 0.0
         if st.moe is not None:  # every stage's balance loss and routing (gpu_runs.pipeline.moe)
@@ -288,12 +299,12 @@ def inject_fault(fault) -> None:
     time.sleep(1e9)
 
 
-def build_stage_opt(prob, args, own: dict, layout):
+def build_stage_opt(prob, job: Job, own: dict, layout):
     """The stage's base optimizer; --optimizer muon with --dp > 1 shards its Newton-Schulz
     over the stage's dp group (gpu_runs.pipeline.sharded_muon), the same update."""
-    if layout.dp > 1 and args.model == "llama" and args.optimizer == "muon":
+    if layout.dp > 1 and job.opts.model == "llama" and job.run.optimizer == "muon":
         from gpu_runs.pipeline import sharded_muon
-        return sharded_muon.base_optimizer(train_config(args), own, layout.dp_group, layout.dp)
+        return sharded_muon.base_optimizer(job.run, own, layout.dp_group, layout.dp)
     return prob.build_opt(own)
 
 
@@ -307,12 +318,13 @@ def stage_moe(model, module, ranges, rank: int, P: int, M: int, device, timeout_
                     routing_group(P, timeout_s), device)
 
 
-def actions_of(args, stage: int, P: int, start: int):
-    return stage_actions(args.schedule, stage, P, args.microbatches, args.steps, start,
-                         sync_start=args.sync_start, sync_cooldown=args.sync_cooldown)
+def actions_of(run, stage: int, P: int, start: int):
+    """Stage ``stage``'s action list of the run spec ``run`` from step ``start`` (no evaluations)."""
+    return stage_actions(run.parallel.schedule, stage, P, run.parallel.microbatches, run.steps, start,
+                         sync_start=run.sync_start, sync_cooldown=run.sync_cooldown)
 
 
-def tied_role(model, rank: int, P: int, args, M: int, eval_steps, start: int):
+def tied_role(model, rank: int, P: int, run, M: int, eval_steps, start: int):
     """The engine's ``tied`` argument when ``lm_head.weight is embed.weight`` and P > 1:
     the first stage owns it; the last stage gets, per ("F", mb) / ("E", step), how many
     weight updates the first stage had applied at that point of its own action list."""
@@ -322,12 +334,12 @@ def tied_role(model, rank: int, P: int, args, M: int, eval_steps, start: int):
         return ("owner", "embed.weight", P - 1)
     if rank != P - 1:
         return None
-    if args.schedule == "pipedream":  # absolute: stage 0 forwards k on u_{max(0, k - (P-1))}
-        version_of = {("F", k): max(0, k - (P - 1)) for k in range(start, args.steps)}
+    if run.parallel.schedule == "pipedream":  # absolute: stage 0 forwards k on u_{max(0, k - (P-1))}
+        version_of = {("F", k): max(0, k - (P - 1)) for k in range(start, run.steps)}
         version_of.update({("E", t): t + 1 for t in eval_steps})
-        version_of[("end", None)] = args.steps
+        version_of[("end", None)] = run.steps
         return ("user", "lm_head.weight", 0, version_of)
-    acts0 = with_evals(actions_of(args, 0, P, start), args.schedule, M, [t for t in eval_steps if t >= start])
+    acts0 = with_evals(actions_of(run, 0, P, start), run.parallel.schedule, M, [t for t in eval_steps if t >= start])
     count, version_of = 0, {}
     for a in acts0:
         if a.kind == "U" and a.apply:
@@ -340,26 +352,26 @@ def tied_role(model, rank: int, P: int, args, M: int, eval_steps, start: int):
     return ("user", "lm_head.weight", 0, version_of)
 
 
-def eval_steps_of(args) -> list[int]:
-    """Steps t after which x_{t+1} is evaluated: (t + 1) % eval_every == 0, and the last."""
-    if not args.eval_every:
-        return []
-    return sorted({t for t in range(args.steps) if (t + 1) % args.eval_every == 0} | {args.steps - 1})
+def eval_steps_of(run) -> list[int]:
+    """Steps t after which x_{t+1} is evaluated, as the trainer's (``recorder.eval_due``):
+    (t + 1) % eval_every == 0, and the last; eval_every 0: the last only."""
+    return [t for t in range(run.steps) if eval_due(run.eval_every, t + 1, run.steps)]
 
 
 def main(argv=None) -> int:
+    """``python -m gpu_runs.pipeline``: parse, check (:func:`prepare`), start the process
+    group, run this rank's stage; exit 2 for a refused setting, 0 for a finished run."""
     args = build_parser().parse_args(argv)
-    args.device = resolve_device(args.device)
     N = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     tag = f"[pipeline rank {rank}/{N}]"
     try:
-        _, P = dpar.grid_shape(N, args.dp)
-        skipped = validate_args(args, P, num_layers_of(args))
-        check_finished(args)
+        _, P = dpar.grid_shape(N, args.dp)   # P = WORLD_SIZE / D, before the run spec exists
+        job, skipped = prepare(args, P, num_layers_of(args))
+        check_finished(job)
         if "RANK" not in os.environ or "MASTER_ADDR" not in os.environ:
             raise ValueError(TORCHRUN_HINT)
-        lock_out(args, rank)     # held until the process exits
+        lock_out(job, rank)     # held until the process exits
     except RunFinished as e:
         if rank == 0:
             print(f"{tag} {e}", flush=True)
@@ -367,16 +379,17 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(f"{tag} refused: {e}", file=sys.stderr, flush=True)
         return 2
+    run, opts = job.run, job.opts
     if skipped and rank == 0:
         print(f"{tag} skipped unreadable checkpoints ({'; '.join(skipped)}); resuming from the newest "
-              f"complete set ({'final' if args.resume_set is None else f'step {args.resume_set}'})",
+              f"complete set ({'final' if opts.resume_set is None else f'step {opts.resume_set}'})",
               file=sys.stderr, flush=True)
-    watchdog = Watchdog(args.timeout, tag)
-    backend = "nccl" if args.device.startswith("cuda") else "gloo"
+    watchdog = Watchdog(opts.timeout, tag)
+    backend = "nccl" if run.device.startswith("cuda") else "gloo"
     try:
-        layout = dpar.init_layout(args.dp, backend, args.timeout)
+        layout = dpar.init_layout(run.parallel.dp, backend, opts.timeout)
         watchdog.beat()
-        summary = run_stage(args, layout.stage, P, watchdog, layout.pp_group, layout)
+        summary = run_stage(job, layout.stage, P, watchdog, layout.pp_group, layout)
         dist.barrier()
     except OSError as e:     # the file system (disk full, a directory removed): one line, exit 2
         fail(tag, f"{type(e).__name__}: {e}", 2)
@@ -385,10 +398,9 @@ def main(argv=None) -> int:
             traceback.print_exc()
         fail(tag, f"{type(e).__name__}: {e}")
     watchdog.done.set()
-    if not args.quiet and rank == P - 1:  # the last stage of replica 0
-        print(f"{tag} done: {args.steps} steps in {summary['wall']:.2f} s", flush=True)
+    if not opts.quiet and rank == P - 1:  # the last stage of replica 0
+        print(f"{tag} done: {run.steps} steps in {summary['wall']:.2f} s", flush=True)
     dist.destroy_process_group()
-    if args.diag_every and rank == P - 1:  # replica 0's last stage   # every stage's snapshots are on disk (barrier above)
-        pipeline_diag.measure(args.out, args, P, device=summary["device"], progress=not args.quiet)
+    if run.diag_every and rank == P - 1:  # replica 0's last stage; every stage's snapshots are on disk (barrier above)
+        pipeline_diag.measure(run.out, run, P, device=summary["device"], progress=not opts.quiet)
     return 0
-
