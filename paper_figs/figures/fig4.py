@@ -19,7 +19,7 @@ from lmo.variants import SYNC, TWO_BW
 
 from .. import paper_numbers as pn
 from .. import plotting
-from ..verdicts import Verdict, combine, fmt, gap_shrinks_with, mean
+from ..verdicts import Verdict, combine, fmt, gap_shrinks_with, larger_gap, mean
 from .common import GAP_LABEL, Context, FigureOutput, grid_figure, paired, sources, variant_grid
 
 NAME = "fig4"
@@ -182,12 +182,35 @@ def _render_retuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     out.verdicts[f"higher momentum shrinks the gap (lr retuned: best 2BW minus best sync over peak lr "
                  f"{grid_txt}, per momentum, {seeds})"] = ctx.verdict(combine(parts, "momentum"))
     out.notes += ["Lr-retuned reading: " + v.reason for v in parts]
+    _lr_ordering(ctx, out, res)
     out.notes.append("Lr-retuned reading, protocol: each (optimizer, momentum, variant) trains at every peak lr "
                      f"of {grid_txt} (Muon: the matrix group's lr; its AdamW group keeps its own preset), and "
                      "the gap is taken between each variant's best run; picking the minimum of a few noisy runs "
                      "favours both variants alike. "
                      + ("Best lr at the edge of the grid (the optimum may lie outside it): " + "; ".join(edge) + "."
                         if edge else "No best lr lies at the edge of the grid."))
+
+
+def _lr_ordering(ctx: Context, out: FigureOutput, res: dict) -> None:
+    """The theory's ordering 1 (gpu_runs/orderings.py) on the lr grid: at fixed beta the 2BW
+    gap grows with the peak lr, since the delayed bound's price over the synchronous one is
+    2 L eta. Per (optimizer, beta): gap(largest lr) > gap(smallest lr) beyond 2 SE."""
+    p = ctx.profile
+    lo, hi = min(p.momentum_lr_mults), max(p.momentum_lr_mults)
+    if lo == hi:
+        return
+    per_opt = []
+    for o in p.momentum_lr_optimizers:
+        cells = [larger_gap(paired(res[LR, o, m, hi][SYNC], res[LR, o, m, hi][TWO_BW]),
+                            paired(res[LR, o, m, lo][SYNC], res[LR, o, m, lo][TWO_BW]),
+                            (f"{plotting.label(o)} beta {m} at lr x{hi:g}", f"at x{lo:g}"), ctx.noise_for(o))
+                 for m in p.momentum_grid]
+        per_opt.append(combine(cells, f"{plotting.label(o)}: gap grows with lr"))
+        out.notes += [f"Theory's lr ordering, {plotting.label(o)}: " + v.reason for v in cells]
+    seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
+    out.verdicts[f"theory (delayed bound's price 2 L eta): at fixed momentum the 2BW gap grows with the peak lr "
+                 f"(x{hi:g} vs x{lo:g} preset, every optimizer and momentum of the lr grid, {seeds})"] = \
+        ctx.verdict(combine(per_opt, "gap grows with lr"))
 
 
 def _render_lion_beta2(ctx: Context, out: FigureOutput, res: dict) -> None:
