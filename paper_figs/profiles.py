@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 ALL_FIGURES = (
-    "fig3", "table1", "fig2_table2", "fig4", "fig5", "fig6", "moe", "theory", "pipeline",
+    "fig3", "table1", "lr_tuning", "fig2_table2", "fig4", "fig5", "fig6", "moe", "theory", "pipeline",
 )
 
 TABLE1_OPTIMIZERS = ("adamw", "muon", "normuon", "adamuon", "soap", "nadam", "adan", "mars", "lion")
@@ -78,6 +78,7 @@ class Profile:
     momentum_lr_optimizers: tuple = ()
     momentum_lr_mults: tuple = (0.5, 1.0, 2.0)
     lion_beta2_grid: tuple = ()        # Figure 4's second Lion reading: betas[1] swept, betas[0] at its preset
+    tuned_gap_optimizers: tuple = ("adan", "muon")   # lr_tuning: 2BW swept too (the Adan reading)
     horizons: tuple = (1500, 3000)
     horizon_optimizers: tuple = ("adamw", "muon")
     pipedream_optimizers: tuple = ("adamw", "muon")

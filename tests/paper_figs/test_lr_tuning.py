@@ -1,0 +1,52 @@
+"""The lr sweep (paper_figs/figures/lr_tuning.py): which runs it shares with Table 1 and
+Figure 4 (same key: trained once), and how it picks the best lr."""
+from __future__ import annotations
+
+import pytest
+
+from paper_figs.cache import config_hash
+from paper_figs.deps import Deps
+from paper_figs.figures import fig4, lr_tuning, table1
+from paper_figs.figures.common import runs_of
+from paper_figs.profiles import PROFILES
+from paper_figs.runs import full_config
+
+
+def _key(s):
+    return config_hash(full_config(Deps().TrainConfig, s))
+
+
+def test_sweep_shares_runs_with_table1_and_fig4():
+    p = PROFILES["full"]
+    g, t1, f4 = lr_tuning.grid(p), table1.grid(p), fig4.grid(p)
+    f4_keys = {_key(s) for s in runs_of(f4)}
+    for o in p.table1_optimizers:
+        assert g[(lr_tuning.TUNE, o, 1.0, "sync")] == t1[(p.sizes[0], o, "sync")][:len(p.seeds)]
+        shared = {_key(s) for s in g[(lr_tuning.TUNE, o, 2.0, "sync")]} <= f4_keys
+        assert shared == (o in p.momentum_lr_optimizers), o
+    new = {_key(s) for s in runs_of(g)} - f4_keys - {_key(s) for s in runs_of(t1)}
+    # sync x0.5, x2 of the six optimizers outside Figure 4's lr grid, and Adan's 2BW x0.5, x2
+    assert len(new) == 2 * (len(p.table1_optimizers) - len(p.momentum_lr_optimizers)) + 2
+
+
+def test_explicit_preset_momentum_is_the_same_training():
+    """Figure 4's runs carry momentum = the preset; the optimizer they build equals the one
+    built with momentum None (so sharing them is sharing the same training)."""
+    from lmo.presets import DEFAULT_MOMENTUM
+    from lmo.registry import make
+    for o in PROFILES["full"].momentum_lr_optimizers:
+        a, b = make(o, 1e-3), make(o, 1e-3, DEFAULT_MOMENTUM[o])
+        assert a.hyper == b.hyper, o
+
+
+def test_best_is_the_argmin_and_never_a_failed_run():
+    nan = float("nan")
+    cells = {0.5: {"sync": [1.4]}, 1.0: {"sync": [1.3]}, 2.0: {"sync": [nan]}}
+    assert lr_tuning.best(cells, "sync") == 1.0
+    cells[0.5]["sync"] = [1.2]
+    assert lr_tuning.best(cells, "sync") == 0.5
+
+
+def test_no_sweep_no_runs():
+    from paper_figs.profiles import get_profile
+    assert lr_tuning.grid(get_profile("full", momentum_lr_mults=(1.0,))) == {}
