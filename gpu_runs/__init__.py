@@ -2,7 +2,8 @@
 
 A short tour::
 
-    from gpu_runs import TrainConfig, train
+    from gpu_runs import TrainConfig
+    from gpu_runs.train import train
     res = train(TrainConfig(config="tiny", optimizer="muon", mode="2bw", ef=True, steps=200))
     res.final_val_loss, res.log[-1]
 
@@ -11,7 +12,9 @@ A short tour::
   optimizer per mode, the loss, evaluation; ``gpu_runs.parallelism``: the run spec's
   parallelism section (``TrainConfig.parallel``: pipeline schedule, microbatches, dp).
 - ``gpu_runs.train``: the loop (``train(cfg) -> TrainResult``) and ``python -m gpu_runs.train``
-  with modes sync / 2bw (+EF) / pipedream and the paper's mitigations.
+  with modes sync / 2bw (+EF) / pipedream and the paper's mitigations. The package does not
+  import it: ``gpu_runs.train`` is always that module (never the function), and ``-m`` runs
+  it once.
 - ``gpu_runs.checkpoint``: run directories that never lose work (atomic checkpoints, resume
   that refuses a different run); ``gpu_runs.progress``: progress lines with ETA.
 - ``gpu_runs.model``: Llama-style decoder, configs tiny / small / 135m / 360m and the
@@ -24,20 +27,13 @@ A short tour::
   subpackage, see its docstring);
   ``gpu_runs/device_check.sh``: the single-GPU check (135m, then a short moe_2b-shaped MoE step).
 """
-import warnings
-
-# ``python -m gpu_runs.train`` runs a module this package already imported (for the
-# top-level ``train``); runpy warns about that, harmlessly: the CLI's copy runs as __main__.
-warnings.filterwarnings("ignore", message=r"'gpu_runs\.[\w.]+' found in sys\.modules", category=RuntimeWarning)
-
-from gpu_runs.data import Batcher, Corpus, get_corpus  # noqa: E402
-from gpu_runs.model import CONFIGS, Llama, get_config, param_count  # noqa: E402
-from gpu_runs.moe import routing_stats  # noqa: E402
-from gpu_runs.recipe import MODES, TrainConfig, build_optimizer, evaluate, loss_and_grads, peak_lr  # noqa: E402
-from gpu_runs.train import TrainResult, train  # noqa: E402
+from gpu_runs.data import Batcher, Corpus, get_corpus
+from gpu_runs.model import CONFIGS, Llama, get_config, param_count
+from gpu_runs.moe import routing_stats
+from gpu_runs.recipe import MODES, TrainConfig, build_optimizer, evaluate, loss_and_grads, peak_lr
 
 __all__ = [
-    "TrainConfig", "TrainResult", "train", "MODES", "build_optimizer", "peak_lr", "loss_and_grads",
+    "TrainConfig", "MODES", "build_optimizer", "peak_lr", "loss_and_grads",
     "evaluate", "Llama", "CONFIGS", "get_config", "param_count", "Corpus", "get_corpus", "Batcher",
     "routing_stats",
 ]

@@ -49,7 +49,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from gpu_runs.builtin_corpus import load_documents
 
 SHARD_MAGIC = 20240520
 SHARD_HEADER_INTS = 256
@@ -212,6 +211,9 @@ def shard_corpus(name: str, files: list[Path], val_frac: float = 0.05) -> Corpus
 def _stdlib_corpus(val_every: int) -> Corpus:
     """The frozen built-in corpus (:mod:`gpu_runs.builtin_corpus`), built once per process;
     arrays are read-only."""
+    # imported here: ``import gpu_runs`` must not import the command
+    # ``python -m gpu_runs.builtin_corpus`` (runpy would run a second copy of it)
+    from gpu_runs.builtin_corpus import load_documents
     c = byte_corpus("stdlib", load_documents(), val_every)
     c.train.setflags(write=False)
     c.val.setflags(write=False)

@@ -1,7 +1,7 @@
 """The theory's quantities (docs/design.md §3-5), measured during training in the optimizer's geometry.
 
 Geometry per parameter block b: matrix optimizers (muon, normuon, adamuon) use the spectral
-norm (nuclear dual) on the hidden matrices (``lmo.partition.muon_labels == "matrix"``) and the
+norm (nuclear dual) on the hidden matrices (``lmo.combine.muon_labels == "matrix"``) and the
 sign geometry (l_inf, dual l_1) elsewhere; sign-like and Adam-family optimizers use the sign
 geometry everywhere; normalized_sgd the Euclidean one. Over the product of blocks the norm is
 the max and the dual the sum: ||x|| = max_b ||x_b||, ||g||_* = sum_b ||g_b||_*, and
@@ -47,7 +47,7 @@ import torch
 
 from lmo.base import find_field
 from lmo.geometry import L2, Sign, Spectral
-from lmo.partition import muon_labels
+from lmo.combine import muon_labels
 
 from gpu_runs.recipe import loss_and_grads
 

@@ -19,7 +19,8 @@ from dataclasses import asdict, dataclass, field, replace
 import torch
 
 from lmo import registry
-from lmo.chain import chain, clip_by_global_norm
+from lmo.clipping import clip_by_global_norm
+from lmo.combine import chain
 from lmo.polar_factor import choose_ns_dtype
 from lmo.pipedream import history_init, pipedream_delays
 from lmo.presets import DECOUPLED_DECAY, DEFAULT_LR
@@ -27,7 +28,6 @@ from lmo.registry import OPTIMIZERS
 from lmo.schedules import warmup_cosine
 from lmo.variants import MODES, PIPEDREAM, TWO_BW, variant_of, wrap  # sync | 2bw | pipedream (ef = 2bw + ef=True)
 
-from gpu_runs.builtin_corpus import STDLIB_SHA256
 from gpu_runs.model import CONFIGS, Llama, get_config, stage_of_params
 from gpu_runs.parallelism import Parallelism, check_parallelism
 
@@ -172,6 +172,9 @@ class TrainConfig:
         self.opt_kwargs = {**DECOUPLED_DECAY.get(self.optimizer, {}), **(self.opt_kwargs or {})}
         # the corpus is part of the identity too; the built-in one's hash is known without loading it
         if self.data == "stdlib" and self.data_sha256 is None:
+            # imported here: ``import gpu_runs`` must not import the command
+            # ``python -m gpu_runs.builtin_corpus`` (runpy would run a second copy of it)
+            from gpu_runs.builtin_corpus import STDLIB_SHA256
             self.data_sha256 = STDLIB_SHA256
 
     def as_dict(self) -> dict:

@@ -4,7 +4,7 @@ Modes (docs/design.md §4), all from the same pure optimizer ``opt = clip_by_glo
 
 - ``sync``:      x_{t+1} = x_t + d_t
 - ``2bw``:       x_{t+1} = x_t + d_{t-1}                (``lmo.delay.delayed(opt, 1)``)
-- ``2bw --ef``:  x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}    (``lmo.error_feedback.error_feedback``)
+- ``2bw --ef``:  x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}    (``lmo.ef_correction.error_feedback``)
 - ``pipedream --stages P``: stale-point model: the gradient of step t is taken at the mixed
   point whose stage-s block is x_{t - tau_s}, tau_s = P - 1 - s (``lmo.pipedream``), and the
   update is applied at once; stages from the contiguous layer split (``model.stage_of_params``).

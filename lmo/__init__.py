@@ -27,20 +27,22 @@ A short tour::
 - Newton-Schulz: ``newton_schulz(G)`` (``method="gram"`` for Gram NS; its module, with the
   coefficient sets and helpers, is ``lmo.polar_factor``), ``polar``,
   ``ns_inexactness``, ``choose_ns_dtype`` (bf16 only where bf16 matmul is fast).
-- Composition: ``chain``, ``clip_by_global_norm``, ``partition``, ``warmup_cosine``.
+- Composition: ``chain``, ``partition`` (module ``lmo.combine``), ``clip_by_global_norm``
+  (``lmo.clipping``), ``warmup_cosine``. No name here is also a module's: ``lmo.combine``,
+  ``lmo.clipping``, ``lmo.ef_correction`` (``error_feedback``) and ``lmo.polar_factor`` are the modules.
 - torch.optim: ``TorchOptimizer(lmo.muon(0.02), model.named_parameters())``.
 - State I/O: ``state_dict`` / ``load_state_dict`` (flat, torch.save-able).
 """
 from lmo.alias import (adamuon, adamw, adan, lion, lmo_momentum, mars, muon, nadam, normalized_sgd, normuon,
                        signum, soap)
 from lmo.base import Optimizer, apply_updates, load_state_dict, state_dict
-from lmo.chain import chain, clip_by_global_norm
+from lmo.clipping import clip_by_global_norm
+from lmo.combine import chain, muon_labels, partition
 from lmo.delay import DelayState, delayed, flush_applied, next_applied, virtual_offset
-from lmo.error_feedback import ErrorFeedbackState, error_feedback
+from lmo.ef_correction import ErrorFeedbackState, error_feedback
 from lmo.geometry import (ColNorm, Frobenius, Geometry, L2, RMSToRMS, RowNorm, Sign, Spectral,
                           get_geometry)
 from lmo.polar_factor import choose_ns_dtype, newton_schulz, ns_inexactness, polar
-from lmo.partition import muon_labels, partition
 from lmo.pipedream import (ParamHistory, StaleHistory, contiguous_stages, history_init, history_load,
                            history_push, history_state_dict, mixed_point, pipedream_delays)
 from lmo.registry import OPTIMIZERS, build

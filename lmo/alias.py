@@ -339,7 +339,7 @@ def adan(lr: ScalarOrSchedule = 1e-3, betas=(0.98, 0.92, 0.99), eps: float = 1e-
     = scale_by_adan, scale_by_learning_rate, then add_proximal_decay (or
     add_decoupled_decay with no_prox). eta_t = lr(t - 1) for a schedule. ``mu`` overrides
     b1 as b1 = 1 - mu; b2, b3 stay. The official code's optional global grad clipping
-    (max_grad_norm) is left to ``lmo.chain.clip_by_global_norm``.
+    (max_grad_norm) is left to ``lmo.clipping.clip_by_global_norm``.
 
     Cross-checked (tests/lmo/test_reference_pytorch_optimizer.py): equals pytorch-optimizer's
     ``Adan(lr, betas, weight_decay)`` (proximal decay; ``no_prox=True`` <-> its

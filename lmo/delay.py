@@ -92,7 +92,7 @@ def phase(step: int, sync_start: int, sync_cooldown: int, total_steps) -> str:
 def next_applied(state) -> dict:
     """The displacement a_t that an asynchronous step t applies, from the state after t
     updates alone (docs/design.md §4), for the state of :func:`delayed` or
-    :func:`lmo.error_feedback.error_feedback`::
+    :func:`lmo.ef_correction.error_feedback`::
 
         delayed:  a_t = d_{t-tau}                 EF:  a_t = 2 d_{t-1} - d_{t-2}
 

@@ -2,7 +2,7 @@
 
 ``build`` applies the standard Muon practice for the matrix optimizers (muon, normuon,
 adamuon): hidden 2-D weights go to the named optimizer, everything else (embeddings,
-head, norms, vectors: lmo.partition.muon_labels) to AdamW with AdamW's own lr.
+head, norms, vectors: lmo.combine.muon_labels) to AdamW with AdamW's own lr.
 """
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def build(name: str, params: Mapping, lr=None, momentum: float | None = None,
     sched = schedule or (lambda p: p)
     if name not in MATRIX_OPTIMIZERS:
         return make(name, sched(peak), momentum, weight_decay=weight_decay, **kw)
-    from lmo.partition import muon_labels, partition
+    from lmo.combine import muon_labels, partition
     labels = muon_labels(params)
     rules = {"matrix": make(name, sched(peak), momentum, weight_decay=weight_decay, **kw)}
     if any(v == "other" for v in labels.values()):

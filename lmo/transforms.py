@@ -202,7 +202,7 @@ def scale_by_lmo(geometry, scale=None, matrix_only: bool = False) -> Transform:
                 if v.ndim < 2:
                     raise ValueError(f"{what}['{k}'] has shape {tuple(v.shape)}: the {geometry.name} "
                                      f"LMO needs matrices (..., m, n); route it to another optimizer "
-                                     f"(lmo.partition / lmo.registry.build)")
+                                     f"(lmo.combine.partition / lmo.registry.build)")
 
     def fn(u, params, step):
         lmos = geometry.lmo_many(list(u.values())) if hasattr(geometry, "lmo_many") else [

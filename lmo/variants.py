@@ -25,7 +25,7 @@ which bounds describe it.
 from __future__ import annotations
 
 from lmo.delay import delayed
-from lmo.error_feedback import error_feedback
+from lmo.ef_correction import error_feedback
 
 SYNC, TWO_BW, EF, PIPEDREAM = "sync", "2bw", "ef", "pipedream"
 #: the delayed update of any delay tau (the theory's and the verifier's name; tau = 1 is 2bw)
@@ -80,7 +80,7 @@ def wrap(opt, variant: str, *, delay=None, sync_start: int = 0, sync_cooldown: i
     ``sync``              ``opt`` itself
     ``2bw``               ``lmo.delay.delayed(opt, 1, ...)``
     ``delayed``           ``lmo.delay.delayed(opt, delay, ...)`` (delay default 1)
-    ``ef``                ``lmo.error_feedback.error_feedback(opt, ...)`` (delay 1)
+    ``ef``                ``lmo.ef_correction.error_feedback(opt, ...)`` (delay 1)
     ``pipedream``         ``opt`` itself: the staleness is in the gradient's point, which
                           the loop threads (``lmo.pipedream``'s StaleHistory); with
                           ``delay`` (an int or per-block mapping) the update-delay model

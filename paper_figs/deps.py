@@ -16,7 +16,7 @@ import verify.figures
 import verify.report
 from gpu_runs.pipeline.bench import run_bench
 from gpu_runs.recipe import TrainConfig
-from gpu_runs.train import train  # (the attribute gpu_runs.train is this function, not the module)
+from gpu_runs.train import train
 
 
 class Unavailable(RuntimeError):

@@ -71,14 +71,15 @@ def _documented():
     import theory
     import verify
     from theory import mutation, rates, witness_runs, world_check
+    from verify.coverage import coverage   # not re-exported: verify.coverage is the module (a command)
     return [("theory", n, o) for n, o in (
         ("check", theory.check), ("check_step", theory.check_step), ("proof_text", theory.proof_text),
         ("simulate", witness_runs.simulate), ("check_world", world_check.check_world),
         ("mutation_table", mutation.mutation_table), ("delay_price", rates.delay_price))] + \
         [("verify", n, getattr(verify, n)) for n in (
             "random_quadratic", "random_least_squares", "random_cosine_sum", "StudentT", "run",
-            "check_bound", "check_run", "applicable", "coverage", "search", "instances", "run_report",
-            "make_theory_figures")]
+            "check_bound", "check_run", "applicable", "search", "instances", "run_report",
+            "make_theory_figures")] + [("verify", "coverage", coverage)]
 
 
 @pytest.mark.parametrize("section,name,obj", _documented(), ids=lambda x: x if isinstance(x, str) else "")

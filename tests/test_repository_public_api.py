@@ -23,7 +23,7 @@ REQUIRED = {
             "apply_updates", "TorchOptimizer", "build"],
     "theory": ["Bound", "get", "all_bounds"],
     "verify": ["run", "check_bound"],
-    "gpu_runs": ["TrainConfig", "train"],
+    "gpu_runs": ["TrainConfig"],   # the loop: from gpu_runs.train import train (gpu_runs.train is the module)
 }
 
 

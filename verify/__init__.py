@@ -13,17 +13,17 @@ A short tour::
 
 Problems with certified L (verify.problems), noise models with exact sigma (verify.noise),
 batched Monte Carlo of sync / delayed / EF / PipeDream-style runs (verify.montecarlo),
-confidence-bound checks (verify.check; coverage measured in verify.coverage), hypothesis
+confidence-bound checks (verify.check; their coverage measured by verify.coverage.coverage,
+a command, ``python -m verify.coverage``, so the package does not import it), hypothesis
 strategies (verify.strategies: Instance, instances), a falsification search
-(verify.adversarial.search), planted wrong bounds (verify.mutants), the report
+(verify.adversarial.search), planted wrong bounds (verify.planted_bounds: mutants), the report
 (``python -m verify``, run_report) and its figures (make_theory_figures).
 """
 from .adversarial import search
 from .check import VERDICTS, CheckResult, applicable, check_bound, check_run, empirical_bernstein, one_sided_t
-from .coverage import coverage
 from .montecarlo import MCResult, run, simulate
-from .mutants import catching_scenario, mutants
 from .noise import Aligned, Anisotropic, Gaussian, StudentT, make_noise
+from .planted_bounds import catching_scenario, mutants
 from .problems import (CosineSum, Problem, Quadratic, random_cosine_sum, random_least_squares, random_psd,
                        random_quadratic, vector_quadratic)
 from .report import run_report
@@ -37,7 +37,7 @@ def make_theory_figures(out_dir, quick: bool = True):
 
 
 __all__ = ["CheckResult", "VERDICTS", "check_bound", "check_run", "applicable", "one_sided_t",
-           "empirical_bernstein", "coverage", "MCResult", "run", "simulate", "search", "mutants",
+           "empirical_bernstein", "MCResult", "run", "simulate", "search", "mutants",
            "catching_scenario", "Gaussian", "Anisotropic", "StudentT", "Aligned", "make_noise",
            "Problem", "Quadratic", "CosineSum", "random_quadratic", "random_least_squares", "random_psd",
            "random_cosine_sum", "vector_quadratic", "run_report", "Instance", "instances",

@@ -20,7 +20,7 @@ from theory.registry import all_bounds
 from .adversarial import search
 from .check import applicable, check_bound, check_run
 from .montecarlo import run
-from .mutants import catching_scenario, mutants
+from .planted_bounds import catching_scenario, mutants
 from .noise import make_noise
 from .problems import random_cosine_sum, random_least_squares, random_psd, random_quadratic, vector_quadratic
 from .strategies import Instance

@@ -42,7 +42,7 @@ def lmo_available() -> bool:
     try:
         _lmo_init_kw()
         import lmo.delay  # noqa: F401
-        import lmo.error_feedback  # noqa: F401
+        import lmo.ef_correction  # noqa: F401
         return True
     except Exception:
         return False

@@ -385,5 +385,5 @@ def main(argv=None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+# the command is ``python -m gpu_runs.pipeline_ckpt`` (no ``__main__`` block here: the package
+# imports this module, so ``-m`` on it would run a second copy)

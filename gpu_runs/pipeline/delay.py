@@ -1,5 +1,5 @@
 """The trainer's 2bw update rule on one pipeline stage: ``lmo.variants.wrap(opt, variant)``
-(2bw: ``lmo.delay.delayed(opt, 1)``, ef: ``lmo.error_feedback.error_feedback(opt)``) with
+(2bw: ``lmo.delay.delayed(opt, 1)``, ef: ``lmo.ef_correction.error_feedback(opt)``) with
 sync_start / sync_cooldown, wrapped around the stage's base optimizer and applied to the
 stage's parameter block only.
 

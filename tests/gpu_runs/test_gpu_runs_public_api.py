@@ -1,20 +1,21 @@
 """``import gpu_runs`` gives the main names; every name of ``__all__`` exists; the trainer's
 old import paths (``from gpu_runs.train import TrainConfig, build_optimizer, ...``) still work.
 
-Note: the package attribute ``gpu_runs.train`` is the function ``train`` (as the issue asks);
-the module is reached with ``from gpu_runs.train import ...`` or importlib."""
-import importlib
+The package attribute ``gpu_runs.train`` is the module (the loop and ``python -m
+gpu_runs.train``), never the function: the package does not re-export ``train`` (issue 28,
+item 4), so the function is ``from gpu_runs.train import train``."""
+import types
 
 import gpu_runs
+import gpu_runs.train as T
 from gpu_runs import recipe
-
-T = importlib.import_module("gpu_runs.train")
 
 
 def test_every_name_of_all_imports():
     for name in gpu_runs.__all__:
         assert getattr(gpu_runs, name) is not None, name
-    assert gpu_runs.TrainConfig is recipe.TrainConfig and callable(gpu_runs.train)
+    assert gpu_runs.TrainConfig is recipe.TrainConfig
+    assert "train" not in gpu_runs.__all__ and "TrainResult" not in gpu_runs.__all__
 
 
 def test_old_paths_of_the_recipe_still_work():
@@ -25,6 +26,7 @@ def test_old_paths_of_the_recipe_still_work():
 
 
 def test_from_imports_of_the_module_and_the_function():
-    from gpu_runs import train
-    from gpu_runs.train import TrainConfig, main
+    from gpu_runs import train as train_module
+    from gpu_runs.train import TrainConfig, main, train
+    assert isinstance(train_module, types.ModuleType) and train_module is T
     assert train is T.train and TrainConfig is recipe.TrainConfig and callable(main)

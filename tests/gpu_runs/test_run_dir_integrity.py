@@ -5,16 +5,13 @@ a finished run changing nothing."""
 import errno
 import json
 import os
-import sys
-
 import pytest
 import torch
 
 import gpu_runs.checkpoint as ckpt
+import gpu_runs.train as train_mod
 from gpu_runs import run_lock
 from gpu_runs.train import TrainConfig, main, train
-
-train_mod = sys.modules["gpu_runs.train"]   # the package re-exports the function under this name
 
 FAST = dict(config="tiny", steps=4, batch_size=4, seq_len=16, eval_every=1, eval_batches=1, log_every=1)
 ARGV = ["--steps", "4", "--batch-size", "4", "--seq-len", "16", "--eval-every", "1", "--eval-batches", "1"]

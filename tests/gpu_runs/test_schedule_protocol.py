@@ -17,7 +17,7 @@ import torch
 from gpu_runs.pipeline import llama as pipeline_llama
 from gpu_runs.model import Llama, get_config
 from gpu_runs.train import TrainConfig, build_optimizer, peak_lr
-from lmo.partition import muon_labels
+from lmo.combine import muon_labels
 from lmo.registry import MATRIX_OPTIMIZERS, OPTIMIZERS, build
 
 STEPS, WARMUP, FINAL = 20, 0.1, 0.1
@@ -80,7 +80,7 @@ def test_old_bug_is_caught_by_the_check():
     def old_builder(cfg, params):
         sched = warmup_cosine(peak_lr(cfg), cfg.steps, cfg.warmup_frac, cfg.final_frac)
         from lmo.alias import adamw
-        from lmo.partition import partition
+        from lmo.combine import partition
         from lmo.registry import make as make_one
         return partition({"matrix": make_one("muon", sched, weight_decay=0.1),
                           "other": adamw(0.001 * 3, weight_decay=0.1)}, muon_labels(params))

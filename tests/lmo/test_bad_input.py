@@ -5,7 +5,7 @@ import torch
 from lmo.alias import adamw
 from lmo.base import state_dict
 from lmo.delay import delayed
-from lmo.error_feedback import error_feedback
+from lmo.ef_correction import error_feedback
 from lmo.alias import muon
 from lmo.alias import lion, signum
 

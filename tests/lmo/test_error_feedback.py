@@ -7,7 +7,7 @@ from hypothesis import given, strategies as st
 
 from lmo.alias import adamw
 from lmo.base import apply_updates, load_state_dict, state_dict
-from lmo.error_feedback import error_feedback
+from lmo.ef_correction import error_feedback
 from lmo.geometry import Spectral
 from lmo.alias import lmo_momentum
 from lmo.alias import signum

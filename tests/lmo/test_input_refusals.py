@@ -6,7 +6,7 @@ import torch
 
 import lmo
 from lmo.base import load_state_dict, state_dict
-from lmo.partition import muon_labels
+from lmo.combine import muon_labels
 from lmo.registry import OPTIMIZERS, build
 
 CONV = (8, 3, 3, 3)

@@ -6,10 +6,10 @@ import torch
 
 from lmo.alias import adamw
 from lmo.base import apply_updates, find_field
-from lmo.chain import chain, clip_by_global_norm, global_norm
+from lmo.clipping import clip_by_global_norm, global_norm
+from lmo.combine import chain, muon_labels, partition
 from lmo.delay import delayed
 from lmo.alias import muon
-from lmo.partition import muon_labels, partition
 from lmo.registry import OPTIMIZERS, build
 from lmo.schedules import warmup_cosine
 from lmo.torch_adapter import TorchOptimizer

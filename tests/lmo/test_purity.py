@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 
 from lmo.base import state_dict
 from lmo.delay import delayed
-from lmo.error_feedback import error_feedback
+from lmo.ef_correction import error_feedback
 from lmo.registry import OPTIMIZERS, build
 
 WRAPPERS = {"sync": lambda o: o, "delayed": lambda o: delayed(o, 1, dc_asgd=0.1), "ef": error_feedback}

@@ -5,7 +5,7 @@ import torch
 
 from lmo import Spectral, lmo_momentum
 from lmo.delay import delayed
-from lmo.error_feedback import error_feedback
+from lmo.ef_correction import error_feedback
 from lmo.variants import DELAYED, EF, PIPEDREAM, RUN_VARIANTS, SYNC, THEORY_VARIANTS, TWO_BW, theory_variant, wrap
 
 

@@ -1,7 +1,7 @@
 """Properties every optimizer of the benchmark set shares (the zoo plus adamw, muon, lion):
 
 - under ``lmo.delay.delayed`` step t applies the sync update d_{t-1}; under
-  ``lmo.error_feedback.error_feedback`` it applies 2 d_{t-1} - d_{t-2} (fixed gradient
+  ``lmo.ef_correction.error_feedback`` it applies 2 d_{t-1} - d_{t-2} (fixed gradient
   stream, no weight decay, so d_t depends on the gradients only);
 - a leading seed dimension is a batch: the stacked update equals the per-seed updates;
 - the state round-trips through state_dict / load_state_dict (and torch.save, weights_only);
@@ -67,7 +67,7 @@ def _updates(opt, params, grads):
 @pytest.mark.parametrize("name", NAMES)
 def test_delayed_and_error_feedback_apply_the_shifted_sync_updates(name):
     from lmo.delay import delayed
-    from lmo.error_feedback import error_feedback
+    from lmo.ef_correction import error_feedback
     make, mat = FACTORIES[name]
     params = _params(matrix_only=mat)
     grads = _grad_stream(params, 5)

@@ -8,7 +8,7 @@ from lmo.geometry import Sign, Spectral
 from theory.registry import all_bounds, get
 from verify.check import check_bound, check_run, one_sided_t
 from verify.montecarlo import run
-from verify.mutants import catching_scenario, mutants
+from verify.planted_bounds import catching_scenario, mutants
 from verify.noise import Aligned, Gaussian, StudentT
 from verify.problems import random_cosine_sum, random_quadratic, vector_quadratic
 from verify.strategies import Instance, instances

@@ -1,49 +1,12 @@
-"""Composition of transforms (optax style) and gradient clipping by global norm.
-
-A *transform* is an :class:`lmo.base.Optimizer` whose ``update`` maps incoming values
-(gradients, or the output of the previous transform) to outgoing ones. ``chain(a, b)``
-feeds a's output into b: ``chain(clip_by_global_norm(1.0), adamw(1e-3))`` clips the
-gradient and then takes an AdamW step.
+"""Gradient clipping by global norm (optax's clipping module): ``global_norm`` and the
+transform ``clip_by_global_norm``, composed with an optimizer by :func:`lmo.combine.chain`:
+``chain(clip_by_global_norm(1.0), adamw(1e-3))`` clips the gradient and then takes an AdamW step.
 """
 from __future__ import annotations
-
-from typing import NamedTuple
 
 import torch
 
 from lmo.base import EmptyState, Optimizer, check_finite, check_nonneg
-
-
-class ChainState(NamedTuple):
-    """The states of the chained transforms, in order (field ``inner``: a tuple)."""
-
-    inner: tuple
-
-
-def chain(*transforms: Optimizer) -> Optimizer:
-    """u^{(0)} = grads, u^{(i)} = T_i(u^{(i-1)}); the last one is the update."""
-    if not transforms:
-        raise ValueError("transforms: chain needs at least one transform")
-
-    def init(params):
-        return ChainState(tuple(t.init(params) for t in transforms))
-
-    def update(grads, state, params=None):
-        new_states = []
-        u = grads
-        for t, s in zip(transforms, state.inner):
-            u, s = t.update(u, s, params)
-            new_states.append(s)
-        return u, ChainState(tuple(new_states))
-
-    last_virtual = transforms[-1].virtual
-
-    def virtual(params, state):
-        return transforms[-1].virtual_iterate(params, state.inner[-1])
-
-    return Optimizer(init, update, virtual=virtual if last_virtual else None,
-                     name="chain(" + ", ".join(t.name for t in transforms) + ")",
-                     hyper={t.name: t.hyper for t in transforms})
 
 
 def global_norm(tree, batch_dims: int = 0) -> torch.Tensor:

@@ -1,14 +1,53 @@
-"""Route parameters to different optimizers by rule (optax.multi_transform style).
+"""Combinators (optax's combine module): ``chain`` composes transforms, ``partition`` routes
+parameters to different optimizers by rule (optax.multi_transform style).
+
+A *transform* is an :class:`lmo.base.Optimizer` whose ``update`` maps incoming values
+(gradients, or the output of the previous transform) to outgoing ones. ``chain(a, b)``
+feeds a's output into b: ``chain(clip_by_global_norm(1.0), adamw(1e-3))`` (clipping in
+:mod:`lmo.clipping`) clips the gradient and then takes an AdamW step.
 
 Standard Muon practice: hidden-layer matrices go to Muon, everything else (embeddings,
 the output head, norm gains, biases, any vector) to AdamW. :func:`muon_labels` encodes
-that rule by name and shape.
+that rule by name and shape; ``partition(rules, muon_labels)`` applies it.
 """
 from __future__ import annotations
 
 from typing import Callable, Mapping, NamedTuple
 
 from lmo.base import Optimizer, check_same_keys
+
+
+class ChainState(NamedTuple):
+    """The states of the chained transforms, in order (field ``inner``: a tuple)."""
+
+    inner: tuple
+
+
+def chain(*transforms: Optimizer) -> Optimizer:
+    """u^{(0)} = grads, u^{(i)} = T_i(u^{(i-1)}); the last one is the update."""
+    if not transforms:
+        raise ValueError("transforms: chain needs at least one transform")
+
+    def init(params):
+        return ChainState(tuple(t.init(params) for t in transforms))
+
+    def update(grads, state, params=None):
+        new_states = []
+        u = grads
+        for t, s in zip(transforms, state.inner):
+            u, s = t.update(u, s, params)
+            new_states.append(s)
+        return u, ChainState(tuple(new_states))
+
+    last_virtual = transforms[-1].virtual
+
+    def virtual(params, state):
+        return transforms[-1].virtual_iterate(params, state.inner[-1])
+
+    return Optimizer(init, update, virtual=virtual if last_virtual else None,
+                     name="chain(" + ", ".join(t.name for t in transforms) + ")",
+                     hyper={t.name: t.hyper for t in transforms})
+
 
 #: substrings of a parameter name that mark an embedding / output head
 EMBED_HEAD_MARKERS = ("emb", "wte", "wpe", "lm_head", "head", "output", "classifier", "logits")
