@@ -62,23 +62,31 @@ def eta_of(d: dict, eta: str) -> float:
 def predict_run(run_dir: Path, eta: str = "step") -> dict:
     """Rows (step, measured momentum error, bound) and the run's final val loss."""
     cfg, log = load_run(run_dir)
+    return predict_record(cfg, log, eta, run_dir.name)
+
+
+def predict_record(cfg: dict, log: list, eta: str = "step", name: str = "") -> dict:
+    """:func:`predict_run` of a run given as its ``config.json`` dict and its log rows (those
+    with ``diagnostics``, and rows with ``val_loss``)."""
     diags = [r["diagnostics"] for r in log if "diagnostics" in r]
     var = variant(cfg)
     rows = []
-    if diags and var in BOUND_OF:
+    L = median_or_none([d.get("L_local") for d in diags])   # JSON turns a nan (no step yet) into null
+    if diags and var in BOUND_OF and L is not None:
         bound = registry.get(BOUND_OF[var])
-        L = statistics.median(d["L_local"] for d in diags if d["L_local"] == d["L_local"])
         mu = primary_mu(cfg)
         r_w = None
         for d in diags:
             r_w = d["r"] if r_w is None else (1 - mu) * r_w + mu * d["r"]
+            if d.get("sigma") is None:
+                continue
             consts = dict(L=L, sigma=d["sigma"], rho=d["rho"], eta=eta_of(d, eta), mu=mu, t=d["step"], r_w=r_w)
             b = float(bound.evaluate(**{k: consts[k] for k in bound.symbols}))
             rows.append(dict(step=d["step"], measured=d.get("momentum_error"), bound=b,
                              r_over_eta=d["r"] / eta_of(d, eta) if eta_of(d, eta) > 0 else float("nan"),
                              r_over_eta_matrix=d.get("r_over_eta_matrix")))
     vals = [r["val_loss"] for r in log if "val_loss" in r]
-    return dict(run=run_dir.name, optimizer=cfg["optimizer"], variant=var, lr=cfg.get("lr"),
+    return dict(run=name, optimizer=cfg["optimizer"], variant=var, lr=cfg.get("lr"),
                 final_val=vals[-1] if vals else None, rows=rows)
 
 
@@ -86,7 +94,13 @@ def summarize(run_dir: Path, eta: str = "step") -> dict:
     """``predict_run`` plus what ``gpu_runs.orderings`` needs: the resolved peak lr and beta, the
     settings key, the mean r and the theorem's constants (L, sigma, rho, eta, mu, K, Delta_0)."""
     cfg, log = load_run(run_dir)
-    res = predict_run(run_dir, eta)
+    return summarize_record(cfg, log, eta, run_dir.name)
+
+
+def summarize_record(cfg: dict, log: list, eta: str = "step", name: str = "") -> dict:
+    """:func:`summarize` of a run given as its config dict and log rows (``log[0]["train_loss"]``
+    is Delta_0's bound f(x_0))."""
+    res = predict_record(cfg, log, eta, name)
     known = {k: v for k, v in cfg.items() if k in TrainConfig.__dataclass_fields__}
     diags = [r["diagnostics"] for r in log if "diagnostics" in r]
     mu = primary_mu(cfg)

@@ -9,7 +9,9 @@ defaults included. One record (a few KB)::
      "config": {the full TrainConfig; config_hash(config) == key},
      "result": {"final_val_loss": ..., "log": [one row per evaluation: step, val_loss,
                 train_loss, lr], "head": [every logged row up to HEAD_STEPS: step,
-                train_loss, lr], "n_params": ..., "tokens_per_s": ...},
+                train_loss, lr], "n_params": ..., "tokens_per_s": ...,
+                "diagnostics": [one row per diagnostics record, DIAG_FIELDS; only for a
+                run trained with diag_every > 0]},
      "wall_s": ..., "provenance": {"command", "commit", "machine", "finished_at"},
      "sha256": sha256 of the canonical JSON of every other field}
 
@@ -35,6 +37,9 @@ FORMAT = 2
 HEAD_STEPS = 30
 EVAL_FIELDS = ("step", "val_loss", "train_loss", "lr")
 HEAD_FIELDS = ("step", "train_loss", "lr", "val_loss")
+#: the theory diagnostics' scalars a record keeps (gpu_runs.diagnostics; what gpu_runs.predict reads)
+DIAG_FIELDS = ("step", "eta", "d_norm", "update_norm", "r", "r_over_eta", "r_over_d", "r_over_eta_matrix",
+               "L_local", "sigma", "rho", "momentum_error")
 
 
 class KeptError(ValueError):
@@ -63,6 +68,9 @@ def compact(record: dict) -> dict:
     evals = [{f: r[f] for f in EVAL_FIELDS if f in r} for r in log if r.get("val_loss") is not None]
     head = [{f: r[f] for f in HEAD_FIELDS if f in r} for r in log if r.get("step", 0) <= HEAD_STEPS]
     res = {"final_val_loss": record["result"].get("final_val_loss"), "log": evals, "head": head}
+    diags = [{f: r["diagnostics"][f] for f in DIAG_FIELDS if f in r["diagnostics"]} for r in log if r.get("diagnostics")]
+    if diags:   # a run trained with --diag-every (records without diagnostics keep their old form)
+        res["diagnostics"] = diags
     for k in ("n_params", "tokens_per_s"):
         if k in record["result"]:
             res[k] = record["result"][k]

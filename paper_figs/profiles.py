@@ -29,7 +29,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 ALL_FIGURES = (
-    "fig3", "table1", "lr_tuning", "fig2_table2", "fig4", "fig5", "fig6", "moe", "theory", "pipeline",
+    "fig3", "table1", "lr_tuning", "fig2_table2", "fig4", "fig5", "fig6", "moe", "theory_training", "theory",
+    "pipeline",
 )
 
 TABLE1_OPTIMIZERS = ("adamw", "muon", "normuon", "adamuon", "soap", "nadam", "adan", "mars", "lion")
@@ -79,6 +80,9 @@ class Profile:
     momentum_lr_mults: tuple = (0.5, 1.0, 2.0)
     lion_beta2_grid: tuple = ()        # Figure 4's second Lion reading: betas[1] swept, betas[0] at its preset
     tuned_gap_optimizers: tuple = ("adan", "muon")   # lr_tuning: 2BW swept too (the Adan reading)
+    # theory_training: runs recording the theory's diagnostics (sync / 2BW / EF at every lr multiplier)
+    theory_optimizers: tuple = ("adamw", "muon")
+    theory_diag_every: int = 100       # the profile's base diag_every wins when it sets one
     horizons: tuple = (1500, 3000)
     horizon_optimizers: tuple = ("adamw", "muon")
     pipedream_optimizers: tuple = ("adamw", "muon")
@@ -186,7 +190,7 @@ _register(Profile(
     seeds_main=(0, 1),
     momentum_optimizers=("adamw", "muon"), momentum_grid=(0.9, 0.95),
     momentum_lr_optimizers=("adamw",), momentum_lr_mults=(1.0, 2.0), lion_beta2_grid=(0.99, 0.999),
-    horizons=(4, 8),
+    horizons=(4, 8), theory_diag_every=2,
     pipedream_optimizers=("adamw",), pipedream_stages=2, pipedream_size="tiny",
     moe_seeds=(0, 1),
     verdicts_meaningful=False,

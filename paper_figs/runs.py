@@ -66,6 +66,15 @@ class Outcome:
         v = self.record["result"]["final_val_loss"]
         return float("nan") if v is None else float(v)
 
+    def diag_log(self) -> list[dict]:
+        """The log rows ``gpu_runs.predict.summarize_record`` reads: the first logged row (its
+        train loss bounds Delta_0), one row per theory-diagnostics record and the evaluations;
+        from a cache record's full log or a kept record's ``head`` / ``diagnostics`` / ``log``."""
+        res = self.record["result"]
+        if "diagnostics" not in res:
+            return list(res["log"])
+        return res["head"][:1] + [{"step": d["step"], "diagnostics": d} for d in res["diagnostics"]] + list(res["log"])
+
     def curve(self, field: str = "val_loss") -> tuple[list, list]:
         """(steps, values) of the log entries that carry ``field``."""
         xs, ys = [], []
@@ -109,7 +118,7 @@ def describe(settings: Mapping[str, Any]) -> str:
     if mode == "pipedream":
         mode = f"pipedream(P={settings.get('stages')})"
     tags = [mode + ("+ef" if settings.get("ef") else "")]
-    for k in ("sync_start", "sync_cooldown", "dc_asgd", "momentum", "lr"):
+    for k in ("sync_start", "sync_cooldown", "dc_asgd", "momentum", "lr", "diag_every"):
         if settings.get(k):
             tags.append(f"{k}={settings[k]}")
     for k, v in sorted((settings.get("opt_kwargs") or {}).items()):

@@ -46,8 +46,15 @@ class FakeTrainer:
         log = []
         for t in range(0, cfg.steps + 1, cfg.eval_every):
             v = 1.5 + 3.0 * math.exp(-t / 3) + pen * t / cfg.steps + h
-            log.append({"step": t, "train_loss": v + 0.01, "val_loss": v, "lr": 1e-3,
-                        "tokens": t * cfg.batch_size * cfg.seq_len, "step_time": 0.01, "diagnostics": {}})
+            row = {"step": t, "train_loss": v + 0.01, "val_loss": v, "lr": 1e-3,
+                   "tokens": t * cfg.batch_size * cfg.seq_len, "step_time": 0.01}
+            if cfg.diag_every:   # the theory's quantities, made up (gpu_runs.diagnostics' fields)
+                eta = 1e-3 * (1 + 10 * gap)
+                r = 0.0 if cfg.mode == "sync" else eta * (0.5 if cfg.ef else 1.0)
+                row["diagnostics"] = dict(step=max(t, 1), L_local=50.0 * (1 + gap), sigma=2.0, rho=30.0, eta=1e-3,
+                                          d_norm=eta, update_norm=eta, r=r, r_over_eta=r / 1e-3,
+                                          momentum_error=0.5 + h)
+            log.append(row)
         return FakeResult(log, log[-1]["val_loss"])
 
 

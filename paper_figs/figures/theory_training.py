@@ -1,0 +1,261 @@
+"""Theory vs training: the delayed-LMO theory's predictions set against training runs that
+record the theory's quantities (``gpu_runs.diagnostics``: L_local, sigma, rho, ||d_t||, r, the
+momentum error).
+
+Runs: for each optimizer of ``p.theory_optimizers`` and each peak lr c x preset (c in
+``p.momentum_lr_mults``), sync, 2BW and 2BW+EF on the main size, Figure 3's settings
+otherwise, with diagnostics every ``p.theory_diag_every`` steps (the profile's own
+``diag_every`` when it sets one). The diagnostics only read the state and evaluate extra
+batches, so a diagnosed run should train its plain twin's trajectory; the report checks
+that against Figure 3's preset-lr runs.
+
+Predictions checked (``gpu_runs.predict``, ``gpu_runs.orderings``; docs/design.md §5), with
+L = the sweep's largest median L_local (A2: one global L), eta = the mean measured ||d_t||,
+mu = 1 - beta, K = steps, Delta_0 <= the first train loss:
+
+1. momentum error: ||m_t - gbar_t||_* <= the variant's lemma bound (sync:
+   ``derived_sync_lemma``, 2BW: ``derived_delayed_lemma_x``, EF:
+   ``derived_ef_lemma_trajectory``) at every diagnostics record;
+2. lr: pi_2bw = B_delayed - B_sync = 2 L eta grows with eta, so at fixed beta the 2BW gap
+   grows with the peak lr (largest vs smallest lr, beyond 2 SE);
+3. EF: EF's bound beats the delayed one iff r_avg / eta < 1; measured, EF helps iff
+   L_ef < L_2bw beyond 2 SE (per cell; agreement is the verdict);
+4. optimizer-specific: the bound's relative price pi_2bw / B_sync at each optimizer's own
+   measured constants (preset lr) ranks the optimizers; measured, the relative gap
+   (L_2bw - L_sync) / L_sync ranks them. The theory's only optimizer-dependence is through
+   the measured constants (L and eta in the optimizer's geometry, mu): it makes no claim
+   about an optimizer by name.
+"""
+from __future__ import annotations
+
+import math
+
+from gpu_runs import orderings as od
+from gpu_runs.predict import summarize_record
+from lmo.variants import EF, SYNC, TWO_BW
+
+from .. import plotting
+from ..seed_stats import Noise
+from ..verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict, combine, fmt, larger_gap, lower_is_better, mean
+from .common import VARIANTS, Context, FigureOutput, grid_figure, paired, variant
+from .fig4 import lr_setting
+
+NAME = "theory_training"
+TITLE = "Theory vs training: the bounds' predictions on runs that measure the theory's constants"
+DIAG = "diag"   # cells (DIAG, optimizer, lr multiplier)
+
+
+def diag_every(p) -> int:
+    """The diagnostics cadence of this figure's runs: the profile's ``diag_every`` if it sets one."""
+    return int(p.base.get("diag_every") or p.theory_diag_every)
+
+
+def grid(p) -> dict:
+    """{(DIAG, optimizer, multiplier, variant): [settings per seed]}; empty when the profile
+    names no optimizer or sweeps no lr."""
+    if not p.theory_optimizers or len(p.momentum_lr_mults) < 2:
+        return {}
+    return {(DIAG, o, c, k): [variant(p, o, k, seed=s, config=p.main_size, diag_every=diag_every(p),
+                                      **lr_setting(o, c)) for s in p.seeds]
+            for o in p.theory_optimizers for c in p.momentum_lr_mults for k in VARIANTS}
+
+
+def twin(settings: dict) -> dict:
+    """The same run without diagnostics (Figure 3's run at the preset lr)."""
+    return {k: v for k, v in settings.items() if k != "diag_every"}
+
+
+def summaries(ctx: Context, g: dict) -> list[dict]:
+    """``gpu_runs.predict.summarize_record`` of every run that exists, tagged with its cell."""
+    out = []
+    for (_, o, c, k), ss in g.items():
+        for s in ss:
+            oc = ctx.get(s)
+            if oc.ok:
+                out.append(dict(summarize_record(oc.record["config"], oc.diag_log(), name=f"{o} x{c:g} {k}"),
+                                mult=c, seed=s["seed"]))
+    return out
+
+
+def first_seed_cells(runs: list[dict]) -> list[dict]:
+    """``gpu_runs.orderings.cells`` of the first seed's runs (the constants of one trajectory
+    per cell), each tagged with its lr multiplier; the gaps themselves come from every seed."""
+    first = min(r["seed"] for r in runs) if runs else 0
+    one = [r for r in runs if r["seed"] == first]
+    mult = {(r["optimizer"], r["lr"]): r["mult"] for r in one}
+    return [dict(c, mult=mult[c["optimizer"], c["lr"]]) for c in od.cells(one)]
+
+
+def bound_check(runs: list[dict]) -> tuple[Verdict, list[str]]:
+    """Prediction 1: every diagnostics record's measured momentum error at or below its bound."""
+    rows = [(r, row) for r in runs for row in r["rows"] if row["measured"] is not None and math.isfinite(row["bound"])]
+    if not rows:
+        return Verdict(INCONCLUSIVE, "no diagnostics record with a momentum error"), []
+    bad = [(r, row) for r, row in rows if row["measured"] > row["bound"]]
+    worst = max(rows, key=lambda rr: rr[1]["measured"] / rr[1]["bound"])
+    desc = (f"{len(rows) - len(bad)} of {len(rows)} records within the bound; largest measured / bound "
+            f"{worst[1]['measured'] / worst[1]['bound']:.3g} ({worst[0]['run']}, step {worst[1]['step']})")
+    table = ["| run | records | largest measured / bound | at step |", "|---|---|---|---|"]
+    for r in runs:
+        rs = [row for row in r["rows"] if row["measured"] is not None]
+        if rs:
+            w = max(rs, key=lambda row: row["measured"] / row["bound"])
+            table.append(f"| {r['run']} | {len(rs)} | {w['measured'] / w['bound']:.3g} | {w['step']} |")
+    return Verdict(FAILS if bad else HOLDS, desc), table
+
+
+def ef_agreement(ctx: Context, res: dict, cs: list[dict]) -> tuple[Verdict, list[str]]:
+    """Prediction 3 per cell: predicted 'EF helps' (r_avg / eta < 1) against the measured
+    comparison L_ef vs L_2bw beyond 2 SE; a cell agrees, disagrees, or is unresolved."""
+    parts, lines = [], []
+    for c in cs:
+        if "r_over_eta_ef" not in c:
+            continue
+        o, m = c["optimizer"], c["mult"]
+        predicted = c["r_over_eta_ef"] < 1
+        meas = lower_is_better(res[DIAG, o, m][EF], res[DIAG, o, m][TWO_BW], f"{plotting.label(o)} x{m:g}: EF below 2BW",
+                               ctx.noise_for(o))
+        word = "helps" if predicted else "does not help"
+        if meas.status == INCONCLUSIVE:
+            parts.append(Verdict(INCONCLUSIVE, f"predicted EF {word} (r/eta {c['r_over_eta_ef']:.2f}); {meas.reason}"))
+        else:
+            agree = (meas.status == HOLDS) == predicted
+            parts.append(Verdict(HOLDS if agree else FAILS,
+                                 f"predicted EF {word} (r/eta {c['r_over_eta_ef']:.2f}); {meas.reason}"))
+        lines.append(parts[-1].reason)
+    return combine(parts, "EF helps iff r_avg / eta < 1"), lines
+
+
+def relative_ranking(ctx: Context, res: dict, cs: list[dict]) -> Verdict:
+    """Prediction 4 at the preset lr: the optimizer with the larger predicted relative price
+    pi_2bw / B_sync has the larger measured relative gap (beyond 2 SE; the seed SD borrowed is
+    scaled by 1 / its sync loss)."""
+    pre = {c["optimizer"]: c for c in cs if c["mult"] == 1 and "pi_2bw_rel" in c}
+    if len(pre) < 2:
+        return Verdict(INCONCLUSIVE, "needs two optimizers with diagnostics at the preset lr")
+    hi, lo = sorted(pre, key=lambda o: -pre[o]["pi_2bw_rel"])[:2]
+
+    def rel(o):
+        s = res[DIAG, o, 1][SYNC]
+        return [g / x for g, x in zip(paired(s, res[DIAG, o, 1][TWO_BW]), s)], mean(s)
+
+    (rh, sh), (rl, sl) = rel(hi), rel(lo)
+    nz = tuple(Noise(ctx.noise_for(o).sd / s, ctx.noise_for(o).dof, ctx.noise_for(o).groups) for o, s in ((hi, sh), (lo, sl)))
+    v = larger_gap(rh, rl, (f"{plotting.label(hi)} relative gap", plotting.label(lo)), nz)
+    return Verdict(v.status, f"predicted pi_2bw / B_sync {pre[hi]['pi_2bw_rel']:.3g} ({plotting.label(hi)}) > "
+                             f"{pre[lo]['pi_2bw_rel']:.3g} ({plotting.label(lo)}); measured: {v.reason}")
+
+
+def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
+    p = ctx.profile
+    if not g:
+        out.status = "not run in this profile"
+        return out
+    runs = summaries(ctx, g)
+    cs = first_seed_cells(runs)
+    lr_ord = od.sweep_orderings(cs, "lr")   # the prediction at one global L per sweep (A2)
+    pred = {(o["optimizer"], x): pv for o in lr_ord for x, pv in zip(o["xs"], o["predicted"])}
+    seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
+    mults, lo, hi = p.momentum_lr_mults, min(p.momentum_lr_mults), max(p.momentum_lr_mults)
+
+    out.caption = ("Left: each run's measured momentum error over its bound at the run's measured constants "
+                   "(below the line: the bound holds). Middle: the measured 2BW gap against the peak lr. "
+                   "Right: the bound's predicted price pi_2bw = 2 L eta at the measured L and step norm.")
+    out.paper = ["The paper's analysis: the one-step delay adds a price that grows with the step size, EF "
+                 "replaces it by one that grows with r (the distance of the applied iterate from the virtual "
+                 "one), and the size of the effect depends on the optimizer (summary, theory)."]
+    out.measured = [f"{len(runs)} runs ({', '.join(map(plotting.label, p.theory_optimizers))}; peak lr in "
+                    f"{{{', '.join(f'{c:g}' for c in mults)}}} x preset; sync, 2BW, 2BW+EF; {p.main_size} model, "
+                    f"{p.steps} steps, {seeds}), diagnostics every {diag_every(p)} steps.", "",
+                    "| optimizer | lr | gap 2BW | gap EF | L (median L_local) | eta (mean ||d_t||) | pi_2bw = 2 L eta "
+                    "| pi_2bw / B_sync | r_avg / eta (EF) |", "|---|---|---|---|---|---|---|---|---|"]
+    f = lambda v, s="{:.3g}": "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else s.format(v)
+    for c in cs:
+        k = c["runs"][SYNC].get("consts") or {}
+        out.measured.append(
+            f"| {plotting.label(c['optimizer'])} | x{c['mult']:g} ({c['lr']:.3g}) "
+            f"| {fmt(paired(res[DIAG, c['optimizer'], c['mult']][SYNC], res[DIAG, c['optimizer'], c['mult']][TWO_BW]))} "
+            f"| {fmt(paired(res[DIAG, c['optimizer'], c['mult']][SYNC], res[DIAG, c['optimizer'], c['mult']][EF]))} "
+            f"| {f(k.get('L'))} | {f(k.get('eta'))} | {f(pred.get((c['optimizer'], c['lr']), c.get('pi_2bw')))} "
+            f"| {f(c.get('pi_2bw_rel'), '{:.3f}')} | {f(c.get('r_over_eta_ef'), '{:.2f}')} |")
+    out.measured.append("")
+    out.measured.append("The bound's prices are in units of its gradient-norm average, not of the loss: the "
+                        "predictions compared are orderings (which lr, which variant, which optimizer pays more), "
+                        "never magnitudes.")
+
+    v1, table = bound_check(runs)
+    out.measured += ["", "Momentum error against its bound, each run's worst record:", "", *table]
+    out.verdicts["theory vs training: the momentum error stays within its lemma bound at the measured constants "
+                 f"(every diagnostics record of every run, {seeds})"] = ctx.verdict(v1)
+    out.notes.append("Momentum-error bound: " + v1.reason + ". The measured error uses the mean of "
+                     "diag_micro batch gradients for grad f(x_t), itself an estimate.")
+
+    parts = []
+    for o in p.theory_optimizers:
+        v = larger_gap(paired(res[DIAG, o, hi][SYNC], res[DIAG, o, hi][TWO_BW]),
+                       paired(res[DIAG, o, lo][SYNC], res[DIAG, o, lo][TWO_BW]),
+                       (f"{plotting.label(o)} at lr x{hi:g}", f"at x{lo:g}"), ctx.noise_for(o))
+        parts.append(v)
+        out.notes.append(f"lr ordering, {plotting.label(o)}: " + v.reason)
+    out.verdicts[f"theory vs training: the 2BW gap grows with the peak lr as pi_2bw = 2 L eta does "
+                 f"(x{hi:g} vs x{lo:g} preset, every optimizer, {seeds})"] = ctx.verdict(combine(parts, "gap grows with lr"))
+
+    v3, lines = ef_agreement(ctx, res, cs)
+    out.verdicts[f"theory vs training: EF helps exactly where the measured r_avg / eta < 1 (final loss, EF vs "
+                 f"2BW beyond 2 SE, every cell, {seeds})"] = ctx.verdict(v3)
+    out.notes += ["EF prediction: " + x for x in lines]
+
+    v4 = relative_ranking(ctx, res, cs)
+    out.verdicts[f"theory vs training: the optimizer with the larger predicted relative price pi_2bw / B_sync has "
+                 f"the larger relative gap (preset lr, {seeds})"] = ctx.verdict(v4)
+    out.notes.append("Optimizer-specific prediction: " + v4.reason + ". The theory names no optimizer: its "
+                     "ranking comes only from each optimizer's measured L, eta and mu.")
+
+    same = [abs(ctx.get(s).final - ctx.get(twin(s)).final) for (_, o, c, k), ss in g.items() if c == 1
+            for s in ss if ctx.get(s).ok and ctx.get(twin(s)).ok]
+    if same:
+        out.notes.append(f"Diagnostics do not steer training: {len(same)} preset-lr run(s) against their plain "
+                         f"twins (Figure 3's), largest |difference in final loss| {max(same):.2g}.")
+    _plot(ctx, out, runs, cs, res, pred)
+    return out
+
+
+def _plot(ctx: Context, out: FigureOutput, runs: list[dict], cs: list[dict], res: dict, pred: dict) -> None:
+    p = ctx.profile
+    fig, axes = plotting.new(ncols=3, height=4.0)
+    ax = axes[0]
+    color = {o: f"C{i}" for i, o in enumerate(p.theory_optimizers)}
+    for r in runs:
+        rows = [x for x in r["rows"] if x["measured"] is not None]
+        if rows and r["seed"] == p.seeds[0]:
+            ax.plot([x["step"] for x in rows], [x["measured"] / x["bound"] for x in rows], lw=0.8,
+                    color=color[r["optimizer"]], linestyle=plotting.VARIANT_STYLE[r["variant"]]["linestyle"],
+                    alpha=0.4 + 0.6 * (r["mult"] == 1), label=r["run"] if r["mult"] == 1 else None)
+    ax.axhline(1.0, color="black", linestyle="--", linewidth=1)
+    ax.set_yscale("log")
+    ax.set(xlabel=plotting.STEP_LABEL, ylabel="momentum error / bound", title="momentum error vs its bound")
+    ax.legend(fontsize=6, title="preset lr (other lrs faint)", title_fontsize=6)
+    for o in p.theory_optimizers:
+        mults = [c for c in p.momentum_lr_mults if res.get((DIAG, o, c))]
+        axes[1].plot(mults, [mean(paired(res[DIAG, o, c][SYNC], res[DIAG, o, c][TWO_BW])) for c in mults], marker="o",
+                     color=color[o], label=plotting.label(o))
+        xs = [c["mult"] for c in cs if c["optimizer"] == o]
+        axes[2].plot(xs, [pred.get((o, c["lr"]), float("nan")) for c in cs if c["optimizer"] == o], marker="s",
+                     color=color[o], label=plotting.label(o))
+    axes[1].axhline(0, color="black", linewidth=0.8)
+    axes[1].set(xlabel="peak lr / preset", ylabel="final 2BW gap (nats/byte)", title="measured: delay penalty vs lr")
+    axes[2].set(xlabel="peak lr / preset", ylabel="pi_2bw = 2 L eta (bound units)", title="predicted: 2 L eta vs lr",
+                yscale="log")
+    for ax in axes[1:]:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(list(p.momentum_lr_mults))
+        ax.set_xticklabels([f"x{c:g}" for c in p.momentum_lr_mults])
+        ax.minorticks_off()
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Theory vs training ({p.main_size} model, {p.steps} steps, diagnostics every {diag_every(p)} steps)",
+                 fontsize=10)
+    out.files = plotting.save(fig, ctx.fig_dir, "theory_training")
+
+
+build = grid_figure(NAME, TITLE, grid, _render)

@@ -1,0 +1,136 @@
+"""Theory vs training (paper_figs/figures/theory_training.py): its runs, what a kept record
+keeps of their diagnostics, and its four prediction checks, each shown able to fail."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from paper_figs.cache import config_hash
+from paper_figs.deps import Deps
+from paper_figs.figures import fig3, theory_training as tt
+from paper_figs.figures.common import runs_of
+from paper_figs.kept import compact
+from paper_figs.profiles import PROFILES, get_profile
+from paper_figs.runs import Outcome, full_config, result_record
+from paper_figs.seed_stats import Noise
+from paper_figs.verdicts import FAILS, HOLDS, INCONCLUSIVE
+
+TINY = dict(config="tiny", batch_size=2, seq_len=16, eval_batches=1, eval_every=3, device="cpu",
+            ns_dtype="float32", steps=6)
+
+
+def _key(s):
+    return config_hash(full_config(Deps().TrainConfig, s))
+
+
+def test_grid_diagnoses_every_lr_and_variant_and_its_twins_are_figure3s_runs():
+    p = PROFILES["full"]
+    g = tt.grid(p)
+    runs = runs_of(g)
+    assert len(runs) == len(p.theory_optimizers) * len(p.momentum_lr_mults) * 3 * len(p.seeds)
+    assert all(s["diag_every"] == p.theory_diag_every for s in runs)
+    f3 = {_key(s) for s in runs_of(fig3.grid(p))}
+    assert not {_key(s) for s in runs} & f3            # diagnosed runs are runs of their own
+    twins = {_key(tt.twin(s)) for (_, o, c, k), ss in g.items() if c == 1 for s in ss}
+    assert twins <= f3 and len(twins) == len(p.theory_optimizers) * 3 * len(p.seeds)
+    # a profile that records diagnostics everywhere (gpu) keeps its own cadence
+    assert tt.diag_every(get_profile("full", base={**p.base, "diag_every": 7})) == 7
+    assert tt.grid(get_profile("full", theory_optimizers=())) == {}
+
+
+@pytest.fixture(scope="module")
+def diagnosed():
+    from gpu_runs.train import TrainConfig, train
+    torch.set_num_threads(1)
+    cfg = dict(TINY, optimizer="muon", mode="2bw", ef=True)
+    plain = train(TrainConfig(**cfg), progress=False)
+    diag = train(TrainConfig(**cfg, diag_every=2), progress=False)
+    return cfg, plain, diag
+
+
+def test_diagnostics_do_not_change_the_trajectory(diagnosed):
+    _, plain, diag = diagnosed
+    assert diag.diagnostics and not plain.diagnostics
+    assert diag.final_val_loss == plain.final_val_loss
+    assert all(torch.equal(plain.params[k], diag.params[k]) for k in plain.params)
+
+
+def test_kept_record_keeps_what_the_predictions_read(diagnosed):
+    """summarize_record of a kept (compacted) record equals that of the full cache record."""
+    from gpu_runs.predict import summarize_record
+    cfg, _, diag = diagnosed
+    full = full_config(Deps().TrainConfig, dict(cfg, diag_every=2))
+    cache_rec = {"key": config_hash(full), "config": full, "settings": cfg, "result": result_record(diag)}
+    kept_rec = compact(cache_rec)
+    assert len(kept_rec["result"]["diagnostics"]) == len(diag.diagnostics)
+    a = summarize_record(full, Outcome(None, cfg, record=cache_rec).diag_log())
+    b = summarize_record(full, Outcome(None, cfg, record=kept_rec).diag_log())
+    assert a["rows"] and a["consts"] is not None
+    for k in ("rows", "consts", "r_mean", "final_val", "lr", "beta", "variant"):
+        assert a[k] == b[k], k
+    # a record without diagnostics keeps its old form
+    plain_rec = compact({**cache_rec, "result": {**cache_rec["result"], "log": [
+        {k: v for k, v in r.items() if k != "diagnostics"} for r in cache_rec["result"]["log"]]}})
+    assert "diagnostics" not in plain_rec["result"]
+
+
+class _Ctx:
+    """The two things the checks read from a Context: the borrowed seed spread and the verdict gate."""
+    def noise_for(self, optimizer, config=None):
+        return Noise(0.005, 10, 3)
+
+    def verdict(self, v):
+        return v
+
+
+def _run(rows):
+    return dict(run="r", rows=[dict(step=i, measured=m, bound=b) for i, (m, b) in enumerate(rows)])
+
+
+def test_bound_check_fails_on_one_record_above_its_bound():
+    ok, _ = tt.bound_check([_run([(0.1, 1.0), (0.5, 0.6)])])
+    assert ok.status == HOLDS
+    bad, _ = tt.bound_check([_run([(0.1, 1.0)]), _run([(0.7, 0.6)])])
+    assert bad.status == FAILS and bad.reason.startswith("1 of 2 records") and "bound 1.17" in bad.reason
+    assert tt.bound_check([_run([(None, 1.0)])])[0].status == INCONCLUSIVE
+
+
+def _ef_case(r_over_eta, ef, two_bw):
+    res = {(tt.DIAG, "adamw", 1.0): {"sync": [1.40], "2bw": [two_bw], "ef": [ef]}}
+    cs = [dict(optimizer="adamw", mult=1.0, r_over_eta_ef=r_over_eta)]
+    return tt.ef_agreement(_Ctx(), res, cs)[0]
+
+
+@pytest.mark.parametrize("r_over_eta,ef,two_bw,expected", [
+    (0.5, 1.40, 1.50, HOLDS),         # predicted to help, helps
+    (1.5, 1.40, 1.50, FAILS),         # predicted not to help, helps
+    (1.5, 1.60, 1.50, HOLDS),         # predicted not to help, hurts
+    (0.5, 1.60, 1.50, FAILS),         # predicted to help, hurts
+    (0.5, 1.501, 1.50, INCONCLUSIVE),  # inside the noise
+])
+def test_ef_agreement_compares_the_prediction_with_the_resolved_measurement(r_over_eta, ef, two_bw, expected):
+    assert _ef_case(r_over_eta, ef, two_bw).status == expected
+
+
+def test_relative_ranking_follows_the_predicted_order():
+    res = {(tt.DIAG, "adamw", 1): {"sync": [1.45], "2bw": [1.52]},
+           (tt.DIAG, "muon", 1): {"sync": [1.36], "2bw": [1.37]}}
+    cs = [dict(optimizer="adamw", mult=1, pi_2bw_rel=0.02), dict(optimizer="muon", mult=1, pi_2bw_rel=0.005)]
+    assert tt.relative_ranking(_Ctx(), res, cs).status == HOLDS
+    swapped = [dict(cs[0], pi_2bw_rel=0.001), cs[1]]   # a theory ranking Muon first is contradicted
+    assert tt.relative_ranking(_Ctx(), res, swapped).status == FAILS
+    assert tt.relative_ranking(_Ctx(), res, cs[:1]).status == INCONCLUSIVE
+
+
+def test_first_seed_cells_tag_each_cell_with_its_multiplier():
+    def run(o, lr, v, seed, mult, final):
+        return dict(optimizer=o, lr=lr, beta=0.9, rest=(("seed", seed),), variant=v, final_val=final, consts=None,
+                    r_mean=None, mult=mult, seed=seed)
+    runs = [run("adamw", 1e-3, "sync", 0, 1.0, 1.4), run("adamw", 1e-3, "2bw", 0, 1.0, 1.5),
+            run("adamw", 2e-3, "sync", 0, 2.0, 1.3), run("adamw", 2e-3, "2bw", 0, 2.0, 1.5),
+            run("adamw", 1e-3, "sync", 1, 1.0, 1.4), run("adamw", 1e-3, "2bw", 1, 1.0, 1.45)]
+    cs = tt.first_seed_cells(runs)
+    assert [(c["mult"], round(c["gap_2bw"], 6)) for c in cs] == [(1.0, 0.1), (2.0, 0.2)]
+    assert math.isfinite(cs[0]["gap_2bw"])
