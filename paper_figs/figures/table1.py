@@ -122,7 +122,21 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                          + ", ".join(plotting.label(o) for o in not_run) + ".")
     if len(p.sizes) < 2:
         out.notes.append("Second model size (the paper's 360M column): not run in this profile.")
+    out.notes.append(adamw_settings())
     return out
+
+
+def adamw_settings() -> str:
+    """The two AdamW settings the runs use, read from the code that builds them."""
+    import inspect
+
+    from lmo import alias, registry
+    solo = inspect.signature(alias.adamw).parameters["betas"].default
+    group = inspect.signature(registry.build).parameters["adamw_betas"].default
+    return (f"Two AdamW settings, both as their sources use them: the AdamW row trains with betas {solo} "
+            f"(torch.optim.AdamW's default); the parameters of Muon, NorMuon and AdaMuon that are not hidden "
+            f"matrices (lmo.combine.muon_labels: embeddings, head, norms) train with an AdamW group at betas {group} "
+            f"(lmo.registry.build's adamw_betas). The same weight decay and lr schedule reach both. Not swept here.")
 
 
 build = grid_figure(NAME, TITLE, grid, _render)
