@@ -1,4 +1,5 @@
-"""Gradient clipping by global norm (optax's clipping module): ``global_norm`` and the
+"""Gradient clipping by global norm (optax's clipping module): ``global_norm``,
+``clip_coefficient`` (the one clipping formula, also the real pipeline's) and the
 transform ``clip_by_global_norm``, composed with an optimizer by :func:`lmo.combine.chain`:
 ``chain(clip_by_global_norm(1.0), adamw(1e-3))`` clips the gradient and then takes an AdamW step.
 """
@@ -20,6 +21,13 @@ def global_norm(tree, batch_dims: int = 0) -> torch.Tensor:
     return total.sqrt()
 
 
+def clip_coefficient(norm, max_norm: float, eps: float = 1e-6):
+    """c = min(1, max_norm / (||g||_2 + eps)), the factor a clipped gradient is scaled by (a
+    tensor of norms, e.g. one per batch index, or a float: the pipeline's all-reduced norm)."""
+    c = max_norm / (norm + eps)
+    return c.clamp(max=1.0) if isinstance(c, torch.Tensor) else min(1.0, c)
+
+
 def clip_by_global_norm(max_norm: float, batch_dims: int = 0) -> Optimizer:
     """g <- g * min(1, max_norm / ||g||_2) with ||g||_2 the global norm over all parameters
     (as torch.nn.utils.clip_grad_norm_, which uses max_norm / (||g|| + 1e-6)). Note that
@@ -35,7 +43,7 @@ def clip_by_global_norm(max_norm: float, batch_dims: int = 0) -> Optimizer:
     def update(grads, state, params=None):
         check_finite(grads)
         norm = global_norm(grads, batch_dims)
-        coef = (max_norm / (norm + 1e-6)).clamp(max=1.0)
+        coef = clip_coefficient(norm, max_norm)
         out = {}
         for k, g in grads.items():
             c = coef.reshape(*coef.shape, *([1] * (g.ndim - batch_dims))) if batch_dims else coef

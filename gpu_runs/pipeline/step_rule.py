@@ -20,13 +20,15 @@ import torch
 import torch.distributed as dist
 
 from lmo.base import load_state_dict
+from lmo.clipping import clip_coefficient as lmo_clip_coefficient
 
 
 def clip_coefficient(total_sq_norm: float, max_norm: float | None, eps: float = 1e-6) -> float:
-    """c = min(1, max_norm / (||g|| + eps)) with ||g|| = sqrt(sum of squared norms)."""
+    """``lmo.clipping.clip_coefficient`` of ||g|| = sqrt(sum over stages of squared norms);
+    1 when the run does not clip (``max_norm`` None or <= 0)."""
     if max_norm is None or max_norm <= 0:
         return 1.0
-    return min(1.0, max_norm / (math.sqrt(total_sq_norm) + eps))
+    return lmo_clip_coefficient(math.sqrt(total_sq_norm), max_norm, eps)
 
 
 class StepRule:
