@@ -93,7 +93,8 @@ def bound_check(runs: list[dict]) -> tuple[Verdict, list[str]]:
         return Verdict(INCONCLUSIVE, "no diagnostics record with a momentum error"), []
     bad = [(r, row) for r, row in rows if row["measured"] > row["bound"]]
     worst = max(rows, key=lambda rr: rr[1]["measured"] / rr[1]["bound"])
-    desc = (f"{len(rows) - len(bad)} of {len(rows)} records within the bound; largest measured / bound "
+    desc = (f"{len(rows) - len(bad)} of {len(rows)} records within the bound (a count, no seed statistics); "
+            f"largest measured / bound "
             f"{worst[1]['measured'] / worst[1]['bound']:.3g} ({worst[0]['run']}, step {worst[1]['step']})")
     table = ["| run | records | largest measured / bound | at step |", "|---|---|---|---|"]
     for r in runs:
@@ -215,7 +216,9 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
             for s in ss if ctx.get(s).ok and ctx.get(twin(s)).ok]
     if same:
         out.notes.append(f"Diagnostics do not steer training: {len(same)} preset-lr run(s) against their plain "
-                         f"twins (Figure 3's), largest |difference in final loss| {max(same):.2g}.")
+                         f"twins (Figure 3's), largest |difference in final loss| {max(same):.2g}. On one machine the "
+                         f"trajectories are bit-identical (tests/paper_figs/test_theory_training.py); twins trained on "
+                         f"different CPUs differ within the cross-machine tolerance (the report's header).")
     _plot(ctx, out, runs, cs, res, pred)
     return out
 
