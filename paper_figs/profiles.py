@@ -79,6 +79,7 @@ class Profile:
     momentum_lr_optimizers: tuple = ()
     momentum_lr_mults: tuple = (0.5, 1.0, 2.0)
     lion_beta2_grid: tuple = ()        # Figure 4's second Lion reading: betas[1] swept, betas[0] at its preset
+    tuning_lr_mults: tuple = (0.5, 1.0, 2.0, 4.0)   # lr_tuning's sync lr grid (x preset); () or one value: off
     tuned_gap_optimizers: tuple = ("adan", "muon")   # lr_tuning: 2BW swept too (the Adan reading)
     # theory_training: runs recording the theory's diagnostics (sync / 2BW / EF at every lr multiplier)
     theory_optimizers: tuple = ("adamw", "muon")
@@ -190,6 +191,7 @@ _register(Profile(
     seeds_main=(0, 1),
     momentum_optimizers=("adamw", "muon"), momentum_grid=(0.9, 0.95),
     momentum_lr_optimizers=("adamw",), momentum_lr_mults=(1.0, 2.0), lion_beta2_grid=(0.99, 0.999),
+    tuning_lr_mults=(1.0, 2.0),
     horizons=(4, 8), theory_diag_every=2,
     pipedream_optimizers=("adamw",), pipedream_stages=2, pipedream_size="tiny",
     moe_seeds=(0, 1),

@@ -24,9 +24,12 @@ def test_sweep_shares_runs_with_table1_and_fig4():
         assert g[(lr_tuning.TUNE, o, 1.0, "sync")] == t1[(p.sizes[0], o, "sync")][:len(p.seeds)]
         shared = {_key(s) for s in g[(lr_tuning.TUNE, o, 2.0, "sync")]} <= f4_keys
         assert shared == (o in p.momentum_lr_optimizers), o
+        assert not {_key(s) for s in g[(lr_tuning.TUNE, o, 4.0, "sync")]} & f4_keys, o
     new = {_key(s) for s in runs_of(g)} - f4_keys - {_key(s) for s in runs_of(t1)}
-    # sync x0.5, x2 of the six optimizers outside Figure 4's lr grid, and Adan's 2BW x0.5, x2
-    assert len(new) == 2 * (len(p.table1_optimizers) - len(p.momentum_lr_optimizers)) + 2
+    assert p.tuning_lr_mults == (0.5, 1.0, 2.0, 4.0) and p.momentum_lr_mults == (0.5, 1.0, 2.0)
+    # sync x0.5, x2, x4 of the six optimizers outside Figure 4's lr grid, sync x4 of the three in it,
+    # Adan's 2BW x0.5, x2, x4 and Muon's 2BW x4 (its x0.5 and x2 are Figure 4's)
+    assert len(new) == 3 * 6 + 3 + 3 + 1
 
 
 def test_explicit_preset_momentum_is_the_same_training():
@@ -49,4 +52,4 @@ def test_best_is_the_argmin_and_never_a_failed_run():
 
 def test_no_sweep_no_runs():
     from paper_figs.profiles import get_profile
-    assert lr_tuning.grid(get_profile("full", momentum_lr_mults=(1.0,))) == {}
+    assert lr_tuning.grid(get_profile("full", tuning_lr_mults=(1.0,))) == {}
