@@ -86,9 +86,11 @@ def first_seed_cells(runs: list[dict]) -> list[dict]:
     return [dict(c, mult=mult[c["optimizer"], c["lr"]]) for c in od.cells(one)]
 
 
-def bound_check(runs: list[dict]) -> tuple[Verdict, list[str]]:
-    """Prediction 1: every diagnostics record's measured momentum error at or below its bound."""
-    rows = [(r, row) for r in runs for row in r["rows"] if row["measured"] is not None and math.isfinite(row["bound"])]
+def bound_check(runs: list[dict], from_step: int = 1) -> tuple[Verdict, list[str]]:
+    """Prediction 1: every diagnostics record (at step >= ``from_step``) has its measured
+    momentum error at or below its bound."""
+    rows = [(r, row) for r in runs for row in r["rows"]
+            if row["measured"] is not None and math.isfinite(row["bound"]) and row["step"] >= from_step]
     if not rows:
         return Verdict(INCONCLUSIVE, "no diagnostics record with a momentum error"), []
     bad = [(r, row) for r, row in rows if row["measured"] > row["bound"]]
@@ -185,11 +187,20 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                         "never magnitudes.")
 
     v1, table = bound_check(runs)
+    later = 2 if diag_every(p) == 1 else diag_every(p)
+    v1b, _ = bound_check(runs, from_step=later)
     out.measured += ["", "Momentum error against its bound, each run's worst record:", "", *table]
     out.verdicts["theory vs training: the momentum error stays within its lemma bound at the measured constants "
-                 f"(every diagnostics record of every run, {seeds})"] = ctx.verdict(v1)
-    out.notes.append("Momentum-error bound: " + v1.reason + ". The measured error uses the mean of "
-                     "diag_micro batch gradients for grad f(x_t), itself an estimate.")
+                 f"(m_t = the optimizer's buffer as stored, zero at start; every diagnostics record, {seeds})"] = \
+        ctx.verdict(v1)
+    out.verdicts["theory vs training: the momentum error stays within its lemma bound at the measured constants "
+                 f"(the lemma's premise m_0 = g(x_0): records from step {later} on, where a zero-started buffer's "
+                 f"missing weight beta^t is below {0.95 ** later:.1g}; {seeds})"] = ctx.verdict(v1b)
+    out.notes.append("Momentum-error bound, buffer as stored: " + v1.reason + ". The lemma assumes m_0 = g(x_0; xi_0) "
+                     "(docs/design.md §5), while every optimizer here starts its buffer at zero (Adam's exp_avg, "
+                     "un-bias-corrected, is 0.1 g_1 after step 1), so a step-1 record tests a premise the buffer does not "
+                     "meet; from a later record on the zero start's weight beta^t is negligible: " + v1b.reason + ". The "
+                     "measured error uses the mean of diag_micro batch gradients for grad f(x_t), itself an estimate.")
 
     parts = []
     for o in p.theory_optimizers:

@@ -86,7 +86,7 @@ class _Ctx:
 
 
 def _run(rows):
-    return dict(run="r", rows=[dict(step=i, measured=m, bound=b) for i, (m, b) in enumerate(rows)])
+    return dict(run="r", rows=[dict(step=i, measured=m, bound=b) for i, (m, b) in enumerate(rows, 1)])
 
 
 def test_bound_check_fails_on_one_record_above_its_bound():
@@ -95,6 +95,11 @@ def test_bound_check_fails_on_one_record_above_its_bound():
     bad, _ = tt.bound_check([_run([(0.1, 1.0)]), _run([(0.7, 0.6)])])
     assert bad.status == FAILS and bad.reason.startswith("1 of 2 records") and "bound 1.17" in bad.reason
     assert tt.bound_check([_run([(None, 1.0)])])[0].status == INCONCLUSIVE
+    # the premise reading leaves out the records before from_step, and only those
+    early = [_run([(1.3, 1.0), (0.1, 1.0), (0.2, 1.0)])]
+    assert tt.bound_check(early)[0].status == FAILS
+    assert tt.bound_check(early, from_step=2)[0].status == HOLDS
+    assert tt.bound_check([_run([(1.3, 1.0), (1.1, 1.0)])], from_step=2)[0].status == FAILS
 
 
 def _ef_case(r_over_eta, ef, two_bw):
