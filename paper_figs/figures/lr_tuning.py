@@ -106,13 +106,15 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.measured = [f"Sync lr sweep at peak lr in {{{', '.join(f'{c:g}' for c in mults)}}} x preset "
                     f"({p.sizes[0]} model, {p.steps} steps, {len(p.seeds)} seed(s)); best = lowest final loss:",
                     "", *rows, "",
-                    ("Optimizers whose best lr is not the preset: " + ", ".join(moved) if moved
+                    ("Optimizers whose best lr is not the preset: " + ", ".join(moved) + "." if moved
                      else "The preset is the best lr of the grid for every optimizer.")
                     + (" Best lr at the edge of the grid (the optimum may lie outside it): " + ", ".join(edge) + "."
                        if edge else "")]
     _adan(ctx, out, res)
     out.notes.append("The other figures still train at the preset lrs; this sweep says how far each preset is "
                      "from the grid's best, so a reader can weigh a figure's verdict by it.")
+    out.notes.append(f"One seed per lr: two lrs whose sync losses differ by less than about 2 x the pooled seed SD "
+                     f"of a final loss are not ranked by this grid, whichever the table calls best.")
     return out
 
 
