@@ -119,6 +119,16 @@ def test_ef_agreement_compares_the_prediction_with_the_resolved_measurement(r_ov
     assert _ef_case(r_over_eta, ef, two_bw).status == expected
 
 
+def test_sufficient_reading_judges_only_the_cells_predicted_to_help():
+    res = {(tt.DIAG, "adamw", 1.0): {"sync": [1.40], "2bw": [1.50], "ef": [1.40]},
+           (tt.DIAG, "muon", 1.0): {"sync": [1.40], "2bw": [1.50], "ef": [1.40]}}
+    cs = [dict(optimizer="adamw", mult=1.0, r_over_eta_ef=0.5), dict(optimizer="muon", mult=1.0, r_over_eta_ef=1.2)]
+    assert tt.ef_agreement(_Ctx(), res, cs)[0].status == INCONCLUSIVE        # iff: Muon's cell disagrees (mixed)
+    assert tt.ef_agreement(_Ctx(), res, cs, sufficient=True)[0].status == HOLDS
+    res[(tt.DIAG, "adamw", 1.0)]["ef"] = [1.60]                             # predicted to help, hurts
+    assert tt.ef_agreement(_Ctx(), res, cs, sufficient=True)[0].status == FAILS
+
+
 def test_relative_ranking_follows_the_predicted_order():
     res = {(tt.DIAG, "adamw", 1): {"sync": [1.45], "2bw": [1.52]},
            (tt.DIAG, "muon", 1): {"sync": [1.36], "2bw": [1.37]}}
