@@ -1,7 +1,8 @@
 """The paper's numbers this package compares against, each with where it comes from.
 
 Source: the Chinese summary of "One-Step Gradient Delay is Not a Barrier for Large-Scale
-Asynchronous Pipeline Parallel LLM Pretraining" (../shared/seed/paper-summary.zh.txt).
+Asynchronous Pipeline Parallel LLM Pretraining" (arXiv 2606.30634), the user's source; it is not
+shipped with this package, so every number below carries the section it comes from.
 Losses are validation losses (nats per token of the paper's tokenizer, FineWeb-Edu),
 so only the *qualitative* claims transfer to this package's byte-level CPU runs.
 Anything the summary does not give is ``None`` with ``NOT_GIVEN`` as its note; nothing
