@@ -168,8 +168,8 @@ def _render_retuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     ax.axhline(0, color="black", linewidth=0.8)
     _log_mu_axes((ax,), p.momentum_grid)
     ax.set_ylabel("best 2BW - best sync loss (nats/byte)")
-    ax.set_title(f"Delay penalty vs momentum, lr retuned per momentum and variant\n"
-                 f"(peak lr in {{{', '.join(f'{c:g}' for c in mults)}}} x preset; dotted: preset lr)", fontsize=10)
+    ax.set_title(f"Delay penalty vs momentum, lr retuned\nper momentum and variant (peak lr in "
+                 f"{{{', '.join(f'{c:g}' for c in mults)}}} x preset;\ndotted: preset lr)", fontsize=9)
     out.files += plotting.save(fig, ctx.fig_dir, "fig4_lr_retuned")
     head = (" | ".join(f"{v} lr x{c:g}" for v in KINDS for c in mults))
     out.measured += ["", f"Lr-retuned reading ({len(p.seeds)} seed(s) per run): final validation loss of every run "
