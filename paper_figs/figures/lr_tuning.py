@@ -133,8 +133,9 @@ def _adan(ctx: Context, out: FigureOutput, res: dict) -> None:
                             f"gap* = {fmt(tuned[o])}.")
     noise = (ctx.noise_for("muon"), ctx.noise_for("adan"))
     v = larger_gap(tuned["muon"], tuned["adan"], ("Muon", "Adan"), noise)
+    grid_txt = ", ".join(f"{c:g}" for c in p.tuning_lr_mults)
     out.verdicts[f"Adan's gap is smaller than Muon's (paper: 0.006 vs 0.014 at 135M; lr retuned, best 2BW minus "
-                 f"best sync, {seeds} per lr)"] = ctx.verdict(v)
+                 f"best sync over peak lr {{{grid_txt}}} x preset, {seeds} per lr)"] = ctx.verdict(v)
     out.notes.append("Adan vs Muon, lr retuned: " + v.reason)
     gaps = {o: paired(res[size, o][SYNC], res[size, o][TWO_BW]) for o in ("adan", "muon")}
     v0 = larger_gap(gaps["muon"], gaps["adan"], ("Muon", "Adan"), noise)
