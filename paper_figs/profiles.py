@@ -79,8 +79,8 @@ class Profile:
     momentum_lr_optimizers: tuple = ()
     momentum_lr_mults: tuple = (0.5, 1.0, 2.0)
     lion_beta2_grid: tuple = ()        # Figure 4's second Lion reading: betas[1] swept, betas[0] at its preset
-    tuning_lr_mults: tuple = (0.5, 1.0, 2.0, 4.0)   # lr_tuning's sync lr grid (x preset); () or one value: off
-    tuned_gap_optimizers: tuple = ("adan", "muon")   # lr_tuning: 2BW swept too (the Adan reading)
+    tuning_lr_mults: tuple = (0.5, 1.0, 2.0, 4.0, 8.0)   # lr_tuning's lr grid (x preset); () or one value: off
+    tuned_gap_optimizers: tuple = TABLE1_OPTIMIZERS   # lr_tuning: 2BW swept too (Table 1 at tuned lrs)
     # theory_training: runs recording the theory's diagnostics (sync / 2BW / EF at every lr multiplier)
     theory_optimizers: tuple = ("adamw", "muon")
     theory_diag_every: int = 100       # the profile's base diag_every wins when it sets one

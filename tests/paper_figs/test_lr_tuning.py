@@ -26,10 +26,11 @@ def test_sweep_shares_runs_with_table1_and_fig4():
         assert shared == (o in p.momentum_lr_optimizers), o
         assert not {_key(s) for s in g[(lr_tuning.TUNE, o, 4.0, "sync")]} & f4_keys, o
     new = {_key(s) for s in runs_of(g)} - f4_keys - {_key(s) for s in runs_of(t1)}
-    assert p.tuning_lr_mults == (0.5, 1.0, 2.0, 4.0) and p.momentum_lr_mults == (0.5, 1.0, 2.0)
-    # sync x0.5, x2, x4 of the six optimizers outside Figure 4's lr grid, sync x4 of the three in it,
-    # Adan's 2BW x0.5, x2, x4 and Muon's 2BW x4 (its x0.5 and x2 are Figure 4's)
-    assert len(new) == 3 * 6 + 3 + 3 + 1
+    assert p.tuning_lr_mults == (0.5, 1.0, 2.0, 4.0, 8.0) and p.momentum_lr_mults == (0.5, 1.0, 2.0)
+    assert p.tuned_gap_optimizers == p.table1_optimizers
+    # sync and 2BW at x0.5, x2, x4, x8 of the six optimizers outside Figure 4's lr grid, and at
+    # x4, x8 of the three in it (their x0.5 and x2 are Figure 4's; x1 is Table 1's everywhere)
+    assert len(new) == 2 * (4 * 6 + 2 * 3)
 
 
 def test_explicit_preset_momentum_is_the_same_training():
