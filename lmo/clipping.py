@@ -1,4 +1,4 @@
-"""Gradient clipping by global norm (optax's clipping module): ``global_norm``,
+"""Gradient clipping by global norm (optax's clipping module): ``squared_norm`` and ``global_norm``,
 ``clip_coefficient`` (the one clipping formula, also the real pipeline's) and the
 transform ``clip_by_global_norm``, composed with an optimizer by :func:`lmo.combine.chain`:
 ``chain(clip_by_global_norm(1.0), adamw(1e-3))`` clips the gradient and then takes an AdamW step.
@@ -10,15 +10,24 @@ import torch
 from lmo.base import EmptyState, Optimizer, check_finite, check_nonneg
 
 
-def global_norm(tree, batch_dims: int = 0) -> torch.Tensor:
-    """||g||_2 over every entry of every tensor; with ``batch_dims=k`` one norm per index of
-    the k leading (batch) dims, so independent seeds never mix."""
+def squared_norm(tree, batch_dims: int = 0) -> torch.Tensor:
+    """||g||_2^2 = sum over tensors (in the tree's order) of sum_i g_i^2, in float64; with
+    ``batch_dims=k`` one value per index of the k leading (batch) dims. The real pipeline
+    all-reduces this per stage (``gpu_runs.pipeline.step_rule``): sum_s ||g^s||^2 = ||g||^2.
+    An empty tree: 0."""
     total = None
     for g in tree.values():
-        sq = g.double().pow(2)
+        sq = g.detach().double().pow(2)
         sq = sq.reshape(*g.shape[:batch_dims], -1).sum(-1) if batch_dims else sq.sum()
         total = sq if total is None else total + sq
-    return total.sqrt()
+    return torch.zeros((), dtype=torch.float64) if total is None else total
+
+
+def global_norm(tree, batch_dims: int = 0) -> torch.Tensor:
+    """||g||_2 = sqrt(:func:`squared_norm`) over every entry of every tensor; with
+    ``batch_dims=k`` one norm per index of the k leading (batch) dims, so independent seeds
+    never mix."""
+    return squared_norm(tree, batch_dims).sqrt()
 
 
 def clip_coefficient(norm, max_norm: float, eps: float = 1e-6):

@@ -127,10 +127,13 @@ def _method(state, name):
 
 
 def dc_correct(grads, offset, lam: float) -> dict:
-    """DC-ASGD: g + lambda * g * g * offset, elementwise (offset = y_t - x_t)."""
+    """DC-ASGD: g~ = g + lambda * g * g * offset, elementwise, with offset = y_t - x_t
+    (:func:`virtual_offset`; None, a block with tau = 0, is y = x: a zero offset). The one
+    correction of the trainer's wrappers and the pipeline's stages (``gpu_runs.pipeline.delay``)."""
     if not lam:
         return dict(grads)
-    return {k: g + lam * g * g * offset[k].to(g.dtype) for k, g in grads.items()}
+    return {k: g + lam * g * g * (torch.zeros_like(g) if offset[k] is None else offset[k].to(g.dtype))
+            for k, g in grads.items()}
 
 
 def delayed(opt: Optimizer, delay=1, *, sync_start: int = 0, sync_cooldown: int = 0,
@@ -156,8 +159,7 @@ def delayed(opt: Optimizer, delay=1, *, sync_start: int = 0, sync_cooldown: int 
         t = int(state.step)
         off = state.offset()   # views for tau = 1: no copy
         if dc_asgd:
-            grads = dc_correct(grads, {k: o if o is not None else torch.zeros_like(grads[k])
-                                       for k, o in off.items()}, dc_asgd)
+            grads = dc_correct(grads, off, dc_asgd)
         d, inner = opt.update(grads, state.inner, params)
         if phase(t, sync_start, sync_cooldown, total_steps) == "sync":   # flush: x_{t+1} = y_t + d_t
             pending = {k: tuple(torch.zeros_like(x) for x in q) for k, q in state.pending.items()}

@@ -16,23 +16,30 @@ applied step a_t, x_{t+1} = x_t + a_t):
   known right after U(t): ``lmo.delay.next_applied`` of the wrapper's state, the same
   function the wrapper's own ``update`` applies (``delayed``: d_t; EF: 2 d_t - d_{t-1});
   2BW creates x_{t+2} = x_{t+1} + a_{t+1} there, before step t + 2's first forward.
-- ``offset(state, like)``: y_t - x_t (``lmo.delay.virtual_offset``: the pending part), for
-  DC-ASGD's correction g~_t = g_t + lambda g_t * g_t * (y_t - x_t) (``lmo.delay.dc_correct``).
-  The trainer corrects before clipping, so the engine corrects at R(t), before the squared norm.
+- ``correct(grads, state)``: DC-ASGD's g~_t = g_t + lambda g_t * g_t * (y_t - x_t),
+  ``lmo.delay.dc_correct`` at ``lmo.delay.virtual_offset`` of the wrapper's state: the two
+  functions the wrapper's own ``update`` calls.
 
-Why DC-ASGD is the engine's here and the wrapper's in the trainer: the trainer's wrapper
-corrects g_t inside ``update``, before its inner ``chain(clip, base)`` clips. A stage's
-clip is the engine's (the global norm is an all-reduce over stages), between R(t) and
-U(t), so the correction must come before it, outside the wrapper: ``wrap`` gets
-``dc_asgd=0`` and :meth:`DelayRule.correct` applies the same ``lmo.delay.dc_correct``
-to the same offset. Moving the cross-stage clip into the stage wrapper's chain would let
-the wrapper correct, but reorders the engine's floating-point work; not done.
+One step rule, two call sites. Trainer and stage take the same four steps in the same
+order, each through the same ``lmo`` function:
+
+    g~_t = dc_correct(g_t, virtual_offset(state), lambda)            lmo.delay
+    c_t  = clip_coefficient(sqrt(squared_norm(g~_t)), max_norm)      lmo.clipping
+    d_t, state = update(c_t g~_t, state, x_t)                        the wrapped optimizer
+    x_{t+1} = x_t + a_t                                              lmo.delay.next_applied / flush_applied
+
+The trainer's optimizer is the composition ``wrap(chain(clip_by_global_norm, base),
+dc_asgd=lambda)``, so its wrapper corrects and its chain clips inside one ``update``. On a
+stage ||g~_t||^2 is the sum over stages of each block's ``squared_norm``, an all-reduce
+launched at R(t) and awaited at U(t) (``gpu_runs.pipeline.step_rule``), so the correction
+and the clip run outside the stage's wrapper: ``wrap`` gets ``dc_asgd=0``, :meth:`correct`
+corrects at R(t) and the step rule clips at U(t). Only the all-reduce is the pipeline's own
+(the float64 sum is associated per stage: tests/lmo/test_partition_chain_schedules.py bounds
+the difference; the trainer == pipeline tests compare the runs).
 
 Nothing here re-derives a formula or reads the wrapper's fields: one delay path, the lmo one.
 """
 from __future__ import annotations
-
-import torch
 
 from lmo.delay import dc_correct, next_applied, phase, virtual_offset
 from lmo.variants import EF, TWO_BW, wrap
@@ -63,14 +70,9 @@ class DelayRule:
         (``lmo.delay.next_applied``: d_t, or 2 d_t - d_{t-1} with EF)."""
         return next_applied(state)
 
-    def offset(self, state, like: dict) -> dict:
-        """y_t - x_t from the state after t updates (``lmo.delay.virtual_offset``), in the
-        dtype of ``like``; zero for a block without a pending update."""
-        off = virtual_offset(state)
-        return {k: torch.zeros_like(v) if off[k] is None else off[k].to(v.dtype) for k, v in like.items()}
-
     def correct(self, grads: dict, state) -> dict:
-        """DC-ASGD: g + lambda g * g * (y_t - x_t), elementwise (identity when lambda = 0)."""
+        """DC-ASGD: g + lambda g * g * (y_t - x_t), elementwise (identity when lambda = 0), the
+        wrapper's own ``lmo.delay.dc_correct`` at the wrapper's own ``lmo.delay.virtual_offset``."""
         if not self.dc_asgd:
             return grads
-        return dc_correct(grads, self.offset(state, grads), self.dc_asgd)
+        return dc_correct(grads, virtual_offset(state), self.dc_asgd)

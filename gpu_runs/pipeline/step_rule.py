@@ -2,8 +2,10 @@
 
 The optimizer is the pure ``lmo`` protocol applied to the block only; the one cross-stage
 quantity, the global gradient norm ``||g_t|| = sqrt(sum_s ||g_t^s||^2)`` for clipping, is an
-all-reduce of squared norms on a separate process group, launched asynchronously at R(t)
-(:meth:`StepRule.submit`) and awaited at U(t) (:meth:`StepRule.clipped`).
+all-reduce of the blocks' ``lmo.clipping.squared_norm`` on a separate process group,
+launched asynchronously at R(t) (:meth:`StepRule.submit`) and awaited at U(t)
+(:meth:`StepRule.clipped`). The order and the functions are the trainer's
+(``gpu_runs.pipeline.delay``: one step rule, two call sites).
 
 ``rule`` (2bw): a :class:`gpu_runs.pipeline.delay.DelayRule` whose wrapper ``opt`` is; a
 synchronous step's U(t) creates x_{t+1} = x_t + a_t, an asynchronous one's creates
@@ -16,11 +18,11 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-import torch
 import torch.distributed as dist
 
 from lmo.base import load_state_dict
 from lmo.clipping import clip_coefficient as lmo_clip_coefficient
+from lmo.clipping import squared_norm
 
 
 def clip_coefficient(total_sq_norm: float, max_norm: float | None, eps: float = 1e-6) -> float:
@@ -64,9 +66,7 @@ class StepRule:
                     return
                 g = self.rule.correct(g, self.opt_state)
             self.waiting.pop(0)
-            sq = torch.zeros((), dtype=torch.float64, device=self.device)
-            for v in g.values():
-                sq = sq + v.detach().double().pow(2).sum()
+            sq = squared_norm(g).to(self.device)
             work = None
             if self.max_norm is not None and self.P > 1:
                 work = dist.all_reduce(sq, group=self.clip_group, async_op=True)

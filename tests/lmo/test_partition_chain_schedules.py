@@ -6,7 +6,7 @@ import torch
 
 from lmo.alias import adamw
 from lmo.base import apply_updates, find_field
-from lmo.clipping import clip_by_global_norm, global_norm
+from lmo.clipping import clip_by_global_norm, clip_coefficient, global_norm, squared_norm
 from lmo.combine import chain, muon_labels, partition
 from lmo.delay import delayed
 from lmo.alias import muon
@@ -48,6 +48,28 @@ def test_clip_by_global_norm_matches_torch():
     torch.nn.utils.clip_grad_norm_(ps, 1.0)
     for p, k in zip(ps, g):
         torch.testing.assert_close(out[k], p.grad)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_stagewise_squared_norms_give_the_trainers_clip(seed):
+    """The real pipeline clips with sum_s squared_norm(g^s) over its stages' blocks
+    (gpu_runs.pipeline.step_rule): the trainer's clip_by_global_norm of the whole tree up to
+    the association of the float64 sum (relative 1e-12 on ||g||, float32 rounding on the
+    clipped gradient), and ||g|| agrees with torch.linalg.vector_norm."""
+    gen = torch.Generator().manual_seed(seed)
+    g = {f"p{i}": torch.randn(int(torch.randint(1, 6, (1,), generator=gen)), 3, generator=gen) * 4 for i in range(6)}
+    names = list(g)
+    cut = sorted(torch.randperm(5, generator=gen)[:2].add(1).tolist())
+    blocks = [names[:cut[0]], names[cut[0]:cut[1]], names[cut[1]:]]
+    total = sum((squared_norm({k: g[k] for k in b}) for b in blocks), torch.zeros((), dtype=torch.float64))
+    ref = torch.linalg.vector_norm(torch.cat([v.double().flatten() for v in g.values()]))
+    torch.testing.assert_close(total.sqrt(), ref, rtol=1e-12, atol=0)
+    c = clip_coefficient(math.sqrt(float(total)), 1.0)
+    trainer, _ = clip_by_global_norm(1.0).update(g, None, None)
+    assert c < 1.0   # the clip is active: the coefficient is what is compared
+    for k in names:
+        torch.testing.assert_close(g[k] * c, trainer[k], rtol=2e-7, atol=0, msg=k)
+    assert float(squared_norm({})) == 0.0
 
 
 def test_clip_per_batch_index_does_not_mix_seeds():
