@@ -19,6 +19,8 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
+from lmo.variants import TWO_BW
+
 from gpu_runs.pipeline import diagnostics as pipeline_diag
 from gpu_runs.pipeline.args import Job, build_parser, parse_job
 from gpu_runs.pipeline import data_parallel as dpar
@@ -163,7 +165,7 @@ def build_stage(job: Job, prob, rank: int, P: int, layout, device, start: int, w
     own = {k: v for k, v in module.named_parameters() if not (tied and tied[0] == "user" and k == tied[1])}
     opt = build_stage_opt(prob, job, own, layout)
     rule = None
-    if schedule == "2bw":  # the trainer's delayed / error_feedback wrapper, per block
+    if run.mode == TWO_BW:  # the trainer's delayed / error_feedback wrapper, per block (schedule 2bw)
         rule = DelayRule(run.ef, run.sync_start, run.sync_cooldown, run.steps, run.dc_asgd)
         opt = rule.wrap(opt)
     val = [prob.val_batch(i) for i in range(run.eval_batches)] if eval_steps else []
