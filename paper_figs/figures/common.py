@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from lmo.variants import ONE_STEP, PIPEDREAM, TWO_BW, VARIANTS as ALL_VARIANTS, mode_of
+from lmo.variants import ONE_STEP, PIPEDREAM, SYNC, TWO_BW, VARIANTS as ALL_VARIANTS, mode_of
 
 from .. import plotting
 from ..cache import Cache
@@ -28,7 +28,7 @@ from ..deps import Deps
 from ..profiles import Profile
 from ..runs import Outcome, Runner
 from ..seed_stats import EMPTY_MODEL, Noise, NoiseModel, paired  # noqa: F401 (paired: the figures' import)
-from ..verdicts import Verdict, gate
+from ..verdicts import Verdict, gate, mean
 
 LOSS_LABEL = "validation loss (nats/byte)"
 GAP_LABEL = "final sync-async gap (nats/byte)"
@@ -277,6 +277,20 @@ def status_of(missing: list, total: int) -> str:
 
 
 Builder = Callable[[Context], FigureOutput]
+
+
+def best_lr(cells: dict, kind: str) -> float:
+    """c_v = argmin_c mean_seeds L_v(c) over ``cells`` {c: {variant: per-seed losses}} (a
+    failed run, nan, never wins)."""
+    return min(cells, key=lambda c: (lambda x: x if x == x else float("inf"))(mean(cells[c][kind])))
+
+
+def retuned_gap(cells: dict) -> tuple[list, float, float]:
+    """(per-seed gap*, c_sync, c_2bw) over ``cells`` {c: {variant: per-seed losses}}:
+    gap* = L_2bw(c_2bw) - L_sync(c_sync), each variant at its own :func:`best_lr` (Figure 4's
+    and lr_tuning's lr-retuned protocol)."""
+    c_s, c_a = best_lr(cells, SYNC), best_lr(cells, TWO_BW)
+    return paired(cells[c_s][SYNC], cells[c_a][TWO_BW]), c_s, c_a
 
 
 def relative_gap(cell: dict) -> str:

@@ -20,7 +20,7 @@ from lmo.variants import SYNC, TWO_BW
 from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import Verdict, combine, fmt, gap_shrinks_with, larger_gap, mean
-from .common import GAP_LABEL, Context, FigureOutput, grid_figure, paired, sources, variant_grid
+from .common import GAP_LABEL, Context, FigureOutput, grid_figure, paired, retuned_gap, sources, variant_grid
 
 NAME = "fig4"
 TITLE = "Figure 4: final sync-async gap vs momentum"
@@ -74,15 +74,8 @@ def retuned(p, res: dict) -> dict:
     out = {}
     for o in p.momentum_lr_optimizers:
         for m in p.momentum_grid:
-            cells = {c: res[LR, o, m, c] for c in p.momentum_lr_mults}
-            c_s = min(cells, key=lambda c: _nan_last(mean(cells[c][SYNC])))
-            c_a = min(cells, key=lambda c: _nan_last(mean(cells[c][TWO_BW])))
-            out[o, m] = (paired(cells[c_s][SYNC], cells[c_a][TWO_BW]), c_s, c_a)
+            out[o, m] = retuned_gap({c: res[LR, o, m, c] for c in p.momentum_lr_mults})
     return out
-
-
-def _nan_last(x: float) -> float:
-    return x if x == x else float("inf")
 
 
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:

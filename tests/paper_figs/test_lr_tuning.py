@@ -7,7 +7,7 @@ import pytest
 from paper_figs.cache import config_hash
 from paper_figs.deps import Deps
 from paper_figs.figures import fig4, lr_tuning, table1
-from paper_figs.figures.common import runs_of
+from paper_figs.figures.common import best_lr, runs_of
 from paper_figs.profiles import PROFILES
 from paper_figs.runs import full_config
 
@@ -46,11 +46,52 @@ def test_explicit_preset_momentum_is_the_same_training():
 def test_best_is_the_argmin_and_never_a_failed_run():
     nan = float("nan")
     cells = {0.5: {"sync": [1.4]}, 1.0: {"sync": [1.3]}, 2.0: {"sync": [nan]}}
-    assert lr_tuning.best(cells, "sync") == 1.0
+    assert best_lr(cells, "sync") == 1.0
     cells[0.5]["sync"] = [1.2]
-    assert lr_tuning.best(cells, "sync") == 0.5
+    assert best_lr(cells, "sync") == 0.5
 
 
 def test_no_sweep_no_runs():
     from paper_figs.profiles import get_profile
     assert lr_tuning.grid(get_profile("full", tuning_lr_mults=(1.0,))) == {}
+
+
+class _Ctx:
+    """What Table 1's tuned reading reads from a Context: the profile, the figure folder,
+    the borrowed seed spread and the verdict gate."""
+    def __init__(self, profile, fig_dir):
+        self.profile, self.fig_dir = profile, fig_dir
+
+    def noise_for(self, optimizer, config=None):
+        from paper_figs.seed_stats import Noise
+        return Noise(0.005, 10, 3)
+
+    def verdict(self, v):
+        return v
+
+
+def test_table1_at_tuned_lrs_judges_gap_star_not_the_preset_gap(tmp_path):
+    """Planted: MARS's preset-lr gap is 0.40 but its gap* (best 2BW - best sync) is -0.01 <
+    Muon's 0.01, so "MARS gap larger than Muon's" at tuned lrs does not hold; AdamW's gap*
+    0.25 against Muon's 0.01 holds, much larger too."""
+    from paper_figs.figures.common import FigureOutput
+    from paper_figs.profiles import get_profile
+    from paper_figs.verdicts import FAILS, HOLDS
+    p = get_profile("micro", table1_optimizers=("adamw", "muon", "mars"), tuning_lr_mults=(1.0, 2.0),
+                    tuned_gap_optimizers=("adamw", "muon", "mars"))
+    losses = {"adamw": {1.0: (1.50, 1.70), 2.0: (1.40, 1.65)},
+              "muon": {1.0: (1.36, 1.37), 2.0: (1.38, 1.40)},
+              "mars": {1.0: (1.50, 1.90), 2.0: (1.45, 1.44)}}
+    res = {}
+    for o, by_c in losses.items():
+        for c, (s, a) in by_c.items():
+            res[(lr_tuning.TUNE, o, c)] = {"sync": [s], "2bw": [a]}
+        res[(p.sizes[0], o)] = res[(lr_tuning.TUNE, o, 1.0)]
+    out = FigureOutput("lr_tuning", "t")
+    lr_tuning._table1_tuned(_Ctx(p, tmp_path), out, res)
+    status = {k.split(" (")[0]: v.status for k, v in out.verdicts.items()}
+    assert status == {"AdamW gap larger than Muon's": HOLDS, "AdamW gap much larger than Muon's": HOLDS,
+                      "MARS gap larger than Muon's": FAILS, "MARS gap much larger than Muon's": FAILS}
+    row = next(r for r in out.measured if r.startswith("| MARS"))
+    assert "| x2 | x2 | 1.450 | 1.440 | -0.010 |" in row and row.endswith("| 0.400 |")
+    assert (tmp_path / "lr_tuning_table1_gaps.png").exists()
