@@ -72,6 +72,10 @@ class Profile:
     sync_start_frac: float = 0.1
     sync_cooldown_frac: float = 0.1
     dc_asgd: float = 0.04
+    # Figure 2's sensitivity reading: each mitigation's window / lambda swept for these optimizers
+    mitigation_sweep_optimizers: tuple = ()
+    window_grid: tuple = (0.05, 0.1, 0.2)             # sync start / cool-down: fraction of the steps
+    dc_asgd_grid: tuple = (0.04, 100.0, 1000.0, 10000.0)   # lambda (python -m gpu_runs.dc_asgd_scale)
     momentum_optimizers: tuple = ("adamw", "muon", "lion")
     momentum_grid: tuple = (0.8, 0.9, 0.95, 0.98)
     # Figure 4's lr-retuned reading: peak lr = multiplier x preset for each (optimizer, momentum),
@@ -147,6 +151,7 @@ FULL = _register(Profile(
     seeds_main=(0, 1, 2, 3),
     horizon_seeds=(0, 1),
     mitigation_optimizers=TABLE1_OPTIMIZERS,
+    mitigation_sweep_optimizers=("adamw", "muon"),
     momentum_optimizers=("adamw", "muon", "lion", "nadam"),
     momentum_lr_optimizers=("adamw", "muon", "lion"),
     lion_beta2_grid=(0.95, 0.99, 0.999),
@@ -192,6 +197,7 @@ _register(Profile(
     momentum_optimizers=("adamw", "muon"), momentum_grid=(0.9, 0.95),
     momentum_lr_optimizers=("adamw",), momentum_lr_mults=(1.0, 2.0), lion_beta2_grid=(0.99, 0.999),
     tuning_lr_mults=(1.0, 2.0),
+    mitigation_sweep_optimizers=("adamw",), window_grid=(0.1, 0.5), dc_asgd_grid=(0.04, 1000.0),
     horizons=(4, 8), theory_diag_every=2,
     pipedream_optimizers=("adamw",), pipedream_stages=2, pipedream_size="tiny",
     moe_seeds=(0, 1),

@@ -82,6 +82,16 @@ def combine(verdicts: Sequence[Verdict], what: str) -> Verdict:
     return Verdict(FAILS, f"{len(decided)} of {n} parts resolved, none holds")
 
 
+def every(verdicts: Sequence[Verdict], what: str) -> Verdict:
+    """A claim about every part that one counterexample refutes ("no setting recovers
+    >= 50 %"): does not hold as soon as one part is resolved against it; otherwise
+    :func:`combine` (holds when most parts are resolved and all of those hold)."""
+    failed = [v for v in verdicts if v.status == FAILS]
+    if failed:
+        return Verdict(FAILS, f"{len(failed)} of {len(verdicts)} parts resolved against '{what}'")
+    return combine(verdicts, what)
+
+
 def most(verdicts: Sequence[Verdict], what: str) -> Verdict:
     """One verdict for a claim 'for most parts' (the paper's "for most optimizers").
 

@@ -302,5 +302,12 @@ def relative_gap(cell: dict) -> str:
     return f"{sum(g) / len(g) / (sum(s) / len(s)):.2%}"
 
 
+def recovered(cell: dict, mitigated) -> float:
+    """(L_2bw - L_m) / (L_2bw - L_sync) of the seed means: the fraction of a cell's sync-async
+    gap that the mitigated runs ``mitigated`` recover (Table 2's number; nan without a gap)."""
+    s, a, m = mean(cell[SYNC]), mean(cell[TWO_BW]), mean(mitigated)
+    return (a - m) / (a - s) if math.isfinite(a - s) and a != s else float("nan")
+
+
 def pct(x: float) -> str:
     return f"{x:.0%}" if math.isfinite(x) else "n/a"

@@ -3,7 +3,8 @@
 Mitigations of a one-step-delayed run: synchronous start (first 10 % of steps sync),
 synchronous cool-down (last 10 %), DC-ASGD (g + lambda g*g*(x_t - x_{t-1}), lambda 0.04:
 this package's choice, the summary gives none), and error feedback. Recovered fraction
-= (L_async - L_mitigated) / (L_async - L_sync).
+= (L_async - L_mitigated) / (L_async - L_sync). The sensitivity reading (each mitigation's
+window / lambda swept) is ``fig2_sweep``.
 """
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from lmo.variants import EF, SYNC, TWO_BW
 from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import both, combine, ef_recovers, fmt, lower_is_better, mean, most, negate
-from .common import MITIGATION_KINDS, Context, FigureOutput, cell_sources, grid_figure, paired, pct, variant_grid
+from . import fig2_sweep
+from .common import (MITIGATION_KINDS, Context, FigureOutput, cell_sources, grid_figure, paired, pct, recovered,
+                     variant_grid)
 
 NAME = "fig2_table2"
 TITLE = "Figure 2 + Table 2: the sync-async gap under staleness mitigations"
@@ -25,8 +28,11 @@ EF_HURTS = ("adan", "nadam")  # "EF slightly hurts Adan and NAdam" (summary, lim
 
 
 def grid(p) -> dict:
-    """{(optimizer, kind): [settings per seed]}."""
-    return variant_grid(p, KINDS, {"optimizer": p.mitigation_optimizers}, config=p.mitigation_size)
+    """{(optimizer, kind): [settings per seed]}, and the sensitivity reading's cells
+    (``fig2_sweep.grid``)."""
+    g = variant_grid(p, KINDS, {"optimizer": p.mitigation_optimizers}, config=p.mitigation_size)
+    g.update(fig2_sweep.grid(p))
+    return g
 
 
 def _paper_ef(o: str) -> str:
@@ -80,9 +86,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         r = res[o]
         cells = []
         for k in MITIGATIONS:
-            s, a, m = mean(r["sync"]), mean(r["2bw"]), mean(r[k])
-            frac = (a - m) / (a - s) if math.isfinite(a - s) and a != s else float("nan")
-            cells.append(f"{fmt(r[k])} (recovers {pct(frac)})")
+            cells.append(f"{fmt(r[k])} (recovers {pct(recovered(r, r[k]))})")
         rows.append(f"| {plotting.label(o)} | {fmt(r['sync'])} | {fmt(r['2bw'])} | " + " | ".join(cells)
                     + f" | {_paper_ef(o)} | {cell_sources(ctx, g, o, KINDS)} |")
         name = plotting.label(o)
@@ -120,6 +124,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.notes.append(f"Sync start / cool-down: first / last {p.sync_start_frac:.0%} / "
                      f"{p.sync_cooldown_frac:.0%} of steps synchronous; DC-ASGD lambda {p.dc_asgd} "
                      "(this package's choices; the summary gives none).")
+    fig2_sweep.render(ctx, out, res)
     if set(opts) != set(pn.GAPS):
         out.notes.append("Optimizers not run in this profile: "
                          + ", ".join(plotting.label(o) for o in pn.GAPS if o not in opts) + ".")

@@ -1,0 +1,77 @@
+"""Figure 2's sensitivity reading (paper_figs/figures/fig2_sweep.py): which runs it adds,
+that each setting reaches its run, and that its verdict can fail."""
+from __future__ import annotations
+
+from paper_figs.cache import config_hash
+from paper_figs.deps import Deps
+from paper_figs.figures import fig2_sweep, fig2_table2
+from paper_figs.figures.common import FigureOutput, runs_of
+from paper_figs.profiles import PROFILES, get_profile
+from paper_figs.runs import full_config
+from paper_figs.seed_stats import Noise
+from paper_figs.verdicts import FAILS, HOLDS, INCONCLUSIVE
+
+
+def _key(s):
+    return config_hash(full_config(Deps().TrainConfig, s))
+
+
+def test_sweep_shares_figure2s_setting_and_adds_the_others():
+    p = PROFILES["full"]
+    sweep = fig2_sweep.grid(p)
+    plain = {_key(s) for s in runs_of(fig2_table2.grid(get_profile("full", mitigation_sweep_optimizers=())))}
+    for o in p.mitigation_sweep_optimizers:
+        assert {_key(s) for s in sweep[(fig2_sweep.SWEEP, o, p.sync_start_frac, "sync_start")]} <= plain
+        assert {_key(s) for s in sweep[(fig2_sweep.SWEEP, o, p.dc_asgd, "dc_asgd")]} <= plain
+    new = {_key(s) for s in runs_of(sweep)} - plain
+    per_opt = 2 * (len(p.window_grid) - 1) + (len(p.dc_asgd_grid) - 1)
+    assert len(new) == len(p.mitigation_sweep_optimizers) * per_opt == 14
+
+
+def test_each_setting_reaches_its_run():
+    p = PROFILES["full"]
+    g = fig2_sweep.grid(p)
+    s = g[(fig2_sweep.SWEEP, "adamw", 0.2, "sync_start")][0]
+    assert s["mode"] == "2bw" and s["sync_start"] == round(0.2 * p.steps)
+    s = g[(fig2_sweep.SWEEP, "muon", 0.05, "sync_cooldown")][0]
+    assert s["sync_cooldown"] == round(0.05 * p.steps) and "sync_start" not in s
+    assert g[(fig2_sweep.SWEEP, "adamw", 1000.0, "dc_asgd")][0]["dc_asgd"] == 1000.0
+
+
+class _Ctx:
+    def __init__(self, profile, fig_dir):
+        self.profile, self.fig_dir = profile, fig_dir
+
+    def noise_for(self, optimizer, config=None):
+        return Noise(0.005, 10, 3)
+
+    def verdict(self, v):
+        return v
+
+
+def _judge(tmp_path, sweep_loss):
+    """Verdicts of a planted sweep: gap 0.10 (sync 1.40, 2BW 1.50), every mitigation at
+    every setting ending at ``sweep_loss(kind, value)``."""
+    p = get_profile("micro", mitigation_sweep_optimizers=("adamw",), window_grid=(0.1, 0.2),
+                    dc_asgd_grid=(0.04, 1000.0))
+    res = {"adamw": {"sync": [1.40], "2bw": [1.50], "ef": [1.41]}}
+    for kind, (_, values) in fig2_sweep.SETTING.items():
+        for v in getattr(p, values):
+            res.setdefault((fig2_sweep.SWEEP, "adamw", v), {})[kind] = [sweep_loss(kind, v)]
+    out = FigureOutput("fig2_table2", "t")
+    fig2_sweep.render(_Ctx(p, tmp_path), out, res)
+    return {k.split(":")[0]: v.status for k, v in out.verdicts.items()}, out
+
+
+def test_limited_holds_when_no_setting_recovers_and_fails_when_one_does(tmp_path):
+    none, out = _judge(tmp_path, lambda kind, v: 1.50)
+    assert set(none.values()) == {HOLDS} and len(none) == 3
+    assert (tmp_path / "fig2_mitigation_sweep.png").exists()
+    assert any("0.2: 1.500 (0%)" in r for r in out.measured)
+    # DC-ASGD at lambda 1000 recovers 90 %: its line fails, the windows' lines still hold
+    one, _ = _judge(tmp_path, lambda kind, v: 1.41 if (kind, v) == ("dc_asgd", 1000.0) else 1.50)
+    assert one["delay + DC-ASGD"] == FAILS
+    assert one["delay + synchronous start"] == one["delay + synchronous cool-down"] == HOLDS
+    # inside the noise at every setting: nothing is resolved
+    noisy, _ = _judge(tmp_path, lambda kind, v: 1.455)
+    assert set(noisy.values()) == {INCONCLUSIVE}
