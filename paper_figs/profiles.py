@@ -64,7 +64,9 @@ class Profile:
     main_size: str = "tiny"
     seeds_main: tuple = (0,)           # Figure 3 and Table 1's headline cells (below)
     seeds: tuple = (0,)                # every breadth cell (one seed: the pooled spread is borrowed)
-    table1_headline: tuple = ("adamw", "muon", "mars")   # Table 1 cells at sizes[0] with seeds_main
+    # Table 1 cells at sizes[0] with seeds_main: the claims' optimizers (AdamW, MARS vs Muon; Adan
+    # vs Muon) and Lion, so that Lion's one-seed cells (Figure 4) borrow Lion's own seed spread
+    table1_headline: tuple = ("adamw", "muon", "mars", "adan", "lion")
     horizon_seeds: tuple = (0,)        # Figure 5 (and its horizon check of Figure 3's verdict)
     table1_optimizers: tuple = TABLE1_OPTIMIZERS
     mitigation_optimizers: tuple = ("adamw", "muon")
@@ -144,7 +146,7 @@ FULL = _register(Profile(
     name="full",
     description="every figure at CPU scale (hours; resumable through the cache): tiny and "
                 "small models, 1500 steps, 4 seeds for Figure 3 and Table 1's tiny AdamW / Muon / "
-                "MARS cells, 2 for the horizons 1500 / 3000 / 6000, the MoE figure on tiny_moe "
+                "MARS / Adan / Lion cells, 2 for the horizons 1500 / 3000 / 6000, the MoE figure on tiny_moe "
                 "(Muon, 2 seeds, every horizon)",
     base=_CPU_BASE, steps=1500, evals=15,
     figures=ALL_FIGURES,
