@@ -37,6 +37,10 @@ Measured at step t (``Diagnostics.measure``), with x_t before and x_{t+1} after 
                    momentum after step t's update, which includes g(x_t), over the blocks that
                    carry a ``momentum`` field (Adam-family: ``exp_avg``, their m_t);
                    gbar = mean of the k gradients at x_t (a k-times larger batch estimating grad f(x_t))
+- ``momentum_error_debiased``  AdamW only: ||m_hat_t - gbar||_* with m_hat_t = m_t / (1 - beta1^n), n = t + 1
+                   updates, the bias-corrected momentum its update uses (``lmo.transforms.scale_by_adam``). The
+                   stored buffer starts at zero (m_1 = (1 - beta1) g_1); m_hat_1 = g_1 meets the lemma's premise
+                   m_0 = g(x_0) (docs/design.md §5), which the stored buffer does not.
 """
 from __future__ import annotations
 
@@ -52,6 +56,8 @@ from lmo.combine import muon_labels
 from gpu_runs.recipe import loss_and_grads
 
 MATRIX_OPTIMIZERS = ("muon", "normuon", "adamuon")
+#: optimizers whose update uses the bias-corrected momentum m_t / (1 - beta1^t) (``momentum_error_debiased``)
+DEBIASED_OPTIMIZERS = ("adamw",)
 
 
 def geometries(optimizer: str, params: dict) -> dict:
@@ -127,6 +133,19 @@ def expert_d_norms(geo: dict, d: dict) -> dict:
     return {k: block_norms(geo[k], v).tolist() for k, v in d.items() if v.ndim > 2}
 
 
+def adam_beta1(hyper) -> float | None:
+    """beta1 of the first ``betas`` in an optimizer's (nested) ``hyper`` (AdamW's, under any
+    wrapper or chain); None when there is none."""
+    if isinstance(hyper, dict):
+        if "betas" in hyper:
+            return float(hyper["betas"][0])
+        for v in hyper.values():
+            b = adam_beta1(v)
+            if b is not None:
+                return b
+    return None
+
+
 def diff(a: dict, b: dict, keys=None) -> dict:
     return {k: a[k].float() - b[k].float() for k in (keys or a)}
 
@@ -138,6 +157,7 @@ class Diagnostics:
         if micro < 2:
             raise ValueError(f"Diagnostics: micro must be >= 2 (sigma needs two batches), got {micro}")
         self.geo = geometries(optimizer, params)
+        self.debiased = optimizer in DEBIASED_OPTIMIZERS
         self.rho = product_rho(self.geo, params)
         self.batcher, self.micro, self.amp = batcher, micro, amp
         self.fixed = batcher.batch(0, micro=10_000)
@@ -172,4 +192,8 @@ class Diagnostics:
             keys = [k for k in m if k in gbar]
             out["momentum_error"] = product_dual(self.geo, {k: m[k].float() - gbar[k] for k in keys})
             out["momentum_blocks"] = len(keys)
+            b1 = adam_beta1(opt.hyper) if self.debiased else None
+            if b1 is not None:   # AdamW: the bias-corrected m_hat_t its update uses (module docstring)
+                bc = 1.0 - b1 ** (t + 1)
+                out["momentum_error_debiased"] = product_dual(self.geo, {k: m[k].float() / bc - gbar[k] for k in keys})
         return out

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from theory import registry
 
 from gpu_runs import orderings as od, seed_noise as sn
 from gpu_runs.cli import show_defaults
+from gpu_runs.diagnostics import DEBIASED_OPTIMIZERS
 from gpu_runs.orderings import median_or_none, rest_key
 from gpu_runs.recipe import TrainConfig, peak_lr
 
@@ -67,7 +67,10 @@ def predict_run(run_dir: Path, eta: str = "step") -> dict:
 
 def predict_record(cfg: dict, log: list, eta: str = "step", name: str = "") -> dict:
     """:func:`predict_run` of a run given as its ``config.json`` dict and its log rows (those
-    with ``diagnostics``, and rows with ``val_loss``)."""
+    with ``diagnostics``, and rows with ``val_loss``). Each row: ``measured`` (the momentum
+    buffer as stored), ``measured_used`` (the momentum the update uses: AdamW's bias-corrected
+    m_hat_t, ``gpu_runs.diagnostics``; None for an AdamW record made before that diagnostic
+    existed; the stored buffer for every other optimizer) and ``bound``."""
     diags = [r["diagnostics"] for r in log if "diagnostics" in r]
     var = variant(cfg)
     rows = []
@@ -75,6 +78,7 @@ def predict_record(cfg: dict, log: list, eta: str = "step", name: str = "") -> d
     if diags and var in BOUND_OF and L is not None:
         bound = registry.get(BOUND_OF[var])
         mu = primary_mu(cfg)
+        debiased = cfg["optimizer"] in DEBIASED_OPTIMIZERS   # the momentum its update uses: m_hat_t
         r_w = None
         for d in diags:
             r_w = d["r"] if r_w is None else (1 - mu) * r_w + mu * d["r"]
@@ -83,6 +87,7 @@ def predict_record(cfg: dict, log: list, eta: str = "step", name: str = "") -> d
             consts = dict(L=L, sigma=d["sigma"], rho=d["rho"], eta=eta_of(d, eta), mu=mu, t=d["step"], r_w=r_w)
             b = float(bound.evaluate(**{k: consts[k] for k in bound.symbols}))
             rows.append(dict(step=d["step"], measured=d.get("momentum_error"), bound=b,
+                             measured_used=d.get("momentum_error_debiased" if debiased else "momentum_error"),
                              r_over_eta=d["r"] / eta_of(d, eta) if eta_of(d, eta) > 0 else float("nan"),
                              r_over_eta_matrix=d.get("r_over_eta_matrix")))
     vals = [r["val_loss"] for r in log if "val_loss" in r]

@@ -39,7 +39,7 @@ EVAL_FIELDS = ("step", "val_loss", "train_loss", "lr")
 HEAD_FIELDS = ("step", "train_loss", "lr", "val_loss")
 #: the theory diagnostics' scalars a record keeps (gpu_runs.diagnostics; what gpu_runs.predict reads)
 DIAG_FIELDS = ("step", "eta", "d_norm", "update_norm", "r", "r_over_eta", "r_over_d", "r_over_eta_matrix",
-               "L_local", "sigma", "rho", "momentum_error")
+               "L_local", "sigma", "rho", "momentum_error", "momentum_error_debiased")
 
 
 class KeptError(ValueError):

@@ -96,3 +96,29 @@ def test_moe_diagnostics_per_expert_under_2bw_and_sync():
     s = train(TrainConfig(optimizer="muon", **kw), progress=False).diagnostics[-1]
     assert all(v == 0 for e in s["experts"].values() for v in e["r"])
     assert all(v > 0 for e in s["experts"].values() for v in e["d_norm"])
+
+
+def test_adamw_debiased_momentum_is_the_first_gradient_at_step_one():
+    """AdamW's update uses m_hat_t = m_t / (1 - beta1^t): after step 1 (no clipping) that is
+    g(x_0; B_0), the batch gradient the step took, so its error against gbar is
+    ||g(x_0; B_0) - gbar||_*; the stored buffer's is ||(1 - beta1) g - gbar||_*. Only AdamW
+    records it (gpu_runs.diagnostics.DEBIASED_OPTIMIZERS)."""
+    from gpu_runs.data import Batcher, get_corpus
+    from gpu_runs.model import Llama
+    from gpu_runs.recipe import loss_and_grads, model_config
+    cfg = TrainConfig(optimizer="adamw", grad_clip=0.0, momentum=0.8, **dict(FAST, diag_every=1))
+    d1 = train(cfg, progress=False).diagnostics[0]
+    assert d1["step"] == 1
+    corpus = get_corpus(cfg.data)
+    model = Llama(model_config(cfg, corpus.vocab_size), seed=cfg.seed)
+    x0 = {k: v.detach().clone() for k, v in model.named_parameters()}
+    b = Batcher(corpus.train, cfg.batch_size, cfg.seq_len, cfg.seed)
+    g0 = loss_and_grads(model, x0, *b.batch(0), False)[1]
+    gs = [loss_and_grads(model, x0, *b.batch(0, micro=i), False)[1] for i in range(cfg.diag_micro)]
+    gbar = {k: sum(g[k] for g in gs) / len(gs) for k in g0}
+    geo = geometries("adamw", x0)
+    assert d1["momentum_error_debiased"] == pytest.approx(product_dual(geo, {k: g0[k] - gbar[k] for k in g0}), rel=1e-4)
+    assert d1["momentum_error"] == pytest.approx(product_dual(geo, {k: 0.2 * g0[k] - gbar[k] for k in g0}), rel=1e-4)
+    for o in ("muon", "nadam"):
+        d = train(TrainConfig(optimizer=o, **FAST), progress=False).diagnostics
+        assert d and all("momentum_error_debiased" not in x for x in d), o

@@ -102,6 +102,19 @@ def test_bound_check_fails_on_one_record_above_its_bound():
     assert tt.bound_check([_run([(1.3, 1.0), (1.1, 1.0)])], from_step=2)[0].status == FAILS
 
 
+def test_bound_check_reads_the_momentum_the_update_uses_when_asked():
+    """AdamW's stored buffer (1 - beta1) g_1 misses the bound at step 1; the bias-corrected
+    m_hat_1 = g_1 the update uses is within it: the two readings differ there and only there."""
+    run = dict(run="adamw x1 sync", rows=[dict(step=1, measured=1.3, measured_used=0.4, bound=1.0),
+                                          dict(step=100, measured=0.5, measured_used=0.5, bound=1.0)])
+    assert tt.bound_check([run])[0].status == FAILS
+    assert tt.bound_check([run], field="measured_used")[0].status == HOLDS
+    run["rows"][0]["measured_used"] = 1.2
+    assert tt.bound_check([run], field="measured_used")[0].status == FAILS
+    old = dict(run="adamw, old record", rows=[dict(step=1, measured=1.3, measured_used=None, bound=1.0)])
+    assert tt.bound_check([old], field="measured_used")[0].status == INCONCLUSIVE
+
+
 def _ef_case(r_over_eta, ef, two_bw):
     res = {(tt.DIAG, "adamw", 1.0): {"sync": [1.40], "2bw": [two_bw], "ef": [ef]}}
     cs = [dict(optimizer="adamw", mult=1.0, r_over_eta_ef=r_over_eta)]
