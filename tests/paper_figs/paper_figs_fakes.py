@@ -94,3 +94,19 @@ def fake_deps(trainer: FakeTrainer | None = None, **changes):
           "delay_price": fake_delay_price, "delay_price_leading": fake_delay_price, "run_bench": fake_run_bench}
     ov.update(changes)
     return Deps(overrides=ov)
+
+
+class StubContext:
+    """What a figure's verdict code reads from a ``paper_figs.figures.common.Context``: the
+    profile, the figure folder, the seed spread a cell borrows (one pooled SD ``sd`` for
+    every optimizer) and the verdict gate (none: the planted numbers decide)."""
+
+    def __init__(self, profile=None, fig_dir=None, sd: float = 0.005):
+        self.profile, self.fig_dir, self.sd = profile, fig_dir, sd
+
+    def noise_for(self, optimizer, config=None):
+        from paper_figs.seed_stats import Noise
+        return Noise(self.sd, 10, 3)
+
+    def verdict(self, v):
+        return v

@@ -2,13 +2,14 @@
 that each setting reaches its run, and that its verdict can fail."""
 from __future__ import annotations
 
+from paper_figs_fakes import StubContext
+
 from paper_figs.cache import config_hash
 from paper_figs.deps import Deps
 from paper_figs.figures import fig2_sweep, fig2_table2
 from paper_figs.figures.common import FigureOutput, runs_of
 from paper_figs.profiles import PROFILES, get_profile
 from paper_figs.runs import full_config
-from paper_figs.seed_stats import Noise
 from paper_figs.verdicts import FAILS, HOLDS, INCONCLUSIVE
 
 
@@ -38,17 +39,6 @@ def test_each_setting_reaches_its_run():
     assert g[(fig2_sweep.SWEEP, "adamw", 1000.0, "dc_asgd")][0]["dc_asgd"] == 1000.0
 
 
-class _Ctx:
-    def __init__(self, profile, fig_dir):
-        self.profile, self.fig_dir = profile, fig_dir
-
-    def noise_for(self, optimizer, config=None):
-        return Noise(0.005, 10, 3)
-
-    def verdict(self, v):
-        return v
-
-
 def _judge(tmp_path, sweep_loss):
     """Verdicts of a planted sweep: gap 0.10 (sync 1.40, 2BW 1.50), every mitigation at
     every setting ending at ``sweep_loss(kind, value)``."""
@@ -59,7 +49,7 @@ def _judge(tmp_path, sweep_loss):
         for v in getattr(p, values):
             res.setdefault((fig2_sweep.SWEEP, "adamw", v), {})[kind] = [sweep_loss(kind, v)]
     out = FigureOutput("fig2_table2", "t")
-    fig2_sweep.render(_Ctx(p, tmp_path), out, res)
+    fig2_sweep.render(StubContext(p, tmp_path), out, res)
     return {k.split(":")[0]: v.status for k, v in out.verdicts.items()}, out
 
 

@@ -2,7 +2,7 @@
 Figure 4 (same key: trained once), and how it picks the best lr."""
 from __future__ import annotations
 
-import pytest
+from paper_figs_fakes import StubContext
 
 from paper_figs.cache import config_hash
 from paper_figs.deps import Deps
@@ -56,20 +56,6 @@ def test_no_sweep_no_runs():
     assert lr_tuning.grid(get_profile("full", tuning_lr_mults=(1.0,))) == {}
 
 
-class _Ctx:
-    """What Table 1's tuned reading reads from a Context: the profile, the figure folder,
-    the borrowed seed spread and the verdict gate."""
-    def __init__(self, profile, fig_dir):
-        self.profile, self.fig_dir = profile, fig_dir
-
-    def noise_for(self, optimizer, config=None):
-        from paper_figs.seed_stats import Noise
-        return Noise(0.005, 10, 3)
-
-    def verdict(self, v):
-        return v
-
-
 def test_table1_at_tuned_lrs_judges_gap_star_not_the_preset_gap(tmp_path):
     """Planted: MARS's preset-lr gap is 0.40 but its gap* (best 2BW - best sync) is -0.01 <
     Muon's 0.01, so "MARS gap larger than Muon's" at tuned lrs does not hold; AdamW's gap*
@@ -88,7 +74,7 @@ def test_table1_at_tuned_lrs_judges_gap_star_not_the_preset_gap(tmp_path):
             res[(lr_tuning.TUNE, o, c)] = {"sync": [s], "2bw": [a]}
         res[(p.sizes[0], o)] = res[(lr_tuning.TUNE, o, 1.0)]
     out = FigureOutput("lr_tuning", "t")
-    lr_tuning._table1_tuned(_Ctx(p, tmp_path), out, res)
+    lr_tuning._table1_tuned(StubContext(p, tmp_path), out, res)
     status = {k.split(" (")[0]: v.status for k, v in out.verdicts.items()}
     assert status == {"AdamW gap larger than Muon's": HOLDS, "AdamW gap much larger than Muon's": HOLDS,
                       "MARS gap larger than Muon's": FAILS, "MARS gap much larger than Muon's": FAILS}

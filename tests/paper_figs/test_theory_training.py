@@ -2,6 +2,8 @@
 keeps of their diagnostics, and its four prediction checks, each shown able to fail."""
 from __future__ import annotations
 
+from paper_figs_fakes import StubContext
+
 import math
 
 import pytest
@@ -14,7 +16,6 @@ from paper_figs.figures.common import runs_of
 from paper_figs.kept import compact
 from paper_figs.profiles import PROFILES, get_profile
 from paper_figs.runs import Outcome, full_config, result_record
-from paper_figs.seed_stats import Noise
 from paper_figs.verdicts import FAILS, HOLDS, INCONCLUSIVE
 
 TINY = dict(config="tiny", batch_size=2, seq_len=16, eval_batches=1, eval_every=3, device="cpu",
@@ -76,15 +77,6 @@ def test_kept_record_keeps_what_the_predictions_read(diagnosed):
     assert "diagnostics" not in plain_rec["result"]
 
 
-class _Ctx:
-    """The two things the checks read from a Context: the borrowed seed spread and the verdict gate."""
-    def noise_for(self, optimizer, config=None):
-        return Noise(0.005, 10, 3)
-
-    def verdict(self, v):
-        return v
-
-
 def _run(rows):
     return dict(run="r", rows=[dict(step=i, measured=m, bound=b) for i, (m, b) in enumerate(rows, 1)])
 
@@ -118,7 +110,7 @@ def test_bound_check_reads_the_momentum_the_update_uses_when_asked():
 def _ef_case(r_over_eta, ef, two_bw):
     res = {(tt.DIAG, "adamw", 1.0): {"sync": [1.40], "2bw": [two_bw], "ef": [ef]}}
     cs = [dict(optimizer="adamw", mult=1.0, r_over_eta_ef=r_over_eta)]
-    return tt.ef_agreement(_Ctx(), res, cs)[0]
+    return tt.ef_agreement(StubContext(), res, cs)[0]
 
 
 @pytest.mark.parametrize("r_over_eta,ef,two_bw,expected", [
@@ -136,20 +128,20 @@ def test_sufficient_reading_judges_only_the_cells_predicted_to_help():
     res = {(tt.DIAG, "adamw", 1.0): {"sync": [1.40], "2bw": [1.50], "ef": [1.40]},
            (tt.DIAG, "muon", 1.0): {"sync": [1.40], "2bw": [1.50], "ef": [1.40]}}
     cs = [dict(optimizer="adamw", mult=1.0, r_over_eta_ef=0.5), dict(optimizer="muon", mult=1.0, r_over_eta_ef=1.2)]
-    assert tt.ef_agreement(_Ctx(), res, cs)[0].status == INCONCLUSIVE        # iff: Muon's cell disagrees (mixed)
-    assert tt.ef_agreement(_Ctx(), res, cs, sufficient=True)[0].status == HOLDS
+    assert tt.ef_agreement(StubContext(), res, cs)[0].status == INCONCLUSIVE        # iff: Muon's cell disagrees (mixed)
+    assert tt.ef_agreement(StubContext(), res, cs, sufficient=True)[0].status == HOLDS
     res[(tt.DIAG, "adamw", 1.0)]["ef"] = [1.60]                             # predicted to help, hurts
-    assert tt.ef_agreement(_Ctx(), res, cs, sufficient=True)[0].status == FAILS
+    assert tt.ef_agreement(StubContext(), res, cs, sufficient=True)[0].status == FAILS
 
 
 def test_relative_ranking_follows_the_predicted_order():
     res = {(tt.DIAG, "adamw", 1): {"sync": [1.45], "2bw": [1.52]},
            (tt.DIAG, "muon", 1): {"sync": [1.36], "2bw": [1.37]}}
     cs = [dict(optimizer="adamw", mult=1, pi_2bw_rel=0.02), dict(optimizer="muon", mult=1, pi_2bw_rel=0.005)]
-    assert tt.relative_ranking(_Ctx(), res, cs).status == HOLDS
+    assert tt.relative_ranking(StubContext(), res, cs).status == HOLDS
     swapped = [dict(cs[0], pi_2bw_rel=0.001), cs[1]]   # a theory ranking Muon first is contradicted
-    assert tt.relative_ranking(_Ctx(), res, swapped).status == FAILS
-    assert tt.relative_ranking(_Ctx(), res, cs[:1]).status == INCONCLUSIVE
+    assert tt.relative_ranking(StubContext(), res, swapped).status == FAILS
+    assert tt.relative_ranking(StubContext(), res, cs[:1]).status == INCONCLUSIVE
 
 
 def test_first_seed_cells_tag_each_cell_with_its_multiplier():
