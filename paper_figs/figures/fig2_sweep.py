@@ -23,7 +23,6 @@ lambda = ``p.dc_asgd``) is Figure 2's own run (same settings, same key).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 from lmo.variants import EF, SYNC, TWO_BW
@@ -64,19 +63,18 @@ def render(ctx: Context, out: FigureOutput, res: dict) -> None:
     parts: dict = {kind: [] for kind in SETTING}
     for o in opts:
         r, name, nz = res[o], plotting.label(o), ctx.noise_for(o, p.mitigation_size)
-        ef_frac = ef_recovers(r[SYNC], r[TWO_BW], r[EF], name, noise=nz)[1]
+        ef_frac = recovered(r, r[EF])
         for ax, (kind, (_, values)) in zip(axes, SETTING.items()):
             label = plotting.VARIANT_STYLE[kind]["label"]
             fracs, cells = [], []
             for v in getattr(p, values):
                 m = res[(SWEEP, o, v)][kind]
-                verdict, frac = ef_recovers(r[SYNC], r[TWO_BW], m, name, by=f"{label} at {v:g}", noise=nz)
+                verdict = ef_recovers(r[SYNC], r[TWO_BW], m, name, by=f"{label} at {v:g}", noise=nz)[0]
                 parts[kind].append(negate(verdict, f"{name}, {label} at {v:g}"))
-                fracs.append(frac)
-                cells.append(f"{v:g}: {fmt(m)} ({pct(recovered(r, m))})")
+                fracs.append(recovered(r, m))
+                cells.append(f"{v:g}: {fmt(m)} ({pct(fracs[-1])})")
             rows.append(f"| {name} | {label} | " + "; ".join(cells) + f" | {pct(ef_frac)} |")
-            line = ax.plot(getattr(p, values), [f if math.isfinite(f) else float("nan") for f in fracs],
-                           marker="o", label=name)[0]
+            line = ax.plot(getattr(p, values), fracs, marker="o", label=name)[0]
             ax.axhline(ef_frac, color=line.get_color(), linestyle="--", linewidth=0.8)
     for ax, (kind, (_, values)) in zip(axes, SETTING.items()):
         ax.axhline(0.5, color="black", linewidth=0.6, linestyle=":")

@@ -96,8 +96,8 @@ def bound_check(runs: list[dict], from_step: int = 1, field: str = "measured") -
     """Prediction 1: every diagnostics record (at step >= ``from_step``) has its measured
     momentum error (``field`` of ``gpu_runs.predict.predict_record``'s rows: ``measured``, the
     buffer as stored, or ``measured_used``, the momentum the update uses) at or below its bound."""
-    rows = [(r, dict(row, measured=row.get(field))) for r in runs for row in r["rows"]]
-    rows = [(r, row) for r, row in rows
+    runs = [dict(r, rows=[dict(row, measured=row.get(field)) for row in r["rows"]]) for r in runs]
+    rows = [(r, row) for r in runs for row in r["rows"]
             if row["measured"] is not None and math.isfinite(row["bound"]) and row["step"] >= from_step]
     if not rows:
         return Verdict(INCONCLUSIVE, "no diagnostics record with a momentum error"), []
@@ -108,7 +108,7 @@ def bound_check(runs: list[dict], from_step: int = 1, field: str = "measured") -
             f"{worst[1]['measured'] / worst[1]['bound']:.3g} ({worst[0]['run']}, step {worst[1]['step']})")
     table = ["| run | records | largest measured / bound | at step |", "|---|---|---|---|"]
     for r in runs:
-        rs = [dict(row, measured=row.get(field)) for row in r["rows"] if row.get(field) is not None]
+        rs = [row for row in r["rows"] if row["measured"] is not None]
         if rs:
             w = max(rs, key=lambda row: row["measured"] / row["bound"])
             table.append(f"| {r['run']} | {len(rs)} | {w['measured'] / w['bound']:.3g} | {w['step']} |")
@@ -217,8 +217,9 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         v1c = Verdict(INCONCLUSIVE, f"{len(missing)} run(s) have no bias-corrected momentum diagnostic (records made "
                                     f"before gpu_runs.diagnostics recorded it; retrain them): {', '.join(missing)}")
     out.verdicts["theory vs training: the momentum error stays within its lemma bound at the measured constants "
-                 "(m_t = the momentum the update uses: AdamW's bias-corrected m_t / (1 - beta1^t), which is g_1 after "
-                 f"step 1 as the lemma's m_0 = g(x_0) is; Muon's buffer as stored; every diagnostics record, {seeds})"] = \
+                 "(m_t = the momentum the update uses: AdamW's bias-corrected m_t / (1 - beta1^t), which after step 1 is "
+                 f"the first (clipped) gradient, as the lemma's m_0 = g(x_0) asks; Muon's buffer as stored; every "
+                 f"diagnostics record, {seeds})"] = \
         ctx.verdict(v1c)
     out.notes.append("Momentum-error bound, the momentum the update uses: " + v1c.reason + ".")
     out.notes.append("Momentum-error bound, buffer as stored: " + v1.reason + ". The lemma assumes m_0 = g(x_0; xi_0) "
