@@ -123,7 +123,10 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.notes = [f"{v.reason}" for v in ef_v + beat_v + hurt_v + limited_v]
     out.notes.append(f"Sync start / cool-down: first / last {p.sync_start_frac:.0%} / "
                      f"{p.sync_cooldown_frac:.0%} of steps synchronous; DC-ASGD lambda {p.dc_asgd} "
-                     "(this package's choices; the summary gives none).")
+                     "(this package's choices; the summary gives none). On the tiny model DC-ASGD's correction "
+                     "is about lambda x 1e-5 of the gradient's norm (python -m gpu_runs.dc_asgd_scale), so at "
+                     "lambda 0.04 this column tests almost no correction; the sensitivity reading sweeps lambda "
+                     "to 1e4 (fig2_sweep).")
     fig2_sweep.render(ctx, out, res)
     if set(opts) != set(pn.GAPS):
         out.notes.append("Optimizers not run in this profile: "
