@@ -78,6 +78,7 @@ class Profile:
     mitigation_sweep_optimizers: tuple = ()
     window_grid: tuple = (0.05, 0.1, 0.2)             # sync start / cool-down: fraction of the steps
     dc_asgd_grid: tuple = (0.04, 100.0, 1000.0, 10000.0)   # lambda (python -m gpu_runs.dc_asgd_scale)
+    sweep_seeds: tuple = (0,)          # the sweep's seeds (its unmitigated runs: the same seeds)
     momentum_optimizers: tuple = ("adamw", "muon", "lion")
     momentum_grid: tuple = (0.8, 0.9, 0.95, 0.98)
     # Figure 4's lr-retuned reading: peak lr = multiplier x preset for each (optimizer, momentum),
@@ -153,7 +154,7 @@ FULL = _register(Profile(
     seeds_main=(0, 1, 2, 3),
     horizon_seeds=(0, 1),
     mitigation_optimizers=TABLE1_OPTIMIZERS,
-    mitigation_sweep_optimizers=("adamw", "muon"),
+    mitigation_sweep_optimizers=("adamw", "muon"), sweep_seeds=(0, 1, 2),
     momentum_optimizers=("adamw", "muon", "lion", "nadam"),
     momentum_lr_optimizers=("adamw", "muon", "lion"),
     lion_beta2_grid=(0.95, 0.99, 0.999),

@@ -18,8 +18,12 @@ warm-up (``python -m gpu_runs.dc_asgd_scale``), so lambda = 0.04 changes the gra
 about 4 x 10^-7 of its norm: Table 2's DC-ASGD column is, at that lambda, the delayed run
 perturbed. 10^3 - 10^4 is where the correction is percents of the gradient.
 
+Seeds: every setting is run at ``p.sweep_seeds``, and its fraction is taken against the
+sync / 2BW / EF runs of the same seeds (cells ``(SWEEP, optimizer, BASE)``), paired per seed.
+
 Runs shared: the setting of Figure 2 (w = ``p.sync_start_frac`` / ``p.sync_cooldown_frac``,
-lambda = ``p.dc_asgd``) is Figure 2's own run (same settings, same key).
+lambda = ``p.dc_asgd``) is Figure 2's own run (same settings, same key); the BASE cells are
+Table 1's and Figure 3's runs of the same seeds.
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ from ..verdicts import ef_recovers, every, fmt, negate
 from .common import Context, FigureOutput, pct, recovered, variant
 
 SWEEP = "sweep"   # cells (SWEEP, optimizer, setting value, mitigation kind)
+BASE = "base"     # cells (SWEEP, optimizer, BASE, sync | 2bw | ef): the sweep's seeds, unmitigated
 #: mitigation kind -> (the profile field its setting replaces, the profile field of its grid)
 SETTING = {"sync_start": ("sync_start_frac", "window_grid"),
            "sync_cooldown": ("sync_cooldown_frac", "window_grid"),
@@ -40,19 +45,24 @@ SETTING = {"sync_start": ("sync_start_frac", "window_grid"),
 
 def grid(p) -> dict:
     """{(SWEEP, optimizer, value, kind): [settings per seed]} for every optimizer of
-    ``p.mitigation_sweep_optimizers``, every mitigation kind and every value of its grid."""
+    ``p.mitigation_sweep_optimizers``, every mitigation kind and every value of its grid, at
+    ``p.sweep_seeds``; and {(SWEEP, optimizer, BASE, variant): ...} for sync, 2BW and EF."""
     g = {}
     for o in p.mitigation_sweep_optimizers:
+        for kind in (SYNC, TWO_BW, EF):
+            g[(SWEEP, o, BASE, kind)] = [variant(p, o, kind, seed=s, config=p.mitigation_size)
+                                         for s in p.sweep_seeds]
         for kind, (field, values) in SETTING.items():
             for v in getattr(p, values):
                 at = replace(p, **{field: v})
-                g[(SWEEP, o, v, kind)] = [variant(at, o, kind, seed=s, config=p.mitigation_size) for s in p.seeds]
+                g[(SWEEP, o, v, kind)] = [variant(at, o, kind, seed=s, config=p.mitigation_size)
+                                          for s in p.sweep_seeds]
     return g
 
 
 def render(ctx: Context, out: FigureOutput, res: dict) -> None:
-    """The sweep's table, plot and verdicts, appended to Figure 2's entry (``res``: Figure
-    2's cells {optimizer: {kind: losses}} and the sweep's {(SWEEP, o, v): {kind: losses}})."""
+    """The sweep's table, plot and verdicts, appended to Figure 2's entry (``res``: the
+    sweep's cells {(SWEEP, o, v): {kind: losses}}, v a setting or BASE)."""
     p = ctx.profile
     opts = p.mitigation_sweep_optimizers
     if not opts:
@@ -62,7 +72,7 @@ def render(ctx: Context, out: FigureOutput, res: dict) -> None:
     fig, axes = plotting.new(ncols=len(SETTING), width=3.6)
     parts: dict = {kind: [] for kind in SETTING}
     for o in opts:
-        r, name, nz = res[o], plotting.label(o), ctx.noise_for(o, p.mitigation_size)
+        r, name, nz = res[(SWEEP, o, BASE)], plotting.label(o), ctx.noise_for(o, p.mitigation_size)
         ef_frac = recovered(r, r[EF])
         for ax, (kind, (_, values)) in zip(axes, SETTING.items()):
             label = plotting.VARIANT_STYLE[kind]["label"]
@@ -89,8 +99,9 @@ def render(ctx: Context, out: FigureOutput, res: dict) -> None:
         ax.legend(fontsize=7)
     fig.suptitle("Mitigations swept (dashed: EF at the same optimizer; dotted: 50 %)", fontsize=10)
     out.files += plotting.save(fig, ctx.fig_dir, "fig2_mitigation_sweep")
-    out.measured += ["", f"Mitigations swept ({p.mitigation_size} model, {p.steps} steps, {len(p.seeds)} seed(s) "
-                     "per setting): final validation loss and the fraction of the sync-async gap recovered.", "",
+    out.measured += ["", f"Mitigations swept ({p.mitigation_size} model, {p.steps} steps, {len(p.sweep_seeds)} seed(s) "
+                     "per setting, paired with the sync / 2BW / EF runs of the same seeds): final validation loss "
+                     "and the fraction of the sync-async gap recovered.", "",
                      *rows]
     for kind, (_, values) in SETTING.items():
         grid_txt = ", ".join(f"{v:g}" for v in getattr(p, values))

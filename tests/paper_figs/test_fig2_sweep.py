@@ -8,6 +8,7 @@ from paper_figs.cache import config_hash
 from paper_figs.deps import Deps
 from paper_figs.figures import fig2_sweep, fig2_table2
 from paper_figs.figures.common import FigureOutput, runs_of
+from paper_figs.pipeline import select, split_runs
 from paper_figs.profiles import PROFILES, get_profile
 from paper_figs.runs import full_config
 from paper_figs.verdicts import FAILS, HOLDS, INCONCLUSIVE
@@ -17,16 +18,25 @@ def _key(s):
     return config_hash(full_config(Deps().TrainConfig, s))
 
 
-def test_sweep_shares_figure2s_setting_and_adds_the_others():
+def _all_runs(p):
+    return {_key(s) for runs in split_runs(p, select(None)).values() for s in runs["live"]}
+
+
+def test_sweep_shares_figure2s_setting_and_its_base_and_adds_the_others():
     p = PROFILES["full"]
     sweep = fig2_sweep.grid(p)
     plain = {_key(s) for s in runs_of(fig2_table2.grid(get_profile("full", mitigation_sweep_optimizers=())))}
+    others = _all_runs(get_profile("full", mitigation_sweep_optimizers=()))
     for o in p.mitigation_sweep_optimizers:
-        assert {_key(s) for s in sweep[(fig2_sweep.SWEEP, o, p.sync_start_frac, "sync_start")]} <= plain
-        assert {_key(s) for s in sweep[(fig2_sweep.SWEEP, o, p.dc_asgd, "dc_asgd")]} <= plain
-    new = {_key(s) for s in runs_of(sweep)} - plain
-    per_opt = 2 * (len(p.window_grid) - 1) + (len(p.dc_asgd_grid) - 1)
-    assert len(new) == len(p.mitigation_sweep_optimizers) * per_opt == 14
+        fig2_seed0 = {_key(s) for s in sweep[(fig2_sweep.SWEEP, o, p.sync_start_frac, "sync_start")]}
+        assert len(fig2_seed0 & plain) == 1 and len(fig2_seed0) == len(p.sweep_seeds) == 3
+        for kind in ("sync", "2bw", "ef"):   # Table 1's and Figure 3's runs of the sweep's seeds
+            base = sweep[(fig2_sweep.SWEEP, o, fig2_sweep.BASE, kind)]
+            assert [s["seed"] for s in base] == list(p.sweep_seeds) and {_key(s) for s in base} <= others
+    new = {_key(s) for s in runs_of(sweep)} - others
+    per_opt = 2 * len(p.window_grid) + len(p.dc_asgd_grid)
+    # Figure 2's own three settings at seed 0 are its runs; everything else is the sweep's
+    assert len(new) == len(p.mitigation_sweep_optimizers) * (per_opt * len(p.sweep_seeds) - 3) == 54
 
 
 def test_each_setting_reaches_its_run():
@@ -44,7 +54,7 @@ def _judge(tmp_path, sweep_loss):
     every setting ending at ``sweep_loss(kind, value)``."""
     p = get_profile("micro", mitigation_sweep_optimizers=("adamw",), window_grid=(0.1, 0.2),
                     dc_asgd_grid=(0.04, 1000.0))
-    res = {"adamw": {"sync": [1.40], "2bw": [1.50], "ef": [1.41]}}
+    res = {(fig2_sweep.SWEEP, "adamw", fig2_sweep.BASE): {"sync": [1.40], "2bw": [1.50], "ef": [1.41]}}
     for kind, (_, values) in fig2_sweep.SETTING.items():
         for v in getattr(p, values):
             res.setdefault((fig2_sweep.SWEEP, "adamw", v), {})[kind] = [sweep_loss(kind, v)]
