@@ -88,6 +88,8 @@ class Profile:
     lion_beta2_grid: tuple = ()        # Figure 4's second Lion reading: betas[1] swept, betas[0] at its preset
     tuning_lr_mults: tuple = (0.5, 1.0, 2.0, 4.0, 8.0)   # lr_tuning's lr grid (x preset); () or one value: off
     tuned_gap_optimizers: tuple = TABLE1_OPTIMIZERS   # lr_tuning: 2BW swept too (Table 1 at tuned lrs)
+    tuning_lr_extend: tuple = ()       # ((optimizer, (extra multipliers, ...)), ...): its grid goes on there
+    tuned_seeds: tuple = ()            # lr_tuning's held-out seeds at paper_figs.tuned_lrs.CHOSEN (() off)
     # theory_training: runs recording the theory's diagnostics (sync / 2BW / EF at every lr multiplier)
     theory_optimizers: tuple = ("adamw", "muon")
     theory_diag_every: int = 100       # the profile's base diag_every wins when it sets one
@@ -155,6 +157,7 @@ FULL = _register(Profile(
     horizon_seeds=(0, 1),
     mitigation_optimizers=TABLE1_OPTIMIZERS,
     mitigation_sweep_optimizers=("adamw", "muon"), sweep_seeds=(0, 1, 2),
+    tuning_lr_extend=(("adan", (16.0,)), ("mars", (16.0,))),
     momentum_optimizers=("adamw", "muon", "lion", "nadam"),
     momentum_lr_optimizers=("adamw", "muon", "lion"),
     lion_beta2_grid=(0.95, 0.99, 0.999),

@@ -17,7 +17,16 @@ Runs shared with other figures: c = 1 is Table 1's own run; for an optimizer of 
 lr grid whose preset momentum is on Figure 4's momentum grid, c != 1 is Figure 4's run at
 that (preset) momentum, the same training under an explicit momentum (c = 4, beyond Figure
 4's grid, is a run of its own). The grid reaches x8 because at x{0.5, 1, 2} the best lr lay
-at the grid's upper edge for 7 of the 9 optimizers, and at x{0.5, ..., 4} for 5.
+at the grid's upper edge for 7 of the 9 optimizers, and at x{0.5, ..., 4} for 5; it goes on
+upward (``p.tuning_lr_extend``) for the optimizers still at its edge at x8 (Adan, MARS).
+
+Held-out reading (``p.tuned_seeds``): gap* picks each variant's minimum over one noisy seed,
+which is biased low. The lrs it picked are written down (``paper_figs.tuned_lrs.CHOSEN``),
+and both variants are trained there on other seeds, for the optimizers of Table 1's headline:
+
+    gap_held(o) = L_2bw(o, c_2bw; s) - L_sync(o, c_sync; s),  s in ``p.tuned_seeds``
+
+The claims at tuned lrs are judged on gap_held when the profile has held-out seeds, else on gap*.
 """
 from __future__ import annotations
 
@@ -26,7 +35,9 @@ from lmo.variants import SYNC, TWO_BW
 
 from .. import paper_numbers as pn
 from .. import plotting
-from ..verdicts import fmt, larger_gap, mean, much_larger_gap
+from .. import tuned_lrs
+from ..tuned_lrs import chosen
+from ..verdicts import INCONCLUSIVE, Verdict, fmt, larger_gap, mean, much_larger_gap
 from .common import GAP_LABEL, Context, FigureOutput, best_lr, grid_figure, paired, retuned_gap, variant
 from .fig4 import lr_setting
 
@@ -34,6 +45,19 @@ NAME = "lr_tuning"
 TITLE = "Learning-rate tuning: each optimizer's sync lr, and Adan's robustness at tuned lrs"
 KINDS = (SYNC, TWO_BW)
 TUNE = "tune"   # cells (TUNE, optimizer, multiplier)
+HELD = "held"   # cells (HELD, optimizer): sync and 2BW at tuned_lrs.CHOSEN, seeds p.tuned_seeds
+
+
+def mults(p, o: str) -> tuple:
+    """The lr grid of optimizer ``o``: ``p.tuning_lr_mults`` and ``o``'s ``p.tuning_lr_extend``."""
+    return tuple(sorted(set(p.tuning_lr_mults) | set(dict(p.tuning_lr_extend).get(o, ()))))
+
+
+def held_optimizers(p) -> tuple:
+    """The optimizers of the held-out reading: Table 1's headline ones swept in both variants."""
+    if not p.tuned_seeds:
+        return ()
+    return tuple(o for o in p.table1_headline if o in p.table1_optimizers and o in p.tuned_gap_optimizers)
 
 
 def run_settings(p, o: str, c: float, kind: str, seed: int) -> dict:
@@ -57,15 +81,18 @@ def grid(p) -> dict:
     g = {k: t1[k] for k in t1 if k[0] == p.sizes[0] and k[1] in p.tuned_gap_optimizers}
     for o in p.table1_optimizers:
         kinds = KINDS if o in p.tuned_gap_optimizers else (SYNC,)
-        for c in p.tuning_lr_mults:
+        for c in mults(p, o):
             for k in kinds:
                 g[(TUNE, o, c, k)] = [run_settings(p, o, c, k, s) for s in p.seeds]
+    for o in held_optimizers(p):
+        for k in KINDS:
+            g[(HELD, o, k)] = [run_settings(p, o, chosen(o, k), k, s) for s in p.tuned_seeds]
     return g
 
 
 def tuned(p, res: dict, o: str) -> tuple[list, float, float]:
-    """(gap* per seed, c_sync, c_2bw) of ``o`` over ``p.tuning_lr_mults`` (``common.retuned_gap``)."""
-    return retuned_gap({c: res[TUNE, o, c] for c in p.tuning_lr_mults})
+    """(gap* per seed, c_sync, c_2bw) of ``o`` over its grid ``mults(p, o)`` (``common.retuned_gap``)."""
+    return retuned_gap({c: res[TUNE, o, c] for c in mults(p, o)})
 
 
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
@@ -73,25 +100,29 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     if not res:
         out.status = "not run in this profile"
         return out
-    mults = p.tuning_lr_mults
+    every = sorted({c for o in p.table1_optimizers for c in mults(p, o)})
     fig, (ax,) = plotting.new(width=6.0)
-    rows = ["| optimizer | preset peak lr | " + " | ".join(f"sync lr x{c:g}" for c in mults)
-            + " | best | 2BW at the best sync lr |", "|" + "---|" * (4 + len(mults))]
+    rows = ["| optimizer | preset peak lr | " + " | ".join(f"sync lr x{c:g}" for c in every)
+            + " | best | 2BW at the best sync lr |", "|" + "---|" * (4 + len(every))]
     moved, edge = [], []
     for o in p.table1_optimizers:
-        cells = {c: res[TUNE, o, c] for c in mults}
+        cs = mults(p, o)
+        cells = {c: res[TUNE, o, c] for c in cs}
         b = best_lr(cells, SYNC)
-        ax.plot(mults, [mean(cells[c][SYNC]) for c in mults], marker="o", label=plotting.label(o))
+        ax.plot(cs, [mean(cells[c][SYNC]) for c in cs], marker="o", label=plotting.label(o))
         two_bw = fmt(cells[b][TWO_BW]) if TWO_BW in cells[b] else "-"
-        rows.append(f"| {plotting.label(o)} | {DEFAULT_LR[o]:g} | " + " | ".join(fmt(cells[c][SYNC]) for c in mults)
-                    + f" | x{b:g} | {two_bw} |")
+        rows.append(f"| {plotting.label(o)} | {DEFAULT_LR[o]:g} | "
+                    + " | ".join(fmt(cells[c][SYNC]) if c in cells else "-" for c in every) + f" | x{b:g} | {two_bw} |")
         if b != 1:
             moved.append(f"{plotting.label(o)} (x{b:g})")
-        if b in (min(mults), max(mults)):
+        if b in (min(cs), max(cs)):
             edge.append(plotting.label(o))
+    mults_txt = ", ".join(f"{c:g}" for c in p.tuning_lr_mults) + "".join(
+        f"; {plotting.label(o)} also x{', x'.join(f'{c:g}' for c in ext)}" for o, ext in p.tuning_lr_extend
+        if o in p.table1_optimizers)
     ax.set_xscale("log", base=2)
-    ax.set_xticks(list(mults))
-    ax.set_xticklabels([f"x{c:g}" for c in mults])
+    ax.set_xticks(list(every))
+    ax.set_xticklabels([f"x{c:g}" for c in every])
     ax.minorticks_off()
     ax.set_xlabel("peak lr / preset peak lr (lmo.presets.DEFAULT_LR)")
     ax.set_ylabel("synchronous run's final val loss (nats/byte)")
@@ -104,7 +135,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.paper = ["Adan is among the most robust optimizers: gap " + " and ".join(
         f"{n.value:.3f} ({size})" for size, n in pn.GAPS["adan"].items()) + ", Muon's " + " and ".join(
         f"{n.value:.3f} ({size})" for size, n in pn.GAPS["muon"].items()) + " (summary, results)"]
-    out.measured = [f"Sync lr sweep at peak lr in {{{', '.join(f'{c:g}' for c in mults)}}} x preset "
+    out.measured = [f"Sync lr sweep at peak lr in {{{mults_txt}}} x preset "
                     f"({p.sizes[0]} model, {p.steps} steps, {len(p.seeds)} seed(s)); best = lowest final loss:",
                     "", *rows, "",
                     ("Optimizers whose best lr is not the preset: " + ", ".join(moved) + "." if moved
@@ -122,7 +153,36 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
 
 def _grid_txt(p) -> str:
     seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
-    return f"best 2BW minus best sync over peak lr {{{', '.join(f'{c:g}' for c in p.tuning_lr_mults)}}} x preset, {seeds} per lr"
+    grid = f"peak lr {{{', '.join(f'{c:g}' for c in p.tuning_lr_mults)}}} x preset"
+    if held_optimizers(p):
+        return (f"lrs chosen over {grid} on {seeds} per lr, the gap measured at them on held-out seeds "
+                f"{', '.join(map(str, p.tuned_seeds))}")
+    return f"best 2BW minus best sync over {grid}, {seeds} per lr"
+
+
+def _stale(p, res: dict, o: str) -> str:
+    """'' when the grid's seed-0 argmin is ``tuned_lrs.CHOSEN[o]``, else why the held-out runs
+    are not at this grid's choice."""
+    _, c_s, c_a = tuned(p, res, o)
+    if tuned_lrs.CHOSEN.get(o) == (c_s, c_a):
+        return ""
+    return (f"{plotting.label(o)}: the held-out seeds ran at x{chosen(o, SYNC):g} / x{chosen(o, TWO_BW):g} "
+            f"(paper_figs/tuned_lrs.py, chosen on {'/'.join(map(str, tuned_lrs.CHOSEN_ON))}) but this grid picks "
+            f"x{c_s:g} / x{c_a:g}: update CHOSEN and retrain the held-out runs")
+
+
+def judged_gaps(p, res: dict, opts) -> tuple[dict, dict]:
+    """({o: per-seed gap the claims are judged on}, {o: why that gap is not usable, ''}): the
+    held-out gap when the profile has held-out seeds (stale when CHOSEN is not the grid's
+    choice), else gap*."""
+    held = set(held_optimizers(p))
+    gaps, stale = {}, {}
+    for o in opts:
+        if o in held:
+            gaps[o], stale[o] = paired(res[HELD, o][SYNC], res[HELD, o][TWO_BW]), _stale(p, res, o)
+        else:
+            gaps[o], stale[o] = tuned(p, res, o)[0], ""
+    return gaps, stale
 
 
 def _table1_tuned(ctx: Context, out: FigureOutput, res: dict) -> None:
@@ -132,24 +192,36 @@ def _table1_tuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     opts = [o for o in p.table1_optimizers if o in p.tuned_gap_optimizers]
     if not opts:
         return
+    held = held_optimizers(p)
+    seeds_txt = ", ".join(map(str, p.tuned_seeds))
     rows = ["| optimizer | best sync lr | best 2BW lr | best sync loss | best 2BW loss | gap* | gap* / sync | "
-            "gap at the preset lr (Table 1) |", "|---|---|---|---|---|---|---|---|"]
+            + (f"gap at the chosen lrs, held-out seeds {seeds_txt} | " if held else "")
+            + "gap at the preset lr (Table 1) |", "|" + "---|" * (8 + bool(held))]
     star, preset = {}, {}
+    judged, stale = judged_gaps(p, res, opts)
     for o in opts:
         star[o], c_s, c_a = tuned(p, res, o)
         preset[o] = paired(res[size, o][SYNC], res[size, o][TWO_BW])
         l_s, l_a = res[TUNE, o, c_s][SYNC], res[TUNE, o, c_a][TWO_BW]
         rel = mean(star[o]) / mean(l_s)
+        held_cell = (f"{fmt(judged[o])}{' (stale)' if stale[o] else ''} | " if o in held else "- | ") if held else ""
         rows.append(f"| {plotting.label(o)} | x{c_s:g} | x{c_a:g} | {fmt(l_s)} | {fmt(l_a)} | {fmt(star[o])} | "
-                    f"{rel:.2%} | {fmt(preset[o])} |")
+                    f"{rel:.2%} | {held_cell}{fmt(preset[o])} |")
     out.measured += ["", f"Table 1 at tuned lrs ({size} model, {p.steps} steps): each variant at its own best lr "
-                     f"of the grid, gap* = best 2BW loss - best sync loss:", "", *rows]
+                     f"of the grid, gap* = best 2BW loss - best sync loss"
+                     + (f"; the held-out gap is both variants at those lrs on seeds {seeds_txt}, which played no "
+                        "part in choosing them (paper_figs/tuned_lrs.py)" if held else "") + ":", "", *rows]
+    out.notes += [why for why in stale.values() if why]
     fig, (ax,) = plotting.new(width=max(5.0, 0.9 * len(opts) + 2))
     xs = range(len(opts))
-    ax.bar([x - 0.2 for x in xs], [mean(preset[o]) for o in opts], width=0.4, label="preset lr (Table 1)",
+    w = 0.8 / (3 if held else 2)
+    ax.bar([x - w for x in xs], [mean(preset[o]) for o in opts], width=w, label="preset lr (Table 1)",
            **plotting.seed_errorbars([preset[o] for o in opts]))
-    ax.bar([x + 0.2 for x in xs], [mean(star[o]) for o in opts], width=0.4,
-           label="lr retuned (gap*: each variant at its best lr)")
+    ax.bar(list(xs), [mean(star[o]) for o in opts], width=w, label="lr retuned (gap*: each variant at its best lr, seed 0)")
+    if held:
+        ax.bar([x + w for x in xs], [mean(judged[o]) if o in held else float("nan") for o in opts], width=w,
+               label=f"at the chosen lrs, held-out seeds {seeds_txt}",
+               **plotting.seed_errorbars([judged[o] if o in held else [] for o in opts]))
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(list(xs))
     ax.set_xticklabels([plotting.label(o) for o in opts], rotation=30)
@@ -161,13 +233,22 @@ def _table1_tuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     for deg in ("adamw", "mars"):
         if deg in opts and "muon" in opts:
             names, noise = (plotting.label(deg), "Muon"), (ctx.noise_for(deg), ctx.noise_for("muon"))
-            out.verdicts[f"{names[0]} gap larger than Muon's (lr retuned, {_grid_txt(p)}; difference beyond 2 SE)"] = \
-                ctx.verdict(larger_gap(star[deg], star["muon"], names, noise))
-            out.verdicts[f"{names[0]} gap much larger than Muon's (lr retuned, {_grid_txt(p)}; at least 3x, "
-                         f"resolved)"] = ctx.verdict(much_larger_gap(star[deg], star["muon"], names, noise))
+            label = plotting.label(deg)
+            out.verdicts[f"{label} gap larger than Muon's (lr retuned, {_grid_txt(p)}; difference beyond 2 SE)"] = \
+                ctx.verdict(_unless_stale(larger_gap(judged[deg], judged["muon"], names, noise), stale, deg))
+            out.verdicts[f"{label} gap much larger than Muon's (lr retuned, {_grid_txt(p)}; at least 3x, "
+                         f"resolved)"] = ctx.verdict(_unless_stale(much_larger_gap(judged[deg], judged["muon"], names,
+                                                                                   noise), stale, deg))
     out.notes.append("gap* picks each variant's lowest loss over the grid: with one seed per lr both minima are "
-                     "biased low alike; a one-seed gap* borrows its optimizer's pooled seed SD (the verdict's "
-                     "reason says which).")
+                     "biased low alike; a one-seed gap borrows its optimizer's pooled seed SD (the verdict's "
+                     "reason says which)" + ("; the claims are judged on the held-out seeds, free of that bias."
+                                             if held else "."))
+
+
+def _unless_stale(v: Verdict, stale: dict, *opts: str) -> Verdict:
+    """``v``, or inconclusive when a held-out gap of ``opts`` (or Muon's) ran at stale lrs."""
+    why = [stale[o] for o in (*opts, "muon") if stale.get(o)]
+    return Verdict(INCONCLUSIVE, "; ".join(why)) if why else v
 
 
 def _adan(ctx: Context, out: FigureOutput, res: dict) -> None:
@@ -176,9 +257,9 @@ def _adan(ctx: Context, out: FigureOutput, res: dict) -> None:
     if not {"adan", "muon"} <= set(p.tuned_gap_optimizers):
         return
     size = p.sizes[0]
-    gap_star = {o: tuned(p, res, o)[0] for o in ("adan", "muon")}
+    judged, stale = judged_gaps(p, res, ("adan", "muon"))
     noise = (ctx.noise_for("muon"), ctx.noise_for("adan"))
-    v = larger_gap(gap_star["muon"], gap_star["adan"], ("Muon", "Adan"), noise)
+    v = _unless_stale(larger_gap(judged["muon"], judged["adan"], ("Muon", "Adan"), noise), stale, "adan")
     out.verdicts[f"Adan's gap is smaller than Muon's (paper: 0.006 vs 0.014 at 135M; lr retuned, "
                  f"{_grid_txt(p)})"] = ctx.verdict(v)
     out.notes.append("Adan vs Muon, lr retuned: " + v.reason)

@@ -2,14 +2,19 @@
 Figure 4 (same key: trained once), and how it picks the best lr."""
 from __future__ import annotations
 
+import pytest
 from paper_figs_fakes import StubContext
+
+from lmo.presets import DEFAULT_LR
 
 from paper_figs.cache import config_hash
 from paper_figs.deps import Deps
 from paper_figs.figures import fig4, lr_tuning, table1
-from paper_figs.figures.common import best_lr, runs_of
-from paper_figs.profiles import PROFILES
+from paper_figs.figures.common import FigureOutput, best_lr, runs_of
+from paper_figs.profiles import PROFILES, get_profile
 from paper_figs.runs import full_config
+from paper_figs.tuned_lrs import chosen
+from paper_figs.verdicts import FAILS, HOLDS, INCONCLUSIVE
 
 
 def _key(s):
@@ -29,8 +34,11 @@ def test_sweep_shares_runs_with_table1_and_fig4():
     assert p.tuning_lr_mults == (0.5, 1.0, 2.0, 4.0, 8.0) and p.momentum_lr_mults == (0.5, 1.0, 2.0)
     assert p.tuned_gap_optimizers == p.table1_optimizers
     # sync and 2BW at x0.5, x2, x4, x8 of the six optimizers outside Figure 4's lr grid, and at
-    # x4, x8 of the three in it (their x0.5 and x2 are Figure 4's; x1 is Table 1's everywhere)
-    assert len(new) == 2 * (4 * 6 + 2 * 3)
+    # x4, x8 of the three in it (their x0.5 and x2 are Figure 4's; x1 is Table 1's everywhere);
+    # x16 of Adan and MARS (best sync lr at x8, the grid's edge); the held-out seeds' runs
+    assert dict(p.tuning_lr_extend) == {"adan": (16.0,), "mars": (16.0,)}
+    held = {_key(s) for k, v in g.items() if k[0] == lr_tuning.HELD for s in v}
+    assert len(new - held) == 2 * (4 * 6 + 2 * 3) + 2 * 2
 
 
 def test_explicit_preset_momentum_is_the_same_training():
@@ -81,3 +89,77 @@ def test_table1_at_tuned_lrs_judges_gap_star_not_the_preset_gap(tmp_path):
     row = next(r for r in out.measured if r.startswith("| MARS"))
     assert "| x2 | x2 | 1.450 | 1.440 | -0.010 |" in row and row.endswith("| 0.400 |")
     assert (tmp_path / "lr_tuning_table1_gaps.png").exists()
+
+
+def test_grid_extends_upward_only_for_the_named_optimizers():
+    p = PROFILES["full"]
+    assert lr_tuning.mults(p, "adan") == (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+    assert lr_tuning.mults(p, "muon") == p.tuning_lr_mults
+    g = lr_tuning.grid(p)
+    assert g[(lr_tuning.TUNE, "mars", 16.0, "2bw")][0]["lr"] == round(16 * DEFAULT_LR["mars"], 12)
+    assert (lr_tuning.TUNE, "muon", 16.0, "sync") not in g
+
+
+def test_held_out_runs_are_at_the_chosen_lrs_on_other_seeds():
+    """Each headline optimizer's sync and 2BW at tuned_lrs.CHOSEN, seeds p.tuned_seeds; a chosen
+    multiplier of 1 is Table 1's own run of that seed (same key: trained once)."""
+    p = get_profile("full", tuned_seeds=(1, 2, 3))
+    g, t1 = lr_tuning.grid(p), table1.grid(p)
+    assert lr_tuning.held_optimizers(p) == p.table1_headline
+    for o in p.table1_headline:
+        for kind in ("sync", "2bw"):
+            runs = g[(lr_tuning.HELD, o, kind)]
+            c = chosen(o, kind)
+            assert [s["seed"] for s in runs] == [1, 2, 3]
+            assert all(s.get("lr", DEFAULT_LR[o]) == round(c * DEFAULT_LR[o], 12) for s in runs), (o, kind)
+            if c == 1:
+                assert {_key(s) for s in runs} <= {_key(s) for s in t1[(p.sizes[0], o, kind)]}
+    assert lr_tuning.held_optimizers(get_profile("full", tuned_seeds=())) == ()
+    with pytest.raises(ValueError, match="no chosen lr"):
+        chosen("sgd", "sync")
+    with pytest.raises(ValueError, match="variant"):
+        chosen("adamw", "ef")
+
+
+def _held_res(p, seed0, held):
+    """Planted lr_tuning results: ``seed0`` {o: {c: (sync, 2bw)}} on the grid (also Table 1's
+    preset cell), ``held`` {o: (sync losses, 2bw losses)} on the held-out seeds."""
+    res = {}
+    for o, by_c in seed0.items():
+        for c, (s, a) in by_c.items():
+            res[(lr_tuning.TUNE, o, c)] = {"sync": [s], "2bw": [a]}
+        res[(p.sizes[0], o)] = res[(lr_tuning.TUNE, o, 1.0)]
+        res[(lr_tuning.HELD, o)] = {"sync": list(held[o][0]), "2bw": list(held[o][1])}
+    return res
+
+
+def test_claims_are_judged_on_the_held_out_seeds_and_a_stale_choice_is_inconclusive(tmp_path, monkeypatch):
+    """Planted: on seed 0 MARS's gap* (0.20) is far above Muon's (0.01), but on the held-out
+    seeds at the chosen lrs MARS's gap is 0.00: 'MARS larger than Muon' does not hold, since the
+    claim is judged on the held-out seeds. When CHOSEN disagrees with the grid's argmin the
+    verdict is inconclusive and the report says to retrain."""
+    from paper_figs import tuned_lrs
+    monkeypatch.setattr(tuned_lrs, "CHOSEN", {"adamw": (2.0, 1.0), "muon": (1.0, 1.0), "mars": (2.0, 1.0)})
+    p = get_profile("micro", table1_optimizers=("adamw", "muon", "mars"), table1_headline=("adamw", "muon", "mars"),
+                    tuning_lr_mults=(1.0, 2.0), tuned_gap_optimizers=("adamw", "muon", "mars"), tuned_seeds=(1, 2, 3))
+    seed0 = {"adamw": {1.0: (1.50, 1.70), 2.0: (1.40, 1.80)},
+             "muon": {1.0: (1.36, 1.37), 2.0: (1.38, 1.40)},
+             "mars": {1.0: (1.50, 1.60), 2.0: (1.40, 1.65)}}
+    held = {"adamw": ((1.40, 1.41, 1.42), (1.70, 1.71, 1.72)),
+            "muon": ((1.36, 1.37, 1.38), (1.37, 1.38, 1.39)),
+            "mars": ((1.40, 1.41, 1.42), (1.40, 1.41, 1.42))}
+    out = FigureOutput("lr_tuning", "t")
+    lr_tuning._table1_tuned(StubContext(p, tmp_path), out, _held_res(p, seed0, held))
+    status = {k.split(" (")[0]: v.status for k, v in out.verdicts.items()}
+    assert status["AdamW gap larger than Muon's"] == HOLDS and status["AdamW gap much larger than Muon's"] == HOLDS
+    assert status["MARS gap larger than Muon's"] == FAILS
+    assert all("held-out seeds 1, 2, 3" in k for k in out.verdicts)
+    row = next(r for r in out.measured if r.startswith("| MARS"))
+    assert "| 0.200 | 14.29% | 0.000 ± 0.000 (n=3) | 0.100 |" in row   # gap*, held-out gap, preset gap
+    # the grid now picks x1 for MARS's sync run, not CHOSEN's x2: its held-out runs are stale
+    seed0["mars"][1.0] = (1.30, 1.60)
+    out = FigureOutput("lr_tuning", "t")
+    lr_tuning._table1_tuned(StubContext(p, tmp_path), out, _held_res(p, seed0, held))
+    status = {k.split(" (")[0]: v.status for k, v in out.verdicts.items()}
+    assert status["MARS gap larger than Muon's"] == INCONCLUSIVE and status["AdamW gap larger than Muon's"] == HOLDS
+    assert any("update CHOSEN and retrain" in n for n in out.notes)

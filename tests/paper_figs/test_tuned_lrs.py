@@ -1,0 +1,29 @@
+"""paper_figs/tuned_lrs.py: the chosen lrs written down are still the argmin of lr_tuning's
+kept seed-0 records (a retrained record or a changed grid makes this fail, as it should)."""
+from __future__ import annotations
+
+from paper_figs.cache import config_hash
+from paper_figs.deps import Deps
+from paper_figs.figures import lr_tuning
+from paper_figs.figures.common import retuned_gap
+from paper_figs.kept import KeptStore
+from paper_figs.profiles import PROFILES
+from paper_figs.runs import full_config
+from paper_figs.tuned_lrs import CHOSEN, CHOSEN_ON
+
+
+def _loss(store, s) -> float:
+    rec = store.get(config_hash(full_config(Deps().TrainConfig, s)))
+    assert rec is not None, f"no kept record for {s}: train it (python -m paper_figs --profile full --only lr_tuning)"
+    return rec["result"]["final_val_loss"]
+
+
+def test_chosen_is_the_argmin_of_the_kept_grid():
+    p = PROFILES[CHOSEN_ON[0]]
+    assert (p.sizes[0], p.steps) == CHOSEN_ON[1:] and set(CHOSEN) == set(p.tuned_gap_optimizers)
+    g, store = lr_tuning.grid(p), KeptStore()
+    for o, (c_sync, c_2bw) in CHOSEN.items():
+        cells = {c: {k: [_loss(store, s) for s in g[(lr_tuning.TUNE, o, c, k)]] for k in ("sync", "2bw")}
+                 for c in lr_tuning.mults(p, o)}
+        _, c_s, c_a = retuned_gap(cells)
+        assert (c_s, c_a) == (c_sync, c_2bw), o
