@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 ALL_FIGURES = (
-    "fig3", "table1", "lr_tuning", "fig2_table2", "fig4", "fig5", "fig6", "moe", "theory_training", "theory",
+    "fig3", "table1", "lr_tuning", "fig3_tuned", "fig2_table2", "fig4", "fig5", "fig6", "moe", "theory_training", "theory",
     "pipeline",
 )
 
@@ -157,7 +157,7 @@ FULL = _register(Profile(
     horizon_seeds=(0, 1),
     mitigation_optimizers=TABLE1_OPTIMIZERS,
     mitigation_sweep_optimizers=("adamw", "muon"), sweep_seeds=(0, 1, 2),
-    tuning_lr_extend=(("adan", (16.0,)), ("mars", (16.0,))),
+    tuning_lr_extend=(("adan", (16.0,)), ("mars", (16.0,))), tuned_seeds=(1, 2, 3),
     momentum_optimizers=("adamw", "muon", "lion", "nadam"),
     momentum_lr_optimizers=("adamw", "muon", "lion"),
     lion_beta2_grid=(0.95, 0.99, 0.999),

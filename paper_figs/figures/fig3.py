@@ -39,16 +39,23 @@ def judge(res: dict, noise: dict | None = None) -> dict:
 
 
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
+    return render(ctx, out, g, res, "fig3_sync_vs_delay", {o: "" for o in OPTIMIZERS})
+
+
+def render(ctx: Context, out: FigureOutput, g: dict, res: dict, stem: str, lrs: dict) -> FigureOutput:
+    """Figure 3's curves, table and verdicts of cells {optimizer: {variant: losses}}, drawn to
+    ``stem``.png; ``lrs`` {optimizer: '' at the preset lr, else a note on the lr it ran at}."""
     p = ctx.profile
     fig, axes = plotting.new(ncols=2)
     for ax, o in zip(axes, OPTIMIZERS):
         curve_panel(ctx, ax, g, o, VARIANTS,
-                    f"{plotting.label(o)} ({p.main_size} model{plotting.seeds_note(len(p.seeds_main))})\n"
-                    f"paper (360M): gap {PAPER_GAP[o]}")
-    out.files = plotting.save(fig, ctx.fig_dir, "fig3_sync_vs_delay")
+                    f"{plotting.label(o)}{lrs[o] and ', ' + lrs[o]} ({p.main_size} model"
+                    f"{plotting.seeds_note(len(p.seeds_main))})\npaper (360M): gap {PAPER_GAP[o]}")
+    out.files = plotting.save(fig, ctx.fig_dir, stem)
+    at = "; ".join(f"{plotting.label(o)} {lrs[o]}" for o in OPTIMIZERS if lrs[o])
     out.caption = (f"Validation loss of synchronous, one-step-delayed and delayed+EF training "
                    f"for AdamW and Muon ({p.main_size} model, {p.steps} steps, "
-                   f"{len(p.seeds_main)} seed(s)); y-axis cut to the post-transient range.")
+                   f"{len(p.seeds_main)} seed(s){'; ' + at if at else ''}); y-axis cut to the post-transient range.")
     out.paper = [
         "360M model (tokens not given in the summary): AdamW sync 2.612 / async 2.890 / "
         "async+EF 2.640 (gap 0.278, EF recovers 90 %); Muon 2.578 / 2.590 / 2.583 "

@@ -1,0 +1,52 @@
+"""Figure 3 at the tuned sync lr (paper_figs/figures/fig3_tuned.py): every run at
+c_sync x preset, the runs it shares with lr_tuning, and its verdicts named apart from Figure 3's."""
+from __future__ import annotations
+
+from paper_figs_fakes import StubContext
+
+from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM
+from paper_figs.cache import config_hash
+from paper_figs.deps import Deps
+from paper_figs.figures import fig3, fig3_tuned, lr_tuning
+from paper_figs.figures.common import FigureOutput, runs_of
+from paper_figs.profiles import PROFILES, get_profile
+from paper_figs.runs import full_config
+from paper_figs.tuned_lrs import chosen
+
+
+def _key(s):
+    return config_hash(full_config(Deps().TrainConfig, s))
+
+
+def test_every_run_at_the_chosen_sync_lr_and_the_sync_runs_are_lr_tunings():
+    p = PROFILES["full"]
+    g, plain, tune = fig3_tuned.grid(p), fig3.grid(p), lr_tuning.grid(p)
+    assert set(g) == set(plain)
+    for (o, kind), runs in g.items():
+        lr = round(chosen(o, "sync") * DEFAULT_LR[o], 12)
+        assert [s["lr"] for s in runs] == [lr] * len(p.seeds_main), (o, kind)
+        same = [{k: v for k, v in s.items() if k not in ("lr", "momentum")} for s in runs]
+        assert same == [{k: v for k, v in s.items() if k != "lr"} for s in plain[(o, kind)]]
+        assert all(s.get("momentum", DEFAULT_MOMENTUM[o]) == DEFAULT_MOMENTUM[o] for s in runs)
+    tune_keys = {_key(s) for s in runs_of(tune)}
+    for o in fig3.OPTIMIZERS:
+        assert {_key(s) for s in g[(o, "sync")]} <= tune_keys   # seed 0: the grid; 1-3: held out
+    new = {_key(s) for s in runs_of(g)} - tune_keys
+    # AdamW's 2BW (its chosen 2BW lr is x1, not its sync lr x4) and both optimizers' EF, 4 seeds
+    assert len(new) == 3 + 2 * len(p.seeds_main) == 11
+
+
+def test_verdicts_are_figure3s_named_at_the_tuned_lr(tmp_path, monkeypatch):
+    """Planted finals: the verdicts are fig3.judge's, under names that say the lr, and the
+    caption names each optimizer's lr."""
+    monkeypatch.setattr(fig3, "curve_panel", lambda *a, **k: None)     # the stub context has no curves
+    monkeypatch.setattr(fig3, "cell_sources", lambda *a, **k: "planted")
+    p = get_profile("micro")
+    res = {"adamw": {"sync": [1.40, 1.41, 1.42], "2bw": [1.60, 1.61, 1.62], "ef": [1.42, 1.43, 1.44]},
+           "muon": {"sync": [1.36, 1.37, 1.38], "2bw": [1.37, 1.38, 1.39], "ef": [1.36, 1.37, 1.38]}}
+    out = fig3_tuned._render(StubContext(p, tmp_path), FigureOutput(fig3_tuned.NAME, "t"), fig3_tuned.grid(p), res)
+    judged = fig3.judge(res, {o: StubContext().noise_for(o) for o in res})
+    assert {k: v.status for k, v in out.verdicts.items()} == {
+        k.replace(" (", ", at the tuned sync lr (", 1): v.status for k, v in judged.items()}
+    assert "AdamW peak lr x4 preset; Muon peak lr x0.5 preset" in out.caption
+    assert (tmp_path / "fig3_tuned_sync_vs_delay.png").exists()
