@@ -90,6 +90,7 @@ class Profile:
     tuned_gap_optimizers: tuple = TABLE1_OPTIMIZERS   # lr_tuning: 2BW swept too (Table 1 at tuned lrs)
     tuning_lr_extend: tuple = ()       # ((optimizer, (extra multipliers, ...)), ...): its grid goes on there
     tuned_seeds: tuple = ()            # lr_tuning's held-out seeds at paper_figs.tuned_lrs.CHOSEN (() off)
+    lr_ends_seeds: tuple = ()          # ((optimizer, (seeds, ...)), ...): its grid's end lrs at these seeds too
     # theory_training: runs recording the theory's diagnostics (sync / 2BW / EF at every lr multiplier)
     theory_optimizers: tuple = ("adamw", "muon")
     theory_diag_every: int = 100       # the profile's base diag_every wins when it sets one
@@ -158,6 +159,7 @@ FULL = _register(Profile(
     mitigation_optimizers=TABLE1_OPTIMIZERS,
     mitigation_sweep_optimizers=("adamw", "muon"), sweep_seeds=(0, 1, 2),
     tuning_lr_extend=(("adan", (16.0,)), ("mars", (16.0,))), tuned_seeds=(1, 2, 3),
+    lr_ends_seeds=(("muon", (1, 2, 3)),),
     momentum_optimizers=("adamw", "muon", "lion", "nadam"),
     momentum_lr_optimizers=("adamw", "muon", "lion"),
     lion_beta2_grid=(0.95, 0.99, 0.999),

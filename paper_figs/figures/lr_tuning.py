@@ -37,7 +37,7 @@ from .. import paper_numbers as pn
 from .. import plotting
 from .. import tuned_lrs
 from ..tuned_lrs import chosen
-from ..verdicts import INCONCLUSIVE, Verdict, fmt, larger_gap, mean, much_larger_gap
+from ..verdicts import INCONCLUSIVE, Verdict, combine, fmt, larger_gap, mean, much_larger_gap
 from .common import GAP_LABEL, Context, FigureOutput, best_lr, grid_figure, paired, retuned_gap, variant
 from .fig4 import lr_setting
 
@@ -46,6 +46,7 @@ TITLE = "Learning-rate tuning: each optimizer's sync lr, and Adan's robustness a
 KINDS = (SYNC, TWO_BW)
 TUNE = "tune"   # cells (TUNE, optimizer, multiplier)
 HELD = "held"   # cells (HELD, optimizer): sync and 2BW at tuned_lrs.CHOSEN, seeds p.tuned_seeds
+ENDS = "ends"   # cells (ENDS, optimizer, multiplier): the grid's smallest / largest lr, more seeds
 
 
 def mults(p, o: str) -> tuple:
@@ -87,6 +88,11 @@ def grid(p) -> dict:
     for o in held_optimizers(p):
         for k in KINDS:
             g[(HELD, o, k)] = [run_settings(p, o, chosen(o, k), k, s) for s in p.tuned_seeds]
+    for o, extra in p.lr_ends_seeds:
+        if o in p.table1_optimizers and o in p.tuned_gap_optimizers:
+            for c in (min(mults(p, o)), max(mults(p, o))):
+                for k in KINDS:
+                    g[(ENDS, o, c, k)] = [run_settings(p, o, c, k, s) for s in (*p.seeds, *extra)]
     return g
 
 
@@ -144,6 +150,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                        if edge else "")]
     _table1_tuned(ctx, out, res)
     _adan(ctx, out, res)
+    _lr_ordering(ctx, out, res)
     out.notes.append("The other figures still train at the preset lrs; this sweep says how far each preset is "
                      "from the grid's best, so a reader can weigh a figure's verdict by it.")
     out.notes.append("One seed per lr: two lrs whose sync losses differ by less than about 2 x the pooled seed SD "
@@ -249,6 +256,42 @@ def _unless_stale(v: Verdict, stale: dict, *opts: str) -> Verdict:
     """``v``, or inconclusive when a held-out gap of ``opts`` (or Muon's) ran at stale lrs."""
     why = [stale[o] for o in (*opts, "muon") if stale.get(o)]
     return Verdict(INCONCLUSIVE, "; ".join(why)) if why else v
+
+
+def _lr_ordering(ctx: Context, out: FigureOutput, res: dict) -> None:
+    """The theory's lr ordering (``gpu_runs.orderings``; the delayed bound's price over the
+    synchronous one is 2 L eta) on this grid, which spans 16-32x in lr where Figure 4's spans
+    4x: at the preset momentum, gap(c) = L_2bw(c) - L_sync(c) is larger at the grid's largest
+    c than at its smallest, beyond 2 SE, per optimizer swept in both variants (at the seeds of
+    ``p.lr_ends_seeds`` too where it names the optimizer)."""
+    p = ctx.profile
+    opts = [o for o in p.table1_optimizers if o in p.tuned_gap_optimizers]
+    if not opts:
+        return
+    every = sorted({c for o in opts for c in mults(p, o)})
+    rows = ["| optimizer | " + " | ".join(f"gap at x{c:g}" for c in every) + " | largest vs smallest lr |",
+            "|" + "---|" * (2 + len(every))]
+    parts = {}
+    for o in opts:
+        gap = {c: paired(res[TUNE, o, c][SYNC], res[TUNE, o, c][TWO_BW]) for c in mults(p, o)}
+        lo, hi = min(gap), max(gap)
+        end = {c: paired(res[ENDS, o, c][SYNC], res[ENDS, o, c][TWO_BW]) if (ENDS, o, c) in res else gap[c]
+               for c in (lo, hi)}
+        parts[o] = larger_gap(end[hi], end[lo], (f"{plotting.label(o)} at lr x{hi:g}", f"at x{lo:g}"),
+                              (ctx.noise_for(o), ctx.noise_for(o)))
+        rows.append(f"| {plotting.label(o)} | " + " | ".join(fmt(gap[c]) if c in gap else "-" for c in every)
+                    + f" | {parts[o].status} |")
+    seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
+    out.measured += ["", f"The theory's lr ordering on this grid: the 2BW gap L_2bw - L_sync at each peak lr "
+                     f"({seeds} per lr, preset momentum):", "", *rows]
+    out.verdicts[f"theory (delayed bound's price 2 L eta): the 2BW gap grows with the peak lr, largest vs smallest "
+                 f"lr of this grid, every optimizer ({seeds} per lr; difference beyond 2 SE)"] = \
+        ctx.verdict(combine(list(parts.values()), "gap grows with lr"))
+    if "muon" in parts:
+        n = len(p.seeds) + len(dict(p.lr_ends_seeds).get("muon", ()))
+        out.verdicts[f"theory: Muon's 2BW gap grows with the peak lr (x{max(mults(p, 'muon')):g} vs "
+                     f"x{min(mults(p, 'muon')):g} preset, {n} seed(s) at each)"] = ctx.verdict(parts["muon"])
+    out.notes += [f"Theory's lr ordering, {plotting.label(o)}: " + v.reason for o, v in parts.items()]
 
 
 def _adan(ctx: Context, out: FigureOutput, res: dict) -> None:

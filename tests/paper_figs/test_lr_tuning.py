@@ -37,7 +37,8 @@ def test_sweep_shares_runs_with_table1_and_fig4():
     # x4, x8 of the three in it (their x0.5 and x2 are Figure 4's; x1 is Table 1's everywhere);
     # x16 of Adan and MARS (best sync lr at x8, the grid's edge); the held-out seeds' runs
     assert dict(p.tuning_lr_extend) == {"adan": (16.0,), "mars": (16.0,)}
-    held = {_key(s) for k, v in g.items() if k[0] == lr_tuning.HELD for s in v}
+    held = {_key(s) for k, v in g.items() if k[0] in (lr_tuning.HELD, lr_tuning.ENDS) for s in v
+            if s["seed"] not in p.seeds}
     assert len(new - held) == 2 * (4 * 6 + 2 * 3) + 2 * 2
 
 
@@ -163,3 +164,46 @@ def test_claims_are_judged_on_the_held_out_seeds_and_a_stale_choice_is_inconclus
     status = {k.split(" (")[0]: v.status for k, v in out.verdicts.items()}
     assert status["MARS gap larger than Muon's"] == INCONCLUSIVE and status["AdamW gap larger than Muon's"] == HOLDS
     assert any("update CHOSEN and retrain" in n for n in out.notes)
+
+
+def test_lr_ordering_holds_when_the_gap_grows_and_fails_when_it_shrinks(tmp_path):
+    """Planted one-seed grids: the 2BW gap 0.01 at x1 and 0.10 at x2 for both optimizers
+    (holds), then the other way round (does not hold); Muon's own line follows."""
+    p = get_profile("micro", table1_optimizers=("adamw", "muon"), tuning_lr_mults=(1.0, 2.0),
+                    tuned_gap_optimizers=("adamw", "muon"))
+
+    def judge(g1, g2):
+        res = {(lr_tuning.TUNE, o, c): {"sync": [1.4], "2bw": [1.4 + g]} for o in ("adamw", "muon")
+               for c, g in ((1.0, g1), (2.0, g2))}
+        out = FigureOutput("lr_tuning", "t")
+        lr_tuning._lr_ordering(StubContext(p, tmp_path), out, res)
+        return {("every" if "every optimizer" in k else "muon" if "Muon's 2BW gap" in k else k): v.status
+                for k, v in out.verdicts.items()}, out
+
+    grows, out = judge(0.01, 0.10)
+    assert grows == {"every": HOLDS, "muon": HOLDS}
+    assert any(r.startswith("| Muon | 0.010 | 0.100 | holds |") for r in out.measured)
+    shrinks, _ = judge(0.10, 0.01)
+    assert set(shrinks.values()) == {FAILS}
+
+
+def test_muons_grid_ends_get_more_seeds_and_the_ordering_reads_them(tmp_path):
+    """Full profile: Muon's x0.5 and x8 at seeds 0-3 (x0.5's seeds 1-3 are its held-out runs,
+    its chosen lr being x0.5); planted, the four-seed ends decide the ordering, not seed 0."""
+    p = PROFILES["full"]
+    g = lr_tuning.grid(p)
+    keys = {_key(s) for k, v in g.items() if k[0] != lr_tuning.ENDS for s in v}
+    for c in (0.5, 8.0):
+        assert [s["seed"] for s in g[(lr_tuning.ENDS, "muon", c, "2bw")]] == [0, 1, 2, 3]
+    assert {_key(s) for s in g[(lr_tuning.ENDS, "muon", 0.5, "sync")]} <= keys
+    new = {_key(s) for k, v in g.items() if k[0] == lr_tuning.ENDS for s in v} - keys
+    assert len(new) == 6   # x8, sync and 2BW, seeds 1-3
+    q = get_profile("micro", table1_optimizers=("muon",), tuning_lr_mults=(1.0, 2.0), tuned_gap_optimizers=("muon",),
+                    lr_ends_seeds=(("muon", (1, 2, 3)),))
+    res = {(lr_tuning.TUNE, "muon", c): {"sync": [1.4], "2bw": [1.4 + g0]} for c, g0 in ((1.0, 0.05), (2.0, 0.0))}
+    res.update({(lr_tuning.ENDS, "muon", c): {"sync": [1.4] * 4, "2bw": [1.4 + g4 + e for e in (0, .001, .002, .003)]}
+                for c, g4 in ((1.0, 0.0), (2.0, 0.05))})
+    out = FigureOutput("lr_tuning", "t")
+    lr_tuning._lr_ordering(StubContext(q, tmp_path), out, res)
+    muon = next(v for k, v in out.verdicts.items() if "Muon's 2BW gap" in k)
+    assert muon.status == HOLDS and "4 seed(s) at each" in next(k for k in out.verdicts if "Muon's 2BW gap" in k)
