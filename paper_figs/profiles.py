@@ -29,8 +29,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 ALL_FIGURES = (
-    "fig3", "table1", "lr_tuning", "fig3_tuned", "fig2_table2", "fig4", "fig5", "fig6", "moe", "theory_training", "theory",
-    "pipeline",
+    "fig3", "table1", "lr_tuning", "fig3_tuned", "fig2_table2", "fig2_tuned", "fig4", "fig5", "fig6", "moe",
+    "theory_training", "theory", "pipeline",
 )
 
 TABLE1_OPTIMIZERS = ("adamw", "muon", "normuon", "adamuon", "soap", "nadam", "adan", "mars", "lion")

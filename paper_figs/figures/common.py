@@ -196,6 +196,13 @@ def measure_cells(ctx: Context, out: FigureOutput, grid: dict) -> dict | None:
     return res
 
 
+def at_tuned_lr(verdicts: dict) -> dict:
+    """A figure's verdicts renamed for its reading at the tuned sync lrs: the claim's first
+    parenthesis (or its end) gets ", at the tuned sync lr", so the two readings never share a name."""
+    return {(k.replace(" (", ", at the tuned sync lr (", 1) if " (" in k else k + ", at the tuned sync lr"): v
+            for k, v in verdicts.items()}
+
+
 def grid_figure(name: str, title: str, grid: Callable[[Profile], dict],
                 render: Callable[[Context, FigureOutput, dict, dict], FigureOutput]) -> "Builder":
     """``build(ctx)`` of a figure that trains: ``out = FigureOutput(name, title)``, the

@@ -47,8 +47,20 @@ def _paper_ef(o: str) -> str:
 
 
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
+    render(ctx, out, g, res, "fig2_mitigations", "at the preset lrs")
+    fig2_sweep.render(ctx, out, res)
     p = ctx.profile
-    opts = p.mitigation_optimizers
+    if set(p.mitigation_optimizers) != set(pn.GAPS):
+        out.notes.append("Optimizers not run in this profile: "
+                         + ", ".join(plotting.label(o) for o in pn.GAPS if o not in p.mitigation_optimizers) + ".")
+    return out
+
+
+def render(ctx: Context, out: FigureOutput, g: dict, res: dict, stem: str, lrs: str) -> FigureOutput:
+    """Figure 2's bars (saved as ``stem``), Table 2 and the verdicts, from ``res[o][kind]``
+    (final losses per seed); ``lrs`` says in the title which lrs the runs train at."""
+    p = ctx.profile
+    opts = [o for o in p.mitigation_optimizers if o in res]
     fig, axes = plotting.new(width=max(5.0, 1.2 * len(opts) + 2))
     ax = axes[0]
     kinds = ("2bw",) + MITIGATIONS
@@ -69,11 +81,11 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     ax.set_xticklabels([plotting.label(o) for o in opts], rotation=30)
     ax.set_xlabel("optimizer")
     ax.set_ylabel("final loss minus synchronous (nats/byte)")
-    ax.set_title(f"Gap under mitigations ({p.mitigation_size} model, {p.steps} steps)\n"
+    ax.set_title(f"Gap under mitigations ({p.mitigation_size} model, {p.steps} steps, {lrs})\n"
                  "paper: EF recovers 50-90 %, beats sync start", fontsize=10)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))   # beside the bars, never on them
     ax.grid(alpha=0.3, axis="y")
-    out.files = plotting.save(fig, ctx.fig_dir, "fig2_mitigations")
+    out.files = plotting.save(fig, ctx.fig_dir, stem)
     out.caption = ("Final validation loss minus the synchronous run's, for plain one-step delay "
                    "and each mitigation (lower is better; 0 = synchronous quality; symmetric-log axis, "
                    f"linear within +-0.01; {len(p.seeds)} seed(s) per bar, whiskers = std over seeds "
@@ -127,10 +139,6 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                      "is about lambda x 1e-5 of the gradient's norm (python -m gpu_runs.dc_asgd_scale), so at "
                      "lambda 0.04 this column tests almost no correction; the sensitivity reading sweeps lambda "
                      "to 1e4 (fig2_sweep).")
-    fig2_sweep.render(ctx, out, res)
-    if set(opts) != set(pn.GAPS):
-        out.notes.append("Optimizers not run in this profile: "
-                         + ", ".join(plotting.label(o) for o in pn.GAPS if o not in opts) + ".")
     return out
 
 

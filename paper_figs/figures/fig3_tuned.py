@@ -15,7 +15,7 @@ from lmo.variants import SYNC
 
 from ..tuned_lrs import chosen
 from . import fig3, lr_tuning
-from .common import VARIANTS, Context, FigureOutput, grid_figure
+from .common import VARIANTS, Context, FigureOutput, at_tuned_lr, grid_figure
 
 NAME = "fig3_tuned"
 TITLE = "Figure 3 at each optimizer's tuned sync lr (lr_tuning's choice)"
@@ -32,7 +32,7 @@ def grid(p) -> dict:
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
     lrs = {o: f"peak lr x{chosen(o, SYNC):g} preset" for o in fig3.OPTIMIZERS}
     fig3.render(ctx, out, g, res, "fig3_tuned_sync_vs_delay", lrs)
-    out.verdicts = {f"{k.replace(' (', ', at the tuned sync lr (', 1)}": v for k, v in out.verdicts.items()}
+    out.verdicts = at_tuned_lr(out.verdicts)
     out.notes.append("Every run at the sync lr chosen by lr_tuning's grid on seed 0 (paper_figs/tuned_lrs.py; "
                      "tiny model, 1500 steps); the 2BW and EF runs are not retuned, as in the paper, where one lr "
                      "serves the three variants. lr_tuning's held-out reading retunes the 2BW lr too.")

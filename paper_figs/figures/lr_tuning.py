@@ -151,9 +151,9 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     _table1_tuned(ctx, out, res)
     _adan(ctx, out, res)
     _lr_ordering(ctx, out, res)
-    out.notes.append("Figure 3 is shown again at these sync lrs (fig3_tuned); the other figures still train at the "
-                     "preset lrs, and this sweep says how far each preset is from the grid's best, so a reader can "
-                     "weigh a figure's verdict by it.")
+    out.notes.append("Figures 3 and 2 are shown again at these sync lrs (fig3_tuned, fig2_tuned); the other figures "
+                     "still train at the preset lrs, and this sweep says how far each preset is from the grid's "
+                     "best, so a reader can weigh a figure's verdict by it.")
     out.notes.append("One seed per lr: two lrs whose sync losses differ by less than about 2 x the pooled seed SD "
                      "of a final loss are not ranked by this grid, whichever the table calls best.")
     return out

@@ -207,7 +207,10 @@ def test_list_counts_present_missing_and_stale_kept_records(tmp_path):
     # 148 + 18 MoE + 66 (Figure 4 lr grid and Lion betas[1], lr_tuning at x0.5 / x2) + 11 (lr_tuning at x4)
     # + 18 theory_training + 35 (lr_tuning at x8, and 2BW over the grid for every optimizer)
     # + 14 (Figure 2's mitigation sweep) + 12 (Table 1's Adan and Lion cells at 4 seeds)
-    assert "kept: 322 run(s) read from paper_figs/kept/ (or the cache), 1 present, 321 missing" in text
+    # + 54 (Figure 2's sweep at seeds 1-2, with the sync / 2BW / EF runs it is measured against)
+    # + 4 (Adan and MARS at x16) + 27 (held-out seeds 1-3 at the tuned lrs, fig3_tuned, Muon's end lrs)
+    # + 34 (fig2_tuned: four mitigations x nine optimizers, less AdamW's and Muon's EF, fig3_tuned's)
+    assert "kept: 441 run(s) read from paper_figs/kept/ (or the cache), 1 present, 440 missing" in text
     assert "1 kept record(s) in" in text and "match no run of this profile" in text
 
 
