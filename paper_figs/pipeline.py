@@ -46,11 +46,13 @@ def split_runs(profile: Profile, names: Sequence[str], force: bool = False) -> d
     return out
 
 
-def pooled_noise(ctx: Context, names: Sequence[str]) -> NoiseModel:
+def pooled_noise(ctx: Context, names: Sequence[str] = tuple(CATALOG)) -> NoiseModel:
     """The seed SDs of a paired difference pooled over the multi-seed cells of the figures
-    ``names`` (:func:`paper_figs.figures.common.replicate_gaps`), per optimizer and model,
-    per optimizer and overall (:class:`paper_figs.seed_stats.NoiseModel`): what cells with
-    fewer than 3 seeds borrow."""
+    ``names`` (default: every figure the profile runs, so that a figure's verdicts do not
+    depend on which others ``--only`` asked for; runs not trained here are read from the
+    cache and the kept records, and a missing one is left out), per optimizer, model and lr
+    and coarser (:class:`paper_figs.seed_stats.NoiseModel`; :func:`paper_figs.figures.common.replicate_gaps`):
+    what cells with fewer than 3 seeds borrow."""
     grids = [CATALOG[n].grid(ctx.profile) for n in names
              if ctx.profile.runs_figure(n) and hasattr(CATALOG[n], "grid")]
     return noise_model(replicate_gaps(ctx, grids))
@@ -89,7 +91,7 @@ def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequenc
         f"{len(from_kept)} read from the cache or kept records")
     runner.run_all(live)
     looked_up = runner.run_all(from_kept, train=False)
-    ctx.noise = pooled_noise(ctx, names)
+    ctx.noise = pooled_noise(ctx)
     log(f"[paper_figs] {ctx.noise}")
     if looked_up:
         count = source_counts(looked_up)

@@ -8,7 +8,11 @@ seeds, sample SD sd_g) and pooled:
     sd_pool = sqrt( sum_g (n_g - 1) sd_g^2 / sum_g (n_g - 1) ).
 
 An estimate of a cell's mean difference from n seeds uses its own sample SD when n >= 3
-and otherwise *borrows* sd_pool (said so wherever it is printed):
+and otherwise *borrows* sd_pool (said so wherever it is printed). The spread depends on the
+optimizer and on the peak lr (AdamW's gap varies between seeds ~4x more at 4x its preset
+lr than at it), so sd_pool is taken over the most specific groups measured: same
+optimizer, model and lr multipliers, else same optimizer and model, else same optimizer,
+else every optimizer at the same lr multipliers, else every group (:class:`NoiseModel`):
 
     mean = (1/n) sum_s d_s,        SE = sd / sqrt(n).
 
@@ -51,20 +55,38 @@ class Noise:
 NO_NOISE = Noise(float("nan"), 0, 0)
 
 
+def lr_key(lr=1.0) -> tuple[float, float]:
+    """The peak lrs of a paired difference's two runs as multipliers of each optimizer's preset,
+    (c_sync, c_delayed); one multiplier c means (c, c). Preset lr: (1.0, 1.0)."""
+    c = tuple(lr) if isinstance(lr, (tuple, list)) else (lr, lr)
+    return tuple(round(float(x), 9) for x in c)
+
+
+def lr_text(lr) -> str:
+    a, b = lr_key(lr)
+    return "the preset lr" if a == b == 1 else f"lr x{a:g}" if a == b else f"lr x{a:g} (sync) / x{b:g} (delayed)"
+
+
 @dataclass(frozen=True)
 class NoiseModel:
-    """Pooled seed spreads at three levels; a cell borrows the most specific one measured.
+    """Pooled seed spreads at five levels; a cell borrows the most specific one measured.
 
     Spreads differ between optimizers (MARS's gap varies between seeds about 10x more than
-    AdamW's), so a one-seed cell of optimizer o on model c borrows the SD pooled over o's
-    multi-seed cells on c, else over o's cells on any model, else over every cell."""
+    AdamW's) and with the peak lr, so a one-seed cell of optimizer o on model c at lr
+    multipliers r borrows the SD pooled over o's multi-seed cells on c at r, else over o's
+    cells on c at any lr, else over o's cells, else over every optimizer's cells at r, else
+    over every cell."""
 
-    cells: dict          # (optimizer, config) -> Noise
+    cells: dict          # (optimizer, config, lr_key) -> Noise
+    models: dict         # (optimizer, config) -> Noise
     optimizers: dict     # optimizer -> Noise
+    lrs: dict            # lr_key -> Noise
     overall: Noise = NO_NOISE
 
-    def for_cell(self, optimizer: str, config: str) -> Noise:
-        for n in (self.cells.get((optimizer, config)), self.optimizers.get(optimizer)):
+    def for_cell(self, optimizer: str, config: str, lr=1.0) -> Noise:
+        r = lr_key(lr)
+        for n in (self.cells.get((optimizer, config, r)), self.models.get((optimizer, config)),
+                  self.optimizers.get(optimizer), self.lrs.get(r)):
             if n is not None and n.dof:
                 return n
         return self.overall
@@ -72,23 +94,27 @@ class NoiseModel:
     def __str__(self) -> str:
         if not self.overall.dof:
             return str(self.overall)
-        parts = ", ".join(f"{o} on {c} {n.sd:.4f} ({n.dof} dof)" for (o, c), n in sorted(self.cells.items()))
-        return (f"pooled seed SDs per optimizer and model: {parts}; over every multi-seed cell "
-                f"{self.overall.sd:.4f} ({self.overall.groups} cells, {self.overall.dof} dof), what an optimizer "
-                f"without multi-seed cells borrows")
+        parts = ", ".join(f"{o} on {c} at {lr_text(r)} {n.sd:.4f} ({n.dof} dof)"
+                          for (o, c, r), n in sorted(self.cells.items()))
+        return (f"pooled seed SDs per optimizer, model and lr: {parts}; over every multi-seed cell "
+                f"{self.overall.sd:.4f} ({self.overall.groups} cells, {self.overall.dof} dof)")
 
 
 def noise_model(groups) -> NoiseModel:
-    """:class:`NoiseModel` from (optimizer, config, per-seed values) replicate groups."""
-    groups = list(groups)
-    cells, opts = {}, {}
-    for o, c, _ in groups:
-        cells[o, c] = pool([g for oo, cc, g in groups if (oo, cc) == (o, c)], source=f"; {o} on {c}")
-        opts[o] = pool([g for oo, _, g in groups if oo == o], source=f"; {o}, every model")
-    return NoiseModel(cells, opts, pool([g for _, _, g in groups], source="; every optimizer and model"))
+    """:class:`NoiseModel` from (optimizer, config, lr multipliers, per-seed values) replicate
+    groups (lr: as :func:`lr_key` takes it)."""
+    groups = [(o, c, lr_key(r), g) for o, c, r, g in groups]
+    cells, models, opts, lrs = {}, {}, {}, {}
+    for o, c, r, _ in groups:
+        cells[o, c, r] = pool([g for oo, cc, rr, g in groups if (oo, cc, rr) == (o, c, r)],
+                              source=f"; {o} on {c} at {lr_text(r)}")
+        models[o, c] = pool([g for oo, cc, _, g in groups if (oo, cc) == (o, c)], source=f"; {o} on {c}, every lr")
+        opts[o] = pool([g for oo, _, _, g in groups if oo == o], source=f"; {o}, every model and lr")
+        lrs[r] = pool([g for _, _, rr, g in groups if rr == r], source=f"; every optimizer at {lr_text(r)}")
+    return NoiseModel(cells, models, opts, lrs, pool([g for *_, g in groups], source="; every optimizer and model"))
 
 
-EMPTY_MODEL = NoiseModel({}, {})
+EMPTY_MODEL = NoiseModel({}, {}, {}, {})
 
 
 def finite(xs: Sequence[float]) -> list[float]:

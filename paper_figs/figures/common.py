@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from lmo.presets import DEFAULT_LR
 from lmo.variants import ONE_STEP, PIPEDREAM, SYNC, TWO_BW, VARIANTS as ALL_VARIANTS, mode_of
 
 from .. import plotting
@@ -71,9 +72,10 @@ class Context:
         is looked up in the cache and the kept records, else reported missing)."""
         return self.runner.run_all([settings], train=False)[0]
 
-    def noise_for(self, optimizer: str, config: str | None = None) -> Noise:
-        """The seed spread a cell of ``optimizer`` on ``config`` (default: the main size) borrows."""
-        return self.noise.for_cell(optimizer, config or self.profile.main_size)
+    def noise_for(self, optimizer: str, config: str | None = None, lr=1.0) -> Noise:
+        """The seed spread a cell of ``optimizer`` on ``config`` (default: the main size) at
+        peak lr ``lr`` x preset (or (sync, delayed) multipliers) borrows."""
+        return self.noise.for_cell(optimizer, config or self.profile.main_size, lr)
 
     def verdict(self, v: Verdict) -> Verdict:
         return gate(v, self.profile.verdicts_meaningful)
@@ -139,11 +141,17 @@ def variant_grid(profile: Profile, kinds: Sequence[str], axes: dict, seeds: Sequ
     return grid
 
 
-def replicate_gaps(ctx: "Context", grids: Sequence[dict]) -> list[tuple[str, str, list[float]]]:
-    """(optimizer, model config, per-seed gaps) of every cell with >= 2 seeds: for each key
-    ``(*cell, kind)`` with kind 2bw or ef and a ``(*cell, "sync")`` twin, the paired
-    differences L_kind,s - L_sync,s. A group whose runs all belong to a larger group (the
-    same runs reached through another figure) is counted once."""
+def lr_mult(settings: dict) -> float:
+    """A run's peak lr as a multiple of its optimizer's preset (``lmo.presets.DEFAULT_LR``)."""
+    o = str(settings.get("optimizer"))
+    return float(settings["lr"]) / DEFAULT_LR[o] if "lr" in settings and o in DEFAULT_LR else 1.0
+
+
+def replicate_gaps(ctx: "Context", grids: Sequence[dict]) -> list[tuple]:
+    """(optimizer, model config, (c_sync, c_kind) lr multipliers, per-seed gaps) of every cell
+    with >= 2 seeds: for each key ``(*cell, kind)`` with kind 2bw or ef and a ``(*cell, "sync")``
+    twin, the paired differences L_kind,s - L_sync,s. A group whose runs all belong to a
+    larger group (the same runs reached through another figure) is counted once."""
     groups: dict = {}
     for g in grids:
         for key, ss in g.items():
@@ -156,9 +164,10 @@ def replicate_gaps(ctx: "Context", grids: Sequence[dict]) -> list[tuple[str, str
                 oa, ob = ctx.get(a), ctx.get(b)
                 if oa.ok and ob.ok and math.isfinite(oa.final) and math.isfinite(ob.final):
                     vals.append(ob.final - oa.final)
-            groups[ids] = (str(ss[0].get("optimizer")), str(ss[0].get("config")), vals)
+            lrs = (lr_mult(pairs[0][0]), lr_mult(pairs[0][1]))
+            groups[ids] = (str(ss[0].get("optimizer")), str(ss[0].get("config")), lrs, vals)
     keep = [ids for ids in groups if not any(ids < other for other in groups)]
-    return [groups[ids] for ids in keep if len(groups[ids][2]) >= 2]
+    return [groups[ids] for ids in keep if len(groups[ids][-1]) >= 2]
 
 
 def runs_of(grid: dict) -> list[dict]:

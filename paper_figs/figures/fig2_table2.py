@@ -16,8 +16,8 @@ from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import both, combine, ef_recovers, fmt, lower_is_better, mean, most, negate
 from . import fig2_sweep
-from .common import (MITIGATION_KINDS, Context, FigureOutput, cell_sources, grid_figure, paired, pct, recovered,
-                     variant_grid)
+from .common import (MITIGATION_KINDS, Context, FigureOutput, cell_sources, grid_figure, lr_mult, paired, pct,
+                     recovered, variant_grid)
 
 NAME = "fig2_table2"
 TITLE = "Figure 2 + Table 2: the sync-async gap under staleness mitigations"
@@ -102,7 +102,7 @@ def render(ctx: Context, out: FigureOutput, g: dict, res: dict, stem: str, lrs: 
         rows.append(f"| {plotting.label(o)} | {fmt(r['sync'])} | {fmt(r['2bw'])} | " + " | ".join(cells)
                     + f" | {_paper_ef(o)} | {cell_sources(ctx, g, o, KINDS)} |")
         name = plotting.label(o)
-        nz = ctx.noise_for(o, p.mitigation_size)
+        nz = ctx.noise_for(o, p.mitigation_size, lr_mult(g[(o, SYNC)][0]))   # every variant at the sync run's lr
         recovers = ef_recovers(r["sync"], r["2bw"], r["ef"], name, noise=nz)[0]
         beats = lower_is_better(r["ef"], r["sync_start"], f"{name} EF vs sync start", noise=nz)
         if o in ROBUST:

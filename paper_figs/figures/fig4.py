@@ -196,7 +196,8 @@ def _lr_ordering(ctx: Context, out: FigureOutput, res: dict) -> None:
     for o in p.momentum_lr_optimizers:
         cells = [larger_gap(paired(res[LR, o, m, hi][SYNC], res[LR, o, m, hi][TWO_BW]),
                             paired(res[LR, o, m, lo][SYNC], res[LR, o, m, lo][TWO_BW]),
-                            (f"{plotting.label(o)} beta {m} at lr x{hi:g}", f"at x{lo:g}"), ctx.noise_for(o))
+                            (f"{plotting.label(o)} beta {m} at lr x{hi:g}", f"at x{lo:g}"),
+                            (ctx.noise_for(o, lr=hi), ctx.noise_for(o, lr=lo)))
                  for m in p.momentum_grid]
         per_opt.append(combine(cells, f"{plotting.label(o)}: gap grows with lr"))
         out.notes += [f"Theory's lr ordering, {plotting.label(o)}: " + v.reason for v in cells]

@@ -179,6 +179,11 @@ def _stale(p, res: dict, o: str) -> str:
             f"x{c_s:g} / x{c_a:g}: update CHOSEN and retrain the held-out runs")
 
 
+def judged_lrs(p, res: dict, o: str) -> tuple[float, float]:
+    """(c_sync, c_2bw) of the gap :func:`judged_gaps` judges ``o`` on (its seed spread's lrs)."""
+    return (chosen(o, SYNC), chosen(o, TWO_BW)) if o in set(held_optimizers(p)) else tuned(p, res, o)[1:]
+
+
 def judged_gaps(p, res: dict, opts) -> tuple[dict, dict]:
     """({o: per-seed gap the claims are judged on}, {o: why that gap is not usable, ''}): the
     held-out gap when the profile has held-out seeds (stale when CHOSEN is not the grid's
@@ -240,7 +245,8 @@ def _table1_tuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     out.files += plotting.save(fig, ctx.fig_dir, "lr_tuning_table1_gaps")
     for deg in ("adamw", "mars"):
         if deg in opts and "muon" in opts:
-            names, noise = (plotting.label(deg), "Muon"), (ctx.noise_for(deg), ctx.noise_for("muon"))
+            names = (plotting.label(deg), "Muon")
+            noise = tuple(ctx.noise_for(o, lr=judged_lrs(p, res, o)) for o in (deg, "muon"))
             label = plotting.label(deg)
             out.verdicts[f"{label} gap larger than Muon's (lr retuned, {_grid_txt(p)}; difference beyond 2 SE)"] = \
                 ctx.verdict(_unless_stale(larger_gap(judged[deg], judged["muon"], names, noise), stale, deg))
@@ -279,7 +285,7 @@ def _lr_ordering(ctx: Context, out: FigureOutput, res: dict) -> None:
         end = {c: paired(res[ENDS, o, c][SYNC], res[ENDS, o, c][TWO_BW]) if (ENDS, o, c) in res else gap[c]
                for c in (lo, hi)}
         parts[o] = larger_gap(end[hi], end[lo], (f"{plotting.label(o)} at lr x{hi:g}", f"at x{lo:g}"),
-                              (ctx.noise_for(o), ctx.noise_for(o)))
+                              (ctx.noise_for(o, lr=hi), ctx.noise_for(o, lr=lo)))
         rows.append(f"| {plotting.label(o)} | " + " | ".join(fmt(gap[c]) if c in gap else "-" for c in every)
                     + f" | {parts[o].status} |")
     seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
@@ -302,8 +308,9 @@ def _adan(ctx: Context, out: FigureOutput, res: dict) -> None:
         return
     size = p.sizes[0]
     judged, stale = judged_gaps(p, res, ("adan", "muon"))
-    noise = (ctx.noise_for("muon"), ctx.noise_for("adan"))
+    noise = tuple(ctx.noise_for(o, lr=judged_lrs(p, res, o)) for o in ("muon", "adan"))
     v = _unless_stale(larger_gap(judged["muon"], judged["adan"], ("Muon", "Adan"), noise), stale, "adan")
+    noise = (ctx.noise_for("muon"), ctx.noise_for("adan"))
     out.verdicts[f"Adan's gap is smaller than Muon's (paper: 0.006 vs 0.014 at 135M; lr retuned, "
                  f"{_grid_txt(p)})"] = ctx.verdict(v)
     out.notes.append("Adan vs Muon, lr retuned: " + v.reason)

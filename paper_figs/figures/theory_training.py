@@ -131,7 +131,7 @@ def ef_agreement(ctx: Context, res: dict, cs: list[dict], sufficient: bool = Fal
         if sufficient and not predicted:
             continue
         meas = lower_is_better(res[DIAG, o, m][EF], res[DIAG, o, m][TWO_BW], f"{plotting.label(o)} x{m:g}: EF below 2BW",
-                               ctx.noise_for(o))
+                               ctx.noise_for(o, lr=m))
         word = "helps" if predicted else "does not help"
         if meas.status == INCONCLUSIVE:
             parts.append(Verdict(INCONCLUSIVE, f"predicted EF {word} (r/eta {c['r_over_eta_ef']:.2f}); {meas.reason}"))
@@ -231,7 +231,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     parts = []
     for o in p.theory_optimizers:
         v = larger_gap(gap(res, o, hi), gap(res, o, lo), (f"{plotting.label(o)} at lr x{hi:g}", f"at x{lo:g}"),
-                       ctx.noise_for(o))
+                       (ctx.noise_for(o, lr=hi), ctx.noise_for(o, lr=lo)))
         parts.append(v)
         out.notes.append(f"lr ordering, {plotting.label(o)}: " + v.reason)
     out.verdicts[f"theory vs training: the 2BW gap grows with the peak lr as pi_2bw = 2 L eta does "

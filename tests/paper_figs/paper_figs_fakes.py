@@ -104,7 +104,7 @@ class StubContext:
     def __init__(self, profile=None, fig_dir=None, sd: float = 0.005):
         self.profile, self.fig_dir, self.sd = profile, fig_dir, sd
 
-    def noise_for(self, optimizer, config=None):
+    def noise_for(self, optimizer, config=None, lr=1.0):
         from paper_figs.seed_stats import Noise
         return Noise(self.sd, 10, 3)
 

@@ -366,14 +366,57 @@ def test_larger_gap_is_the_weaker_reading_of_much_larger():
             assert larger_gap(d, r, noise=N).status == HOLDS
 
 
-def test_a_cell_borrows_the_spread_of_its_own_optimizer_and_model_first():
-    """MARS's gap varies between seeds ~10x more than AdamW's: pooling them would inflate AdamW's
-    borrowed SE. A cell borrows (optimizer, model), else (optimizer), else every cell."""
+def test_a_cell_borrows_the_spread_of_its_own_optimizer_model_and_lr_first():
+    """MARS's gap varies between seeds ~10x more than AdamW's, and AdamW's ~4x more at 4x its
+    preset lr: pooling them would inflate AdamW's borrowed SE at the preset lr. A cell borrows
+    (optimizer, model, lr), else (optimizer, model), else (optimizer), else (lr), else every cell."""
     from paper_figs.seed_stats import noise_model
-    m = noise_model([("adamw", "tiny", [0.07, 0.08]), ("adamw", "tiny", [0.01, 0.012]),
-                     ("mars", "tiny", [0.20, 0.30]), ("muon", "tiny_moe", [0.009, 0.010])])
+    m = noise_model([("adamw", "tiny", 1, [0.07, 0.08]), ("adamw", "tiny", 1.0, [0.01, 0.012]),
+                     ("adamw", "tiny", 4, [0.30, 0.42]), ("mars", "tiny", (2, 0.5), [0.20, 0.30]),
+                     ("muon", "tiny_moe", 1, [0.009, 0.010])])
     assert math.isclose(m.for_cell("adamw", "tiny").sd, pool([[0.07, 0.08], [0.01, 0.012]]).sd)
+    assert math.isclose(m.for_cell("adamw", "tiny", 4).sd, pool([[0.30, 0.42]]).sd)
+    assert m.for_cell("adamw", "tiny", 4.0) is m.for_cell("adamw", "tiny", (4, 4))     # c means (c, c)
+    assert m.for_cell("adamw", "tiny", 2) is m.models["adamw", "tiny"]                 # unmeasured lr: every lr's
+    assert m.models["adamw", "tiny"].sd > 2 * m.for_cell("adamw", "tiny").sd          # which the lr level spares it
+    assert m.for_cell("mars", "tiny", (2, 0.5)) is m.cells["mars", "tiny", (2.0, 0.5)]
+    assert m.for_cell("mars", "tiny") is m.models["mars", "tiny"]
     assert m.for_cell("adamw", "small") is m.optimizers["adamw"]          # other model: the optimizer's
     assert m.for_cell("muon", "tiny") is m.optimizers["muon"]             # from tiny_moe
-    assert m.for_cell("soap", "tiny") is m.overall                        # no multi-seed cell: every cell's
+    assert m.for_cell("soap", "tiny") is m.lrs[1.0, 1.0]                  # no multi-seed cell: every optimizer's at its lr
+    assert m.for_cell("soap", "tiny", 8) is m.overall                     # nor at that lr: every cell's
     assert m.for_cell("mars", "tiny").sd > 10 * m.for_cell("adamw", "tiny").sd
+
+
+def test_replicate_gaps_keys_each_group_by_its_runs_lr_multipliers():
+    """The protocol behind the lr level: a group's lrs come from its runs' settings (no "lr":
+    the preset), the sync run's first, so a held-out cell that pairs sync at 4x with 2BW at
+    0.5x is pooled apart from the preset-lr cells."""
+    from types import SimpleNamespace
+
+    from lmo.presets import DEFAULT_LR
+    from paper_figs.figures.common import lr_mult, replicate_gaps
+    from paper_figs.seed_stats import noise_model
+
+    loss = {}
+
+    def run(kind, seed, mult, value):
+        s = {"optimizer": "adamw", "config": "tiny", "variant": kind, "seed": seed}
+        if mult != 1:
+            s["lr"] = mult * DEFAULT_LR["adamw"]
+        loss[json.dumps(s, sort_keys=True)] = value
+        return s
+
+    grid = {("pre", "sync"): [run("sync", s, 1, 1.0) for s in range(3)],
+            ("pre", "2bw"): [run("2bw", s, 1, 1.0 + d) for s, d in enumerate((0.07, 0.08, 0.075))],
+            ("held", "sync"): [run("sync", s, 4, 1.0) for s in range(3)],
+            ("held", "2bw"): [run("2bw", s, 0.5, 1.0 + d) for s, d in enumerate((0.3, 0.5, 0.4))]}
+    ctx = SimpleNamespace(runner=SimpleNamespace(key_of=lambda s: json.dumps(s, sort_keys=True)),
+                          get=lambda s: SimpleNamespace(ok=True, final=loss[json.dumps(s, sort_keys=True)]))
+    groups = {g[2]: g[3] for g in replicate_gaps(ctx, [grid])}
+    assert set(groups) == {(1.0, 1.0), (4.0, 0.5)}
+    assert groups[4.0, 0.5] == pytest.approx([0.3, 0.5, 0.4])
+    assert lr_mult(grid["held", "sync"][0]) == pytest.approx(4.0) and lr_mult(grid["pre", "sync"][0]) == 1.0
+    m = noise_model(replicate_gaps(ctx, [grid]))
+    assert m.for_cell("adamw", "tiny").sd == pytest.approx(0.005)       # the preset cells' own spread only
+    assert m.for_cell("adamw", "tiny", (4, 0.5)).sd == pytest.approx(0.1)
