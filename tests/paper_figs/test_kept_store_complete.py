@@ -56,3 +56,19 @@ def test_kept_records_come_from_committed_code_of_the_full_profile(store):
         if not commit or commit.endswith("+dirty") or "--profile full" not in str(prov.get("command", "")):
             bad.append((k, prov.get("commit"), prov.get("command")))
     assert not bad, f"records without a clean full-profile provenance: {bad[:5]}"
+
+
+def test_a_figures_verdicts_do_not_depend_on_which_other_figures_ran(tmp_path):
+    """The seed spread a one-seed cell borrows is pooled over every figure of the profile, so
+    `--only fig2_table2` and a run that adds the tuned-lr figures (whose 4x-lr cells have a
+    ~4x wider spread) give Figure 2 the same verdicts, word for word. Kept records only."""
+    from paper_figs.pipeline import run_profile
+
+    def verdicts(only, out):
+        res = run_profile(get_profile("quick"), tmp_path / out, only=only, progress=False, log=lambda s: None)
+        return {k: (v.status, v.reason) for o in res["outputs"] if o.name == "fig2_table2"
+                for k, v in o.verdicts.items()}
+
+    alone = verdicts(["fig2_table2"], "alone")
+    assert alone and any(status != "inconclusive" for status, _ in alone.values())
+    assert verdicts(["lr_tuning", "fig3_tuned", "fig2_table2", "fig2_tuned"], "with") == alone
