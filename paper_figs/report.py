@@ -125,7 +125,7 @@ def rules_paragraph(noise) -> str:
             f"sqrt(n) when it has n >= {OWN_SD_MIN_N} seeds; a cell with fewer seeds borrows the seed SD "
             f"pooled over the multi-seed cells of the same optimizer, model and peak lr (as multiples of "
             f"the preset, sync's and the delayed run's), else of the same optimizer and model at any lr, else "
-            f"of the same optimizer, else of every optimizer at that lr, else of every cell, over every figure "
+            f"of the same optimizer at that lr, else of the same optimizer, else of every optimizer at that lr, else of every cell, over every figure "
             f"of the profile whichever ones ran ({noise}), and its verdict line says 'pooled SD'. There is no fixed floor. 'Much larger' means at least {MUCH_LARGER:g}x, resolved "
             f"(D - {MUCH_LARGER:g} R beyond {Z:g} SE; the ratio's Fieller interval is printed); 'does not grow' "
             f"means the growth plus {Z:g} SE stays below {GROWTH_TOL:g} x the first gap. '±' in tables is the "

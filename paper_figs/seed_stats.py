@@ -11,8 +11,9 @@ An estimate of a cell's mean difference from n seeds uses its own sample SD when
 and otherwise *borrows* sd_pool (said so wherever it is printed). The spread depends on the
 optimizer and on the peak lr (AdamW's gap varies between seeds ~4x more at 4x its preset
 lr than at it), so sd_pool is taken over the most specific groups measured: same
-optimizer, model and lr multipliers, else same optimizer and model, else same optimizer,
-else every optimizer at the same lr multipliers, else every group (:class:`NoiseModel`):
+optimizer, model and lr multipliers, else same optimizer and model, else same optimizer
+and lr multipliers, else same optimizer, else every optimizer at the same lr multipliers,
+else every group (:class:`NoiseModel`):
 
     mean = (1/n) sum_s d_s,        SE = sd / sqrt(n).
 
@@ -69,16 +70,17 @@ def lr_text(lr) -> str:
 
 @dataclass(frozen=True)
 class NoiseModel:
-    """Pooled seed spreads at five levels; a cell borrows the most specific one measured.
+    """Pooled seed spreads at six levels; a cell borrows the most specific one measured.
 
     Spreads differ between optimizers (MARS's gap varies between seeds about 10x more than
     AdamW's) and with the peak lr, so a one-seed cell of optimizer o on model c at lr
     multipliers r borrows the SD pooled over o's multi-seed cells on c at r, else over o's
-    cells on c at any lr, else over o's cells, else over every optimizer's cells at r, else
-    over every cell."""
+    cells on c at any lr, else over o's cells at r on any model, else over o's cells, else
+    over every optimizer's cells at r, else over every cell."""
 
     cells: dict          # (optimizer, config, lr_key) -> Noise
     models: dict         # (optimizer, config) -> Noise
+    optimizer_lrs: dict  # (optimizer, lr_key) -> Noise
     optimizers: dict     # optimizer -> Noise
     lrs: dict            # lr_key -> Noise
     overall: Noise = NO_NOISE
@@ -86,7 +88,7 @@ class NoiseModel:
     def for_cell(self, optimizer: str, config: str, lr=1.0) -> Noise:
         r = lr_key(lr)
         for n in (self.cells.get((optimizer, config, r)), self.models.get((optimizer, config)),
-                  self.optimizers.get(optimizer), self.lrs.get(r)):
+                  self.optimizer_lrs.get((optimizer, r)), self.optimizers.get(optimizer), self.lrs.get(r)):
             if n is not None and n.dof:
                 return n
         return self.overall
@@ -104,17 +106,19 @@ def noise_model(groups) -> NoiseModel:
     """:class:`NoiseModel` from (optimizer, config, lr multipliers, per-seed values) replicate
     groups (lr: as :func:`lr_key` takes it)."""
     groups = [(o, c, lr_key(r), g) for o, c, r, g in groups]
-    cells, models, opts, lrs = {}, {}, {}, {}
+    cells, models, opt_lrs, opts, lrs = {}, {}, {}, {}, {}
     for o, c, r, _ in groups:
         cells[o, c, r] = pool([g for oo, cc, rr, g in groups if (oo, cc, rr) == (o, c, r)],
                               source=f"; {o} on {c} at {lr_text(r)}")
         models[o, c] = pool([g for oo, cc, _, g in groups if (oo, cc) == (o, c)], source=f"; {o} on {c}, every lr")
+        opt_lrs[o, r] = pool([g for oo, _, rr, g in groups if (oo, rr) == (o, r)],
+                             source=f"; {o} at {lr_text(r)}, every model")
         opts[o] = pool([g for oo, _, _, g in groups if oo == o], source=f"; {o}, every model and lr")
         lrs[r] = pool([g for _, _, rr, g in groups if rr == r], source=f"; every optimizer at {lr_text(r)}")
-    return NoiseModel(cells, models, opts, lrs, pool([g for *_, g in groups], source="; every optimizer and model"))
+    return NoiseModel(cells, models, opt_lrs, opts, lrs, pool([g for *_, g in groups], source="; every optimizer and model"))
 
 
-EMPTY_MODEL = NoiseModel({}, {}, {}, {})
+EMPTY_MODEL = NoiseModel({}, {}, {}, {}, {})
 
 
 def finite(xs: Sequence[float]) -> list[float]:

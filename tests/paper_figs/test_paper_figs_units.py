@@ -369,7 +369,8 @@ def test_larger_gap_is_the_weaker_reading_of_much_larger():
 def test_a_cell_borrows_the_spread_of_its_own_optimizer_model_and_lr_first():
     """MARS's gap varies between seeds ~10x more than AdamW's, and AdamW's ~4x more at 4x its
     preset lr: pooling them would inflate AdamW's borrowed SE at the preset lr. A cell borrows
-    (optimizer, model, lr), else (optimizer, model), else (optimizer), else (lr), else every cell."""
+    (optimizer, model, lr), else (optimizer, model), else (optimizer, lr), else (optimizer), else
+    (lr), else every cell."""
     from paper_figs.seed_stats import noise_model
     m = noise_model([("adamw", "tiny", 1, [0.07, 0.08]), ("adamw", "tiny", 1.0, [0.01, 0.012]),
                      ("adamw", "tiny", 4, [0.30, 0.42]), ("mars", "tiny", (2, 0.5), [0.20, 0.30]),
@@ -381,8 +382,10 @@ def test_a_cell_borrows_the_spread_of_its_own_optimizer_model_and_lr_first():
     assert m.models["adamw", "tiny"].sd > 2 * m.for_cell("adamw", "tiny").sd          # which the lr level spares it
     assert m.for_cell("mars", "tiny", (2, 0.5)) is m.cells["mars", "tiny", (2.0, 0.5)]
     assert m.for_cell("mars", "tiny") is m.models["mars", "tiny"]
-    assert m.for_cell("adamw", "small") is m.optimizers["adamw"]          # other model: the optimizer's
-    assert m.for_cell("muon", "tiny") is m.optimizers["muon"]             # from tiny_moe
+    assert m.for_cell("adamw", "small") is m.optimizer_lrs["adamw", (1.0, 1.0)]   # other model: its lr's
+    assert m.for_cell("adamw", "small").sd < m.optimizers["adamw"].sd               # not every lr's
+    assert m.for_cell("adamw", "small", 2) is m.optimizers["adamw"]
+    assert m.for_cell("muon", "tiny") is m.optimizer_lrs["muon", (1.0, 1.0)]      # from tiny_moe
     assert m.for_cell("soap", "tiny") is m.lrs[1.0, 1.0]                  # no multi-seed cell: every optimizer's at its lr
     assert m.for_cell("soap", "tiny", 8) is m.overall                     # nor at that lr: every cell's
     assert m.for_cell("mars", "tiny").sd > 10 * m.for_cell("adamw", "tiny").sd
