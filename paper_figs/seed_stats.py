@@ -106,16 +106,21 @@ def noise_model(groups) -> NoiseModel:
     """:class:`NoiseModel` from (optimizer, config, lr multipliers, per-seed values) replicate
     groups (lr: as :func:`lr_key` takes it)."""
     groups = [(o, c, lr_key(r), g) for o, c, r, g in groups]
-    cells, models, opt_lrs, opts, lrs = {}, {}, {}, {}, {}
-    for o, c, r, _ in groups:
-        cells[o, c, r] = pool([g for oo, cc, rr, g in groups if (oo, cc, rr) == (o, c, r)],
-                              source=f"; {o} on {c} at {lr_text(r)}")
-        models[o, c] = pool([g for oo, cc, _, g in groups if (oo, cc) == (o, c)], source=f"; {o} on {c}, every lr")
-        opt_lrs[o, r] = pool([g for oo, _, rr, g in groups if (oo, rr) == (o, r)],
-                             source=f"; {o} at {lr_text(r)}, every model")
-        opts[o] = pool([g for oo, _, _, g in groups if oo == o], source=f"; {o}, every model and lr")
-        lrs[r] = pool([g for _, _, rr, g in groups if rr == r], source=f"; every optimizer at {lr_text(r)}")
-    return NoiseModel(cells, models, opt_lrs, opts, lrs, pool([g for *_, g in groups], source="; every optimizer and model"))
+
+    def pools(key, where):
+        """{key(group): Noise pooled over the groups sharing it}, each saying ``where(key)``."""
+        by: dict = {}
+        for o, c, r, g in groups:
+            by.setdefault(key(o, c, r), []).append(g)
+        return {k: pool(gs, source=f"; {where(k)}") for k, gs in by.items()}
+
+    return NoiseModel(
+        cells=pools(lambda o, c, r: (o, c, r), lambda k: f"{k[0]} on {k[1]} at {lr_text(k[2])}"),
+        models=pools(lambda o, c, r: (o, c), lambda k: f"{k[0]} on {k[1]}, every lr"),
+        optimizer_lrs=pools(lambda o, c, r: (o, r), lambda k: f"{k[0]} at {lr_text(k[1])}, every model"),
+        optimizers=pools(lambda o, c, r: o, lambda k: f"{k}, every model and lr"),
+        lrs=pools(lambda o, c, r: r, lambda k: f"every optimizer at {lr_text(k)}"),
+        overall=pool([g for *_, g in groups], source="; every optimizer and model"))
 
 
 EMPTY_MODEL = NoiseModel({}, {}, {}, {}, {})

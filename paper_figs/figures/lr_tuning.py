@@ -308,14 +308,13 @@ def _adan(ctx: Context, out: FigureOutput, res: dict) -> None:
         return
     size = p.sizes[0]
     judged, stale = judged_gaps(p, res, ("adan", "muon"))
-    noise = tuple(ctx.noise_for(o, lr=judged_lrs(p, res, o)) for o in ("muon", "adan"))
-    v = _unless_stale(larger_gap(judged["muon"], judged["adan"], ("Muon", "Adan"), noise), stale, "adan")
-    noise = (ctx.noise_for("muon"), ctx.noise_for("adan"))
+    tuned_noise = tuple(ctx.noise_for(o, lr=judged_lrs(p, res, o)) for o in ("muon", "adan"))
+    v = _unless_stale(larger_gap(judged["muon"], judged["adan"], ("Muon", "Adan"), tuned_noise), stale, "adan")
     out.verdicts[f"Adan's gap is smaller than Muon's (paper: 0.006 vs 0.014 at 135M; lr retuned, "
                  f"{_grid_txt(p)})"] = ctx.verdict(v)
     out.notes.append("Adan vs Muon, lr retuned: " + v.reason)
     gaps = {o: paired(res[size, o][SYNC], res[size, o][TWO_BW]) for o in ("adan", "muon")}
-    v0 = larger_gap(gaps["muon"], gaps["adan"], ("Muon", "Adan"), noise)
+    v0 = larger_gap(gaps["muon"], gaps["adan"], ("Muon", "Adan"), (ctx.noise_for("muon"), ctx.noise_for("adan")))
     out.verdicts[f"Adan's gap is smaller than Muon's (paper: 0.006 vs 0.014 at 135M; preset lrs, Table 1's "
                  f"{size} cells)"] = ctx.verdict(v0)
     out.notes.append("Adan vs Muon, preset lrs: " + v0.reason)
