@@ -46,8 +46,26 @@ def assert_same_run(got, want, got_params, want_params, loss_tol=2e-5):
             assert gr["aux_loss"] == pytest.approx(wr["aux_loss"], abs=1e-5), (g["step"], name)
             assert gr["dropped"] == 0
     assert set(got_params) == set(want_params)
+    assert_same_weights(got_params, want_params)
+
+
+#: one AdamW step moves an element by at most about the peak lr (tiny_moe's preset: 1e-3)
+ONE_STEP = 1e-3
+
+
+def assert_same_weights(got_params, want_params, rtol=1e-4, atol=1e-5, max_outliers=1e-4):
+    """Every weight within float tolerance, except at most a fraction ``max_outliers`` of
+    elements, and those within one step. Why: the pipeline sums microbatch gradients in
+    another order (~1e-7 relative); where an element's gradient is itself at that level (an
+    expert row that few tokens reach), AdamW's m / (sqrt(v) + eps) turns the rounding into an
+    O(lr) difference of its update. On an AMD EPYC (AVX2) one element of 131072 in
+    layers.1.mlp.w_gate differed by 2.6e-5 after 6 steps. A wrong objective or a wrong
+    schedule moves every element (and the losses above), not one in ten thousand."""
     for k, v in want_params.items():
-        torch.testing.assert_close(got_params[k], v, rtol=1e-4, atol=1e-5, msg=k)
+        diff = (got_params[k] - v).abs()
+        outside = diff > atol + rtol * v.abs()
+        assert int(outside.sum()) <= max_outliers * v.numel(), (k, int(outside.sum()), v.numel())
+        assert float(diff.max()) <= ONE_STEP, (k, float(diff.max()))
 
 
 def argv_of(kw) -> list:
