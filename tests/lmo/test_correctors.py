@@ -68,11 +68,11 @@ def test_tau_zero_is_synchronous_bit_for_bit(name, inner, zero):
 
 @pytest.mark.parametrize("name", sorted(CORRECTORS))
 def test_tau_zero_whole_model_bit_for_bit(name):
-    """The registry's whole-model optimizer (muon + AdamW group) at tau = 0."""
+    """The registry's whole-model optimizers (muon + AdamW group, scion) at tau = 0."""
     g = torch.Generator().manual_seed(3)
     params = {"embed.weight": torch.randn(12, 6, generator=g), "layers.0.w": torch.randn(6, 6, generator=g),
               "norm.weight": torch.randn(6, generator=g)}
-    for opt_name in ("muon",):
+    for opt_name in ("muon", "scion"):
         sync = build(opt_name, params, lr=0.01)
         opt = with_corrector(build(opt_name, params, lr=0.01), name, 0, **OPTIONS[name])
         x, s, xc, sc = dict(params), sync.init(params), dict(params), opt.init(params)
