@@ -53,7 +53,7 @@ import math
 from typing import Callable, Mapping
 
 from lmo.alias import lmo_momentum, muon
-from lmo.base import Optimizer, ScalarOrSchedule, check_beta, check_lr, check_mu, check_nonneg
+from lmo.base import Optimizer, ScalarOrSchedule, check_lr, check_nonneg
 from lmo.combine import partition
 from lmo.geometry import L2, RowNorm, Sign
 
@@ -120,11 +120,6 @@ def scion(lr: ScalarOrSchedule = 0.02, momentum: float = 0.95, nesterov: bool = 
     {name: group} (default :func:`scion_labels`). Newton-Schulz options as lmo.muon.
     """
     check_lr(lr)
-    if mu is None:
-        check_beta(momentum, "momentum")
-        mu = 1.0 - momentum
-    else:
-        check_mu(mu)
     check_nonneg(weight_decay, "weight_decay")
     for name, r in (("embed_radius", embed_radius), ("head_radius", head_radius), ("vector_radius", vector_radius)):
         if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r) or r <= 0:
@@ -132,11 +127,15 @@ def scion(lr: ScalarOrSchedule = 0.02, momentum: float = 0.95, nesterov: bool = 
     if head_norm not in HEAD_NORMS:
         raise ValueError(f"head_norm must be one of {HEAD_NORMS}, got {head_norm!r}")
     label_fn = labels or scion_labels
+    # lmo.muon checks momentum / mu (and the NS options) before the other groups are built
+    hidden = muon(lr, momentum, nesterov, weight_decay, adjust_lr_fn=hidden_scale, ns_steps=ns_steps,
+                  ns_coefficients=ns_coefficients, ns_dtype=ns_dtype, exact=exact, mu=mu,
+                  init_momentum=init_momentum)
+    mu = 1.0 - momentum if mu is None else mu
     common = dict(mu=mu, nesterov=nesterov, weight_decay=weight_decay, init_momentum=init_momentum)
     head_geometry, head_rule = (Sign(event_ndim=2), "inv_d") if head_norm == "sign" else (RowNorm(True), "one")
     rules = {
-        "hidden": muon(lr, adjust_lr_fn=hidden_scale, ns_steps=ns_steps, ns_coefficients=ns_coefficients,
-                       ns_dtype=ns_dtype, exact=exact, **common),
+        "hidden": hidden,
         "embed": lmo_momentum(lr, RowNorm(False), scale=GroupScale(embed_radius, "sqrt_d"), matrix_only=True,
                               name="scion_embed", **common),
         "head": lmo_momentum(lr, head_geometry, scale=GroupScale(head_radius, head_rule), matrix_only=True,

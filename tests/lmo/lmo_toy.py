@@ -95,3 +95,24 @@ def run_at_point(opt, x0, grad, steps):
         x = apply_updates(x, u)
         traj.append(x)
     return traj, points, s
+
+
+def assert_resumes_identically(opt, x0, grad, steps, split):
+    """Run ``steps`` steps, and again ``split`` steps, save the state with torch.save, load it
+    into ``opt.init(x0)``'s structure and continue: every later iterate must equal the
+    uninterrupted run's bit for bit (gradients at ``lmo.gradient_point``, x_t for most states)."""
+    import io
+
+    from lmo.base import load_state_dict, state_dict
+    from lmo.lookahead import gradient_point
+    full, _, _ = run_at_point(opt, x0, grad, steps)
+    half, _, s = run_at_point(opt, x0, grad, split)
+    buf = io.BytesIO()
+    torch.save(state_dict(s), buf)
+    buf.seek(0)
+    s = load_state_dict(opt.init(x0), torch.load(buf, weights_only=True))
+    x = half[-1]
+    for t in range(split, steps):
+        u, s = opt.update(grad(gradient_point(s, x)), s, x)
+        x = apply_updates(x, u)
+        assert all(torch.equal(x[k], full[t + 1][k]) for k in x), t

@@ -10,18 +10,16 @@
 - inputs are never mutated.
 Each corrector's published formula is checked in its own test file.
 """
-import io
-
 import pytest
 import torch
 
 from lmo.alias import adamw, muon, signum
-from lmo.base import apply_updates, load_state_dict, state_dict
+from lmo.base import apply_updates, state_dict
 from lmo.corrector_registry import CORRECTORS, with_corrector
 from lmo.lookahead import gradient_point
 from lmo.registry import build
 
-from lmo_toy import make, run_at_point
+from lmo_toy import assert_resumes_identically, make, run_at_point
 
 #: every corrector with options that make its correction active (nonzero) on the toy problems
 OPTIONS = {
@@ -140,17 +138,7 @@ def test_per_block_profile_acts_block_by_block(name, inner):
 def test_save_restore_mid_run_gives_identical_continuation(name, inner):
     x0, grad = make(6, shapes=SHAPES)
     opt = with_corrector(INNERS[inner](), name, {"a": 2, "b": 1, "c": 0}, **OPTIONS[name])
-    full, _, _ = run_at_point(opt, x0, grad, 10)
-    half, _, s = run_at_point(opt, x0, grad, 5)
-    buf = io.BytesIO()
-    torch.save(state_dict(s), buf)
-    buf.seek(0)
-    s2 = load_state_dict(opt.init(x0), torch.load(buf, weights_only=True))
-    x = half[-1]
-    for t in range(5, 10):
-        u, s2 = opt.update(grad(gradient_point(s2, x)), s2, x)
-        x = apply_updates(x, u)
-        assert all(torch.equal(x[k], full[t + 1][k]) for k in x)
+    assert_resumes_identically(opt, x0, grad, 10, 5)
 
 
 @pytest.mark.parametrize("name", sorted(CORRECTORS))

@@ -6,7 +6,6 @@ import pytest
 import torch
 
 from lmo.alias import adamw, muon
-from lmo.base import apply_updates
 from lmo.combine import muon_labels
 from lmo.delay import delayed
 from lmo.delay_profiles import delay_by_label
