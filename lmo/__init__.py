@@ -22,6 +22,13 @@ A short tour::
   package: ``VARIANTS`` = sync, 2bw, ef, pipedream (``lmo.variants``: ``MODES``, ``ONE_STEP``,
   ``variant_of(mode, ef)``, ``mode_of(variant)``, and ``wrap(opt, variant, **mitigations)``,
   the one place a variant becomes its wrapper).
+- Delay correctors (docs/correctors.md), each ``(opt, delay)`` with an int or per-block delay,
+  the inner optimizer bit for bit at tau = 0: ``weight_prediction`` and ``nesterov_lookahead``
+  (the gradient taken at ``gradient_point(state, x)``, an extrapolated point), ``dc_asgd_adaptive``
+  (DC-ASGD-a) and ``dc_asgd_ema``, ``lr_damping``; by name in ``CORRECTORS`` /
+  ``with_corrector``. Per-group delays: ``delay_by_label`` (e.g. delay only the Muon group).
+- ``scion``: Scion's per-layer LMOs (Muon's hidden group; ColNorm embedding, Sign head, RMS
+  vectors) instead of the AdamW fallback; ``scion_labels`` names its groups.
 - Geometries: ``Spectral`` (Muon's), ``Frobenius``, ``Sign``, ``L2``, ``RMSToRMS``,
   ``ColNorm``, ``RowNorm``; each has ``norm``, ``dual_norm``, ``lmo`` and ``rho``.
 - Newton-Schulz: ``newton_schulz(G)`` (``method="gram"`` for Gram NS; its module, with the
@@ -38,26 +45,36 @@ from lmo.alias import (adamuon, adamw, adan, lion, lmo_momentum, mars, muon, nad
 from lmo.base import Optimizer, apply_updates, load_state_dict, state_dict
 from lmo.clipping import clip_by_global_norm
 from lmo.combine import chain, muon_labels, partition
+from lmo.corrector_registry import CORRECTORS, with_corrector
 from lmo.delay import DelayState, delayed, flush_applied, next_applied, virtual_offset
+from lmo.delay_compensation import DCAdaptiveState, dc_asgd_adaptive, dc_asgd_ema
+from lmo.delay_profiles import delay_by_label
 from lmo.ef_correction import ErrorFeedbackState, error_feedback
 from lmo.geometry import (ColNorm, Frobenius, Geometry, L2, RMSToRMS, RowNorm, Sign, Spectral,
                           get_geometry)
+from lmo.layer_geometry import scion, scion_labels
+from lmo.lookahead import LookaheadState, gradient_point, nesterov_lookahead, stage_momentum, weight_prediction
 from lmo.polar_factor import choose_ns_dtype, newton_schulz, ns_inexactness, polar
 from lmo.pipedream import (ParamHistory, StaleHistory, contiguous_stages, history_init, history_load,
                            history_push, history_state_dict, mixed_point, pipedream_delays)
 from lmo.registry import OPTIMIZERS, build
 from lmo.schedules import constant, warmup_cosine
+from lmo.step_damping import lr_damping
 from lmo.torch_adapter import TorchOptimizer
 from lmo.variants import VARIANTS, mode_of, variant_of
 
 __all__ = [
     # optimizers
     "muon", "normuon", "adamuon", "adamw", "nadam", "adan", "mars", "soap", "lion", "signum",
-    "normalized_sgd", "lmo_momentum", "build", "OPTIMIZERS",
+    "normalized_sgd", "lmo_momentum", "scion", "scion_labels", "build", "OPTIMIZERS",
     # delay wrappers and PipeDream helpers
     "delayed", "error_feedback", "DelayState", "ErrorFeedbackState", "next_applied", "virtual_offset",
     "flush_applied", "ParamHistory", "StaleHistory", "history_init", "history_push", "mixed_point",
     "history_state_dict", "history_load", "pipedream_delays", "contiguous_stages",
+    # delay correctors and per-group delays
+    "weight_prediction", "nesterov_lookahead", "gradient_point", "LookaheadState", "stage_momentum",
+    "dc_asgd_adaptive", "dc_asgd_ema", "DCAdaptiveState", "lr_damping", "CORRECTORS", "with_corrector",
+    "delay_by_label",
     # the variant names every package uses (lmo.variants)
     "VARIANTS", "variant_of", "mode_of",
     # geometries

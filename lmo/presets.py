@@ -60,6 +60,7 @@ DEFAULT_LR = {
     "lion": 2e-4,
     "signum": 2e-4,
     "normalized_sgd": 0.05,
+    "scion": 0.02,
 }
 
 LR_SOURCE = {
@@ -78,6 +79,10 @@ LR_SOURCE = {
     "signum": "guess: same as Lion (both take sign steps)",
     "normalized_sgd": "guess: step of Frobenius norm lr per tensor, 0.05 ~ AdamW's update norm on a "
                       "256x256 matrix (RMS ~2e-4 x 256); depends on the geometry's normalisation",
+    "scion": "Muon's preset 0.02 for the hidden group (which is lmo.muon itself, so muon and scion differ "
+             "only in the non-matrix groups); the other groups step lr x radius, radii from the official "
+             "Scion README's nanoGPT configuration (head 60 x, Sign / d_in; embedding and vectors 1 x). "
+             "Scion's own nanoGPT hidden step is lr 2^-12 x radius 50 = 0.0122, within the lr sweep's grid",
 }
 
 DECOUPLED_DECAY: dict[str, dict] = {
@@ -89,6 +94,7 @@ DECOUPLED_DECAY: dict[str, dict] = {
 DEFAULT_MOMENTUM = {
     "adamw": 0.9, "nadam": 0.9, "adan": 0.98, "mars": 0.95, "soap": 0.95, "muon": 0.95,
     "normuon": 0.95, "adamuon": 0.95, "lion": 0.9, "signum": 0.9, "normalized_sgd": 0.9,
+    "scion": 0.95,
 }
 
 MU_MAPS_TO = {
@@ -96,4 +102,5 @@ MU_MAPS_TO = {
     "gradient EMA; betas[1], betas[2] unchanged)", "mars": "betas[0] (also sets gamma*b1/(1-b1))",
     "soap": "betas[0]", "muon": "momentum", "normuon": "momentum", "adamuon": "momentum",
     "lion": "betas[0]", "signum": "momentum", "normalized_sgd": "momentum",
+    "scion": "momentum (one for every group)",
 }

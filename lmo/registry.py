@@ -2,7 +2,9 @@
 
 ``build`` applies the standard Muon practice for the matrix optimizers (muon, normuon,
 adamuon): hidden 2-D weights go to the named optimizer, everything else (embeddings,
-head, norms, vectors: lmo.combine.muon_labels) to AdamW with AdamW's own lr.
+head, norms, vectors: lmo.combine.muon_labels) to AdamW with AdamW's own lr. ``scion``
+(lmo.layer_geometry) takes every parameter itself: Muon's hidden group plus LMOs of their own norms
+for the embedding, the head and the vectors.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Callable, Mapping
 
 from lmo import alias
 from lmo.base import Optimizer, check_beta
+from lmo.layer_geometry import scion
 
 
 class UnknownOptimizer(KeyError, ValueError):
@@ -33,6 +36,7 @@ OPTIMIZERS: dict[str, Callable[..., Optimizer]] = Registry({
     "adamw": alias.adamw, "nadam": alias.nadam, "adan": alias.adan, "mars": alias.mars, "soap": alias.soap,
     "muon": alias.muon, "normuon": alias.normuon, "adamuon": alias.adamuon,
     "lion": alias.lion, "signum": alias.signum, "normalized_sgd": alias.normalized_sgd,
+    "scion": scion,
 })
 #: optimizers that only take matrices; build() routes the rest to AdamW
 MATRIX_OPTIMIZERS = ("muon", "normuon", "adamuon")

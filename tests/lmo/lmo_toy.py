@@ -67,3 +67,52 @@ def vector_lsq_excess(opt, steps=400):
         u, s = opt.update({"x": A.T @ (A @ p["x"] - b)}, s, p)
         p = apply_updates(p, u)
     return float((loss(p["x"]) - loss(x_star)) / loss(torch.zeros(5)))
+
+
+def sgd(lr):
+    """Plain SGD, d_t = -lr g_t (stateless but for a step counter): the optimizer of the
+    published asynchronous-SGD formulas (DC-ASGD's parameter server, the lr-damping rules)."""
+    from lmo.base import Optimizer, step_counter
+
+    def init(params):
+        return {"step": step_counter()}
+
+    def update(grads, state, params=None):
+        return {k: -lr * g for k, g in grads.items()}, {"step": state["step"] + 1}
+
+    return Optimizer(init, update, name="sgd", hyper=dict(lr=lr))
+
+
+def run_at_point(opt, x0, grad, steps):
+    """``run`` with every gradient taken at ``lmo.gradient_point(state, x)`` (the corrector
+    loop): ([x_0, ..., x_T], [z_0, ..., z_{T-1}], final state)."""
+    from lmo.lookahead import gradient_point
+    x, s, traj, points = dict(x0), opt.init(x0), [dict(x0)], []
+    for _ in range(steps):
+        z = gradient_point(s, x)
+        points.append(z)
+        u, s = opt.update(grad(z), s, x)
+        x = apply_updates(x, u)
+        traj.append(x)
+    return traj, points, s
+
+
+def assert_resumes_identically(opt, x0, grad, steps, split):
+    """Run ``steps`` steps, and again ``split`` steps, save the state with torch.save, load it
+    into ``opt.init(x0)``'s structure and continue: every later iterate must equal the
+    uninterrupted run's bit for bit (gradients at ``lmo.gradient_point``, x_t for most states)."""
+    import io
+
+    from lmo.base import load_state_dict, state_dict
+    from lmo.lookahead import gradient_point
+    full, _, _ = run_at_point(opt, x0, grad, steps)
+    half, _, s = run_at_point(opt, x0, grad, split)
+    buf = io.BytesIO()
+    torch.save(state_dict(s), buf)
+    buf.seek(0)
+    s = load_state_dict(opt.init(x0), torch.load(buf, weights_only=True))
+    x = half[-1]
+    for t in range(split, steps):
+        u, s = opt.update(grad(gradient_point(s, x)), s, x)
+        x = apply_updates(x, u)
+        assert all(torch.equal(x[k], full[t + 1][k]) for k in x), t

@@ -1,17 +1,15 @@
 """Delay semantics against hand-rolled loops (docs/design.md §4)."""
-import io
-
 import pytest
 import torch
 from hypothesis import given, strategies as st
 
 from lmo.alias import adamw
-from lmo.base import apply_updates, load_state_dict, state_dict
+from lmo.base import apply_updates
 from lmo.delay import delayed
 from lmo.alias import muon
 from lmo.alias import signum
 
-from lmo_toy import make, run
+from lmo_toy import assert_resumes_identically, make, run
 
 
 @given(tau=st.integers(0, 3), seed=st.integers(0, 100))
@@ -114,16 +112,4 @@ def test_dc_asgd_corrects_towards_the_virtual_iterate():
                                       lambda: delayed(adamw(0.01), {"a": 2, "b": 1, "c": 0}, dc_asgd=0.1)])
 def test_save_restore_mid_run_gives_identical_trajectory(make_opt):
     x0, grad = make(6, shapes=(("a", (4, 3)), ("b", (3, 3)), ("c", (5, 2))))
-    opt = make_opt()
-    full, _ = run(opt, x0, grad, 8)
-    half, s = run(opt, x0, grad, 4)
-    buf = io.BytesIO()
-    torch.save(state_dict(s), buf)
-    buf.seek(0)
-    s2 = load_state_dict(opt.init(x0), torch.load(buf, weights_only=True))
-    x = half[-1]
-    for t in range(4, 8):
-        u, s2 = opt.update(grad(x), s2, x)
-        x = apply_updates(x, u)
-        for k in x:
-            assert torch.equal(x[k], full[t + 1][k])
+    assert_resumes_identically(make_opt(), x0, grad, 8, 4)

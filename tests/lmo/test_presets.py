@@ -4,9 +4,14 @@ import math
 import pytest
 
 from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM, LR_SOURCE, MU_MAPS_TO, PAPER_PROTOCOL
+from lmo.registry import OPTIMIZERS
 
 NAMES = {"adamw", "nadam", "adan", "mars", "soap", "muon", "normuon", "adamuon", "lion", "signum",
-         "normalized_sgd"}
+         "normalized_sgd", "scion"}
+
+
+def test_the_tables_cover_the_registry():
+    assert NAMES == set(OPTIMIZERS)
 
 
 def test_paper_protocol_numbers():
@@ -32,6 +37,7 @@ def test_default_momentum_matches_constructor_defaults():
     from lmo.alias import soap
     ours = {"nadam": nadam(1e-3).hyper["betas"][0], "adan": adan(1e-3).hyper["betas"][0],
             "mars": mars(1e-3).hyper["betas"][0], "soap": soap(1e-3).hyper["betas"][0],
-            "normuon": normuon(1e-3).hyper["momentum"], "adamuon": adamuon(1e-3).hyper["momentum"]}
+            "normuon": normuon(1e-3).hyper["momentum"], "adamuon": adamuon(1e-3).hyper["momentum"],
+            "scion": OPTIMIZERS["scion"](1e-3).hyper["momentum"]}
     for k, v in ours.items():
         assert DEFAULT_MOMENTUM[k] == pytest.approx(v), k

@@ -1,0 +1,109 @@
+"""DC-ASGD with an EMA of the squared gradient, as wrappers over the delayed update
+(docs/design.md §4). Two published readings, one constructor each.
+
+The delayed update x_{t+1} = x_t + d_{t-tau} takes g_t at x_t, and d_t lands on
+x_{t+tau} = y_t, the virtual iterate (lmo.delay). Delay compensation corrects g_t,
+elementwise, by a diagonal curvature times the offset y_t - x_t (DC-ASGD's "w_now -
+w_stale" after the index alignment of lmo.delay; None where tau = 0, which leaves g_t
+unchanged). With v_t the EMA of g*g, v_t = beta v_{t-1} + (1 - beta) g_t * g_t (v_{-1} = 0,
+updated with g_t before the correction)::
+
+    dc_asgd_adaptive (Zheng et al. 2017, DC-ASGD-a):
+        g~_t = g_t + lambda / sqrt(v_t + eps) * g_t * g_t * (y_t - x_t)
+    dc_asgd_ema (the marin project's "dc_asgd_ema"):
+        g~_t = g_t + lambda * v_t * (y_t - x_t)
+
+then d_t = inner(g~_t) as usual. The first is the paper's adaptive variant: the plain
+DC-ASGD term lambda g*g*(y - x) (lmo.delay.dc_correct) with lambda_t = lambda_0 /
+sqrt(MeanSquare(t) + eps); the formula and its defaults (m = beta = 0.95, eps = 1e-7,
+the MeanSquare updated before it is used) are those of the authors' own parameter-server
+updater (Microsoft multiverso, ``DCASGDAUpdater``), lambda_0 = 2 as the paper's CIFAR
+setting. Its correction is scale-free in g: about lambda |g| |y - x|. The second replaces
+the instantaneous g*g of DC-ASGD by the EMA itself (marin's
+``experiments/grug/moe_delay/delay_optim.py``: dc_lambda = 1, dc_beta2 = 0.99), the
+"reuse the second moment as curvature" reading.
+
+Training loop: as lmo.delayed (the gradient is taken at x_t; ``lmo.gradient_point``
+returns x_t). For a Muon-type inner optimizer the corrected gradient enters the momentum
+before the orthogonalization, as in marin's harness. tau = 0 everywhere: the correction
+vanishes and the update is the inner optimizer's bit for bit (v is still tracked).
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping, NamedTuple
+
+import torch
+
+from lmo.base import Optimizer, check_beta, check_finite, check_nonneg, check_same_keys
+from lmo.delay import DelayState, delayed
+
+
+class DCAdaptiveState(NamedTuple):
+    """The delayed wrapper's state and v_{t-1}, the EMA of g * g per block."""
+
+    delay: DelayState
+    sq_avg: dict
+
+    def next_applied(self) -> dict:
+        """a_t = d_{t-tau}, as lmo.delay.next_applied."""
+        return self.delay.next_applied()
+
+    def offset(self) -> dict:
+        """y_t - x_t, as lmo.delay.virtual_offset."""
+        return self.delay.offset()
+
+
+def zheng_correction(g: torch.Tensor, v: torch.Tensor, off: torch.Tensor, lam: float, eps: float) -> torch.Tensor:
+    """DC-ASGD-a: g + lambda / sqrt(v + eps) * g * g * off (elementwise)."""
+    return g + lam / torch.sqrt(v + eps) * g * g * off
+
+
+def ema_correction(g: torch.Tensor, v: torch.Tensor, off: torch.Tensor, lam: float, eps: float) -> torch.Tensor:
+    """marin's dc_asgd_ema: g + lambda * v * off (elementwise; eps unused)."""
+    return g + lam * v * off
+
+
+def _compensated(opt: Optimizer, delay, lam: float, beta: float, eps: float, correction, name: str) -> Optimizer:
+    check_nonneg(lam, "lam")
+    check_beta(beta, "beta")
+    base = delayed(opt, delay)
+
+    def init(params):
+        return DCAdaptiveState(base.init(params), {k: torch.zeros_like(v) for k, v in params.items()})
+
+    def update(grads, state, params=None):
+        check_same_keys(grads, state.sq_avg, "grads and DC-ASGD's EMA")
+        check_finite(grads)   # before v absorbs them
+        off = state.offset()
+        sq_avg, corrected = {}, {}
+        for k, g in grads.items():
+            v = beta * state.sq_avg[k] + (1 - beta) * g * g
+            sq_avg[k] = v
+            corrected[k] = g if off[k] is None or not lam else correction(g, v, off[k].to(g.dtype), lam, eps)
+        applied, dstate = base.update(corrected, state.delay, params)
+        return applied, DCAdaptiveState(dstate, sq_avg)
+
+    def virtual(params, state):
+        return base.virtual(params, state.delay)
+
+    return Optimizer(init, update, virtual=virtual, name=f"{name}({opt.name})",
+                     hyper=dict(inner=opt.hyper, delay=dict(delay) if isinstance(delay, Mapping) else delay,
+                                lam=lam, beta=beta, eps=eps))
+
+
+def dc_asgd_adaptive(opt: Optimizer, delay=1, *, lam: float = 2.0, beta: float = 0.95,
+                     eps: float = 1e-7) -> Optimizer:
+    """Delayed update with DC-ASGD-a's correction (Zheng et al. 2017; module docstring):
+    g~ = g + lam / sqrt(v + eps) * g * g * (y - x), v the EMA (weight ``1 - beta``) of g * g.
+    ``delay``: an int or a mapping name -> tau."""
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
+        raise ValueError(f"eps must be a finite number > 0, got {eps!r}")
+    return _compensated(opt, delay, lam, beta, eps, zheng_correction, "dc_asgd_adaptive")
+
+
+def dc_asgd_ema(opt: Optimizer, delay=1, *, lam: float = 1.0, beta: float = 0.99) -> Optimizer:
+    """Delayed update with marin's DC-ASGD-EMA correction (module docstring):
+    g~ = g + lam * v * (y - x), v the EMA (weight ``1 - beta``) of g * g.
+    ``delay``: an int or a mapping name -> tau."""
+    return _compensated(opt, delay, lam, beta, 0.0, ema_correction, "dc_asgd_ema")
