@@ -20,7 +20,9 @@ from lmo.variants import SYNC, TWO_BW
 from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import Verdict, combine, fmt, gap_shrinks_with, larger_gap, mean
-from .common import GAP_LABEL, Context, FigureOutput, grid_figure, paired, retuned_gap, sources, variant_grid
+from .best_lrs import argmin, rests_on
+from .common import (GAP_LABEL, Context, FigureOutput, grid_claims, grid_figure, paired, retuned_gap, sources, tag,
+                     variant_grid)
 
 NAME = "fig4"
 TITLE = "Figure 4: final sync-async gap vs momentum"
@@ -78,6 +80,27 @@ def retuned(p, res: dict) -> dict:
     return out
 
 
+def preset_line(p) -> str:
+    seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
+    return f"higher momentum shrinks the gap (absolute gap, lr at its preset, every optimizer, {seeds})"
+
+
+def judge(ctx: Context, res: dict) -> dict:
+    """The preset-lr reading, the paper's protocol as we read it (C9): per optimizer the gap
+    at the largest momentum below the smallest's, monotone, the sync loss not worse
+    (``verdicts.gap_shrinks_with``); every optimizer."""
+    p = ctx.profile
+    parts = [gap_shrinks_with(p.momentum_grid, [paired(res[o, m][SYNC], res[o, m][TWO_BW]) for m in p.momentum_grid],
+                              plotting.label(o), ctx.noise_for(o), sync=[res[o, m][SYNC] for m in p.momentum_grid])
+             for o in p.momentum_optimizers]
+    return {preset_line(p): tag(combine(parts, "momentum shrinks the gap"), "C9")}
+
+
+def claims(ctx: Context) -> dict:
+    """Figure 4's confirmatory line (C9), measured without drawing."""
+    return grid_claims(ctx, grid, judge)
+
+
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
     p = ctx.profile
     gaps = {cell: paired(r["sync"], r["2bw"]) for cell, r in res.items()}
@@ -95,8 +118,6 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         ax_sync.plot(one_minus, [mean(res[o, m]["sync"]) for m in p.momentum_grid], marker="o",
                      color=line.get_color(), label=plotting.label(o))
         rows.append(f"| {plotting.label(o)} | " + " | ".join(fmt(gaps[o, m]) for m in p.momentum_grid) + " |")
-        parts.append(gap_shrinks_with(p.momentum_grid, [gaps[o, m] for m in p.momentum_grid], plotting.label(o),
-                                      noise=ctx.noise_for(o)))
     ax.axhline(0, color="black", linewidth=0.8)
     _log_mu_axes((ax, ax_sync), p.momentum_grid)
     ax.set_ylabel(GAP_LABEL)
@@ -119,10 +140,9 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.measured += ["", "The synchronous run's own final loss at each momentum (a gap next to a sync run "
                      "that got worse says the preset lr no longer suits that momentum):", "",
                      rows[0], rows[1], *sync_rows]
-    seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
-    out.verdicts = {f"higher momentum shrinks the gap (absolute gap, lr at its preset, {seeds})":
-                    ctx.verdict(combine(parts, "momentum"))}
-    out.notes = [v.reason for v in parts]
+    judged = judge(ctx, res)
+    out.verdicts = {k: ctx.verdict(v) for k, v in judged.items()}
+    out.notes = [v.reason for v in judged[preset_line(p)].test.parts]
     out.notes.append("The momentum swept (the reading this figure tests): "
                      + "; ".join(f"{plotting.label(o)}: {MU_MAPS_TO[o]}" for o in p.momentum_optimizers)
                      + ". Lion's betas[0] weights the update's interpolation; its momentum buffer decays "
@@ -141,7 +161,7 @@ def _render_retuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     best = retuned(p, res)
     mults = p.momentum_lr_mults
     fig, (ax,) = plotting.new()
-    parts, rows, edge = [], [], []
+    parts, rows, edge, argmins = [], [], [], []
     for o in p.momentum_lr_optimizers:
         ys = [mean(best[o, m][0]) for m in p.momentum_grid]
         line = ax.plot([1 - m for m in p.momentum_grid], ys, marker="o", label=f"{plotting.label(o)}: lr retuned")[0]
@@ -156,8 +176,17 @@ def _render_retuned(ctx: Context, out: FigureOutput, res: dict) -> None:
                         + f" | x{c_s:g} | x{c_a:g} | {fmt(gap)} |")
             edge += [f"{plotting.label(o)} beta {m} {v}" for v, c in ((SYNC, c_s), (TWO_BW, c_a))
                      if len(mults) > 1 and c in (min(mults), max(mults))]
-        parts.append(gap_shrinks_with(p.momentum_grid, [best[o, m][0] for m in p.momentum_grid],
-                                      plotting.label(o), noise=ctx.noise_for(o)))
+        used = [argmin(ctx, {c: res[LR, o, m, c] for c in mults}, v, o, name=f"{plotting.label(o)} beta {m}")
+                for m in p.momentum_grid for v in KINDS]
+        argmins += [(o, a) for a in used]
+        ends = (best[o, p.momentum_grid[0]], best[o, p.momentum_grid[-1]])
+        if ends[0][1:] == ends[1][1:]:   # one (c_sync, c_2bw) at both ends: that pair's spread
+            noise = ctx.noise_for(o, lr=ends[0][1:])
+        else:                             # two: the wider of the two (each cell's own in reality)
+            noise = max((ctx.noise_for(o, lr=e[1:]) for e in ends), key=lambda n: n.conservative.width())
+        sync_best = [res[LR, o, m, best[o, m][1]][SYNC] for m in p.momentum_grid]
+        parts.append(rests_on(gap_shrinks_with(p.momentum_grid, [best[o, m][0] for m in p.momentum_grid],
+                                               plotting.label(o), noise, sync=sync_best), used))
     ax.axhline(0, color="black", linewidth=0.8)
     _log_mu_axes((ax,), p.momentum_grid)
     ax.set_ylabel("best 2BW - best sync loss (nats/byte)")
@@ -175,6 +204,10 @@ def _render_retuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     out.verdicts[f"higher momentum shrinks the gap (lr retuned: best 2BW minus best sync over peak lr "
                  f"{grid_txt}, per momentum, {seeds})"] = ctx.verdict(combine(parts, "momentum"))
     out.notes += ["Lr-retuned reading: " + v.reason for v in parts]
+    out.notes += ["Lr-retuned reading, best lrs (docs/protocol.md §6): " + "; ".join(a.text for _, a in argmins) + "."]
+    ext = sorted({f"{plotting.label(o)} x{a.extension:g}" for o, a in argmins if a.extension})
+    if ext:
+        out.notes.append("Grid extensions that would make the edge best lrs interior: " + ", ".join(ext) + ".")
     _lr_ordering(ctx, out, res)
     out.notes.append("Lr-retuned reading, protocol: each (optimizer, momentum, variant) trains at every peak lr "
                      f"of {grid_txt} (Muon: the matrix group's lr; its AdamW group keeps its own preset), and "
@@ -187,7 +220,7 @@ def _render_retuned(ctx: Context, out: FigureOutput, res: dict) -> None:
 def _lr_ordering(ctx: Context, out: FigureOutput, res: dict) -> None:
     """The theory's ordering 1 (gpu_runs/orderings.py) on the lr grid: at fixed beta the 2BW
     gap grows with the peak lr, since the delayed bound's price over the synchronous one is
-    2 L eta. Per (optimizer, beta): gap(largest lr) > gap(smallest lr) beyond 2 SE."""
+    2 L eta. Per (optimizer, beta): gap(largest lr) > gap(smallest lr) (95 % interval above 0)."""
     p = ctx.profile
     lo, hi = min(p.momentum_lr_mults), max(p.momentum_lr_mults)
     if lo == hi:
@@ -223,7 +256,8 @@ def _render_lion_beta2(ctx: Context, out: FigureOutput, res: dict) -> None:
                      "| betas[1] | sync | 2BW | gap |", "|---|---|---|---|",
                      *[f"| {b} | {fmt(res[BETA2, b][SYNC])} | {fmt(res[BETA2, b][TWO_BW])} | {fmt(g)} |"
                        for b, g in zip(b2s, gaps)]]
-    v: Verdict = gap_shrinks_with(b2s, gaps, "Lion betas[1]", noise=ctx.noise_for("lion"))
+    v: Verdict = gap_shrinks_with(b2s, gaps, "Lion betas[1]", noise=ctx.noise_for("lion"),
+                                  sync=[res[BETA2, b][SYNC] for b in b2s])
     seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
     out.verdicts[f"higher Lion betas[1] shrinks Lion's gap (betas[1] read as the momentum decay; "
                  f"betas[0] and lr at their presets, {seeds})"] = ctx.verdict(v)

@@ -66,22 +66,18 @@ def test_no_sweep_no_runs():
 
 
 def test_table1_at_tuned_lrs_judges_gap_star_not_the_preset_gap(tmp_path):
-    """Planted: MARS's preset-lr gap is 0.40 but its gap* (best 2BW - best sync) is -0.01 <
-    Muon's 0.01, so "MARS gap larger than Muon's" at tuned lrs does not hold; AdamW's gap*
-    0.25 against Muon's 0.01 holds, much larger too."""
+    """Planted: MARS's preset-lr gap is 0.40 but its gap* (best 2BW - best sync, both at x2, interior
+    and resolved) is -0.01 < Muon's 0.01, so "MARS gap larger than Muon's" at tuned lrs does not
+    hold; AdamW's gap* 0.25 against Muon's 0.01 holds, much larger too."""
     from paper_figs.figures.common import FigureOutput
     from paper_figs.profiles import get_profile
     from paper_figs.verdicts import FAILS, HOLDS
-    p = get_profile("micro", table1_optimizers=("adamw", "muon", "mars"), tuning_lr_mults=(1.0, 2.0),
+    p = get_profile("micro", table1_optimizers=("adamw", "muon", "mars"), tuning_lr_mults=(0.5, 1.0, 2.0, 4.0),
                     tuned_gap_optimizers=("adamw", "muon", "mars"))
-    losses = {"adamw": {1.0: (1.50, 1.70), 2.0: (1.40, 1.65)},
-              "muon": {1.0: (1.36, 1.37), 2.0: (1.38, 1.40)},
-              "mars": {1.0: (1.50, 1.90), 2.0: (1.45, 1.44)}}
-    res = {}
-    for o, by_c in losses.items():
-        for c, (s, a) in by_c.items():
-            res[(lr_tuning.TUNE, o, c)] = {"sync": [s], "2bw": [a]}
-        res[(p.sizes[0], o)] = res[(lr_tuning.TUNE, o, 1.0)]
+    losses = {"adamw": {0.5: (1.60, 1.85), 1.0: (1.50, 1.70), 2.0: (1.40, 1.65), 4.0: (1.45, 1.70)},
+              "muon": {0.5: (1.40, 1.42), 1.0: (1.36, 1.37), 2.0: (1.38, 1.40), 4.0: (1.42, 1.45)},
+              "mars": {0.5: (1.60, 1.95), 1.0: (1.50, 1.90), 2.0: (1.45, 1.44), 4.0: (1.52, 1.50)}}
+    res = _grid_res(p, losses)
     out = FigureOutput("lr_tuning", "t")
     lr_tuning._table1_tuned(StubContext(p, tmp_path), out, res)
     status = {k.split(" (")[0]: v.status for k, v in out.verdicts.items()}
@@ -90,6 +86,30 @@ def test_table1_at_tuned_lrs_judges_gap_star_not_the_preset_gap(tmp_path):
     row = next(r for r in out.measured if r.startswith("| MARS"))
     assert "| x2 | x2 | 1.450 | 1.440 | -0.010 |" in row and row.endswith("| 0.400 |")
     assert (tmp_path / "lr_tuning_table1_gaps.png").exists()
+
+
+def test_a_tuned_reading_that_rests_on_a_grid_edge_is_inconclusive(tmp_path):
+    """docs/protocol.md §6 (changed on purpose): on a two-point grid every best lr is an edge of
+    the grid, so no tuned-lr verdict can be given, whatever the numbers; the note names the
+    extension that would make the edge interior."""
+    p = get_profile("micro", table1_optimizers=("adamw", "muon"), tuning_lr_mults=(1.0, 2.0),
+                    tuned_gap_optimizers=("adamw", "muon"))
+    res = _grid_res(p, {"adamw": {1.0: (1.50, 1.70), 2.0: (1.40, 1.65)},
+                        "muon": {1.0: (1.36, 1.37), 2.0: (1.38, 1.40)}})
+    out = FigureOutput("lr_tuning", "t")
+    lr_tuning._table1_tuned(StubContext(p, tmp_path), out, res)
+    assert {v.status for v in out.verdicts.values()} == {INCONCLUSIVE}
+    assert all("grid edge" in v.reason for v in out.verdicts.values())
+
+
+def _grid_res(p, losses):
+    """Planted one-seed lr grids {o: {c: (sync, 2bw)}}, x1 also Table 1's preset cell."""
+    res = {}
+    for o, by_c in losses.items():
+        for c, (s, a) in by_c.items():
+            res[(lr_tuning.TUNE, o, c)] = {"sync": [s], "2bw": [a]}
+        res[(p.sizes[0], o)] = res[(lr_tuning.TUNE, o, 1.0)]
+    return res
 
 
 def test_grid_extends_upward_only_for_the_named_optimizers():
@@ -136,19 +156,20 @@ def _held_res(p, seed0, held):
 
 def test_claims_are_judged_on_the_held_out_seeds_and_a_stale_choice_is_inconclusive(tmp_path, monkeypatch):
     """Planted: on seed 0 MARS's gap* (0.20) is far above Muon's (0.01), but on the held-out
-    seeds at the chosen lrs MARS's gap is 0.00: 'MARS larger than Muon' does not hold, since the
-    claim is judged on the held-out seeds. When CHOSEN disagrees with the grid's argmin the
-    verdict is inconclusive and the report says to retrain."""
+    seeds at the chosen lrs (interior, resolved) MARS's gap is 0.00: 'MARS larger than Muon' does
+    not hold, since the claim is judged on the held-out seeds. When CHOSEN disagrees with the
+    grid's argmin the verdict is inconclusive and the report says to retrain."""
     from paper_figs import tuned_lrs
     monkeypatch.setattr(tuned_lrs, "CHOSEN", {"adamw": (2.0, 1.0), "muon": (1.0, 1.0), "mars": (2.0, 1.0)})
     p = get_profile("micro", table1_optimizers=("adamw", "muon", "mars"), table1_headline=("adamw", "muon", "mars"),
-                    tuning_lr_mults=(1.0, 2.0), tuned_gap_optimizers=("adamw", "muon", "mars"), tuned_seeds=(1, 2, 3))
-    seed0 = {"adamw": {1.0: (1.50, 1.70), 2.0: (1.40, 1.80)},
-             "muon": {1.0: (1.36, 1.37), 2.0: (1.38, 1.40)},
-             "mars": {1.0: (1.50, 1.60), 2.0: (1.40, 1.65)}}
+                    tuning_lr_mults=(0.5, 1.0, 2.0, 4.0), tuned_gap_optimizers=("adamw", "muon", "mars"),
+                    tuned_seeds=(1, 2, 3))
+    seed0 = {"adamw": {0.5: (1.60, 1.85), 1.0: (1.50, 1.70), 2.0: (1.40, 1.80), 4.0: (1.46, 1.90)},
+             "muon": {0.5: (1.40, 1.42), 1.0: (1.36, 1.37), 2.0: (1.38, 1.40), 4.0: (1.42, 1.45)},
+             "mars": {0.5: (1.60, 1.70), 1.0: (1.50, 1.60), 2.0: (1.40, 1.65), 4.0: (1.46, 1.70)}}
     held = {"adamw": ((1.40, 1.41, 1.42), (1.70, 1.71, 1.72)),
-            "muon": ((1.36, 1.37, 1.38), (1.37, 1.38, 1.39)),
-            "mars": ((1.40, 1.41, 1.42), (1.40, 1.41, 1.42))}
+            "muon": ((1.36, 1.37, 1.38), (1.371, 1.379, 1.39)),
+            "mars": ((1.40, 1.41, 1.42), (1.401, 1.409, 1.42))}
     out = FigureOutput("lr_tuning", "t")
     lr_tuning._table1_tuned(StubContext(p, tmp_path), out, _held_res(p, seed0, held))
     status = {k.split(" (")[0]: v.status for k, v in out.verdicts.items()}
@@ -156,7 +177,7 @@ def test_claims_are_judged_on_the_held_out_seeds_and_a_stale_choice_is_inconclus
     assert status["MARS gap larger than Muon's"] == FAILS
     assert all("held-out seeds 1, 2, 3" in k for k in out.verdicts)
     row = next(r for r in out.measured if r.startswith("| MARS"))
-    assert "| 0.200 | 14.29% | 0.000 ± 0.000 (n=3) | 0.100 |" in row   # gap*, held-out gap, preset gap
+    assert "| 0.200 | 14.29% | 0.000 ± 0.001 (n=3) | 0.100 |" in row   # gap*, held-out gap, preset gap
     # the grid now picks x1 for MARS's sync run, not CHOSEN's x2: its held-out runs are stale
     seed0["mars"][1.0] = (1.30, 1.60)
     out = FigureOutput("lr_tuning", "t")
