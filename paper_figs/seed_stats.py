@@ -24,11 +24,12 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Sequence
 
 from .machine_noise import MachineSpread, same_kind
 from .protocol import CONFIDENCE, OWN_SD_MIN_N
-from .t_tests import Component, TStat, bartlett_homogeneous, satterthwaite, t_quantile
+from .t_tests import Component, TStat, bartlett_homogeneous, sample_variance, t_quantile
 
 
 class Measured(float):
@@ -208,7 +209,7 @@ def pool(groups: Sequence[Sequence[float]], source: str = "", machine: MachineSp
     for g in groups:
         g = finite(g)
         if len(g) >= 2:
-            ss += (len(g) - 1) * statistics.variance(g)
+            ss += (len(g) - 1) * sample_variance(g)
             dof += len(g) - 1
             k += 1
     return Noise(math.sqrt(ss / dof) if dof else float("nan"), dof, k, source, machine=machine)
@@ -229,7 +230,7 @@ class Estimate:
     machine: str = ""
     why: str = ""
 
-    @property
+    @cached_property
     def stat(self) -> TStat:
         return TStat.of(self.mean, self.components)
 
@@ -264,7 +265,8 @@ def estimate(xs: Sequence[float], noise: Noise = NO_NOISE) -> Estimate:
     keys = frozenset(k for x in xs for k in getattr(x, "keys", ()) if k)
     own = n >= OWN_SD_MIN_N
     if own:
-        sd, comp = statistics.stdev(xs), Component(statistics.variance(xs) / n, n - 1)
+        var = sample_variance(xs)
+        sd, comp = math.sqrt(var), Component(var / n, n - 1)
     else:
         sd, comp = noise.sd, Component(noise.sd ** 2 / n, noise.dof, f"pool{noise.source}")
     why = "" if math.isfinite(sd) and (own or noise.dof) else "one seed and no pooled seed spread"

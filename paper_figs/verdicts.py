@@ -35,7 +35,9 @@ __all__ = ["HOLDS", "FAILS", "INCONCLUSIVE", "Evidence", "Verdict", "mean", "spr
 class Evidence:
     """The numbers behind a verdict: (p_hold, p_fail) under the borrowed pools (``p``) and their
     conservative alternatives (``p_alt``), the statistic's estimate, 95 % interval, n and dof,
-    a short ``label``, the run ``keys`` it rests on and, for a claim of parts, its ``parts``."""
+    a short ``label``, the run ``keys`` it rests on, the decision ``boundary`` the estimate must
+    clear and on which ``side`` the claim holds (+1 above, -1 below, 0 within +-boundary) and, for a claim of parts, its ``parts`` and rule (at least ``k`` of them hold);
+    ``negated``: the claim is 'not' this evidence's."""
 
     p: tuple = (1.0, 1.0)
     p_alt: tuple = (1.0, 1.0)
@@ -47,6 +49,10 @@ class Evidence:
     label: str = ""
     keys: frozenset = frozenset()
     parts: tuple = ()
+    k: int = 0
+    boundary: float = 0.0
+    side: int = 1
+    negated: bool = False
 
     @property
     def p_eff(self) -> tuple[float, float]:
@@ -119,7 +125,7 @@ def _composite(verdicts: Sequence[Verdict], what: str, k: int | None, rule: str)
     p = tt.at_least(k, [_p_of(v) for v in verdicts])
     p_alt = tt.at_least(k, [_p_of(v, alt=True) for v in verdicts])
     keys = frozenset().union(*(v.test.keys for v in verdicts if v.test))
-    test = Evidence(p, p_alt, label=what, keys=keys, parts=tuple(verdicts))
+    test = Evidence(p, p_alt, label=what, keys=keys, parts=tuple(verdicts), k=k)
     status = tt.decide(test.p_eff, ALPHA)
     h = sum(v.status == HOLDS for v in verdicts)
     f = sum(v.status == FAILS for v in verdicts)
@@ -159,20 +165,23 @@ def negate(v: Verdict, what: str) -> Verdict:
     status = {HOLDS: FAILS, FAILS: HOLDS}.get(v.status, INCONCLUSIVE)
     t = v.test or Evidence(_p_of(v), _p_of(v, True))
     return Verdict(status, f"{what}: {v.reason}", replace(t, p=tt.negated(t.p), p_alt=tt.negated(t.p_alt),
-                                                          label=f"not {t.label}" if t.label else what))
+                                                          label=f"not {t.label}" if t.label else what,
+                                                          negated=not t.negated))
 
 
 # ---- one statistic ------------------------------------------------------------------------------
 
 class Line(NamedTuple):
     """What a rule computes under one choice of pools: its description, the statistic, its
-    (p_hold, p_fail), the statistic's name and the decision boundary (for the seeds line)."""
+    (p_hold, p_fail), the statistic's name, the decision boundary and which side of it the claim
+    is on (for the seeds line and ``paper_figs.seeds_needed``)."""
 
     desc: str
     est: Estimate
     p: tuple
     what: str
     boundary: float = 0.0
+    side: int = 1        # the claim holds above the boundary (+1), below it (-1), within +-boundary (0)
 
 
 def _judge(build: Callable[..., Line], noises: Sequence[Noise], label: str) -> Verdict:
@@ -186,7 +195,8 @@ def _judge(build: Callable[..., Line], noises: Sequence[Noise], label: str) -> V
     alt_used = e.borrowed and any(a != n for a, n in zip(alts, noises))
     ln_c = build(*alts) if alt_used else ln
     lo, hi = e.interval()
-    test = Evidence(ln.p, ln_c.p if ln_c.est.stat.usable else (1.0, 1.0), e.mean, lo, hi, e.n, e.dof, label, e.keys)
+    test = Evidence(ln.p, ln_c.p if ln_c.est.stat.usable else (1.0, 1.0), e.mean, lo, hi, e.n, e.dof, label, e.keys,
+                    boundary=ln.boundary, side=ln.side)
     status = tt.decide(test.p_eff, ALPHA)
     sds = "own SD" if not e.borrowed else "SD borrowed: " + "; ".join(dict.fromkeys(str(n) for n in noises))
     reason = (f"{ln.desc}; {ln.what} = {e.mean:.4f}, 95 % interval [{lo:.4f}, {hi:.4f}], n={e.n}, "
@@ -337,7 +347,7 @@ def gap_shrinks_with(xs: Sequence[float], gaps: Sequence[Sequence[float]], name:
                 desc += f"; sync loss change {s.mean:+.4f} [{slo:+.4f}, {shi:+.4f}]"
                 if slo > 0:
                     p_hold, desc = 1.0, desc + " (the sync run worsens: confounded, cannot hold)"
-        return Line(desc, d, (p_hold, p_fail), "change of the gap (claim < 0)")
+        return Line(desc, d, (p_hold, p_fail), "change of the gap (claim < 0)", 0.0, -1)
     return _judge(build, (noise,), name)
 
 
@@ -358,7 +368,7 @@ def no_growth(horizons: Sequence[float], gaps: Sequence[Sequence[float]], name: 
         es = [(h, estimate(g, n)) for h, g in pts]
         d = linear([(1.0, es[-1][1]), (-1.0, es[0][1])])
         desc = f"{name}: gap " + " -> ".join(f"{e} at {h}" for h, e in es) + f" steps; margin {margin:.4f}"
-        return Line(desc, d, tt.noninferiority(d.stat, margin), "growth (claim < margin)", margin)
+        return Line(desc, d, tt.noninferiority(d.stat, margin), "growth (claim < margin)", margin, -1)
     return _judge(build, (noise,), name)
 
 
@@ -367,7 +377,7 @@ def below_margin(xs: Sequence[float], margin: float, name: str, noise: Noise = N
     """Claim mean(xs) < ``margin`` (non-inferiority: 'stays within', 'stays stable')."""
     def build(n):
         e = estimate(xs, n)
-        return Line(f"{name}: margin {margin:.4g}", e, tt.noninferiority(e.stat, margin), what, margin)
+        return Line(f"{name}: margin {margin:.4g}", e, tt.noninferiority(e.stat, margin), what, margin, -1)
     return _judge(build, (noise,), name)
 
 
@@ -376,7 +386,7 @@ def equivalent(xs: Sequence[float], margin: float, name: str, noise: Noise = NO_
     def build(n):
         e = estimate(xs, n)
         return Line(f"{name}: margin +-{margin:.4g}", e, tt.equivalence(e.stat, margin),
-                    "mean (claim within +-margin)", margin if e.mean >= 0 else -margin)
+                    "mean (claim within +-margin)", margin if e.mean >= 0 else -margin, 0)
     return _judge(build, (noise,), name)
 
 

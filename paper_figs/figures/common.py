@@ -273,8 +273,9 @@ def finals(ctx: Context, settings_list: list, missing: list) -> list[float]:
     for s in settings_list:
         o = ctx.get(s)
         if o.ok and math.isfinite(o.final):
-            prov = (o.record or {}).get("provenance") or {}
-            vals.append(Measured(o.final, o.key, machine_kind(prov) if prov else None, regime_of(s)))
+            prov = (getattr(o, "record", None) or {}).get("provenance") or {}
+            vals.append(Measured(o.final, getattr(o, "key", None), machine_kind(prov) if prov else None,
+                                 regime_of(s)))
         else:
             why = o.error or "final validation loss is not finite"
             missing.append(f"{describe_run(s)}: {why}")

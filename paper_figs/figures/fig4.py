@@ -40,12 +40,17 @@ def lr_setting(optimizer: str, mult: float) -> dict:
     return {} if mult == 1 else {"lr": round(mult * DEFAULT_LR[optimizer], 12)}
 
 
+def lr_mults(p, o: str) -> tuple:
+    """The lr-retuned reading's grid of ``o``: ``p.momentum_lr_mults`` and ``o``'s ``p.momentum_lr_extend``."""
+    return tuple(sorted(set(p.momentum_lr_mults) | set(dict(p.momentum_lr_extend).get(o, ()))))
+
+
 def grid(p) -> dict:
     """{(optimizer, momentum, variant): [settings per seed]} (preset lr), plus
     {(LR, optimizer, momentum, multiplier, variant): ...} and {(BETA2, beta2, variant): ...}."""
     g = variant_grid(p, KINDS, {"optimizer": p.momentum_optimizers, "momentum": p.momentum_grid})
     for o in p.momentum_lr_optimizers:
-        for c in p.momentum_lr_mults:
+        for c in lr_mults(p, o):
             for (m, k), runs in variant_grid(p, KINDS, {"momentum": p.momentum_grid}, optimizer=o,
                                              **lr_setting(o, c)).items():
                 g[(LR, o, m, c, k)] = runs
@@ -76,7 +81,7 @@ def retuned(p, res: dict) -> dict:
     out = {}
     for o in p.momentum_lr_optimizers:
         for m in p.momentum_grid:
-            out[o, m] = retuned_gap({c: res[LR, o, m, c] for c in p.momentum_lr_mults})
+            out[o, m] = retuned_gap({c: res[LR, o, m, c] for c in lr_mults(p, o)})
     return out
 
 
@@ -159,7 +164,7 @@ def _render_retuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     """The lr-retuned reading: its table, panel and verdict line."""
     p = ctx.profile
     best = retuned(p, res)
-    mults = p.momentum_lr_mults
+    mults = sorted({c for o in p.momentum_lr_optimizers for c in lr_mults(p, o)})
     fig, (ax,) = plotting.new()
     parts, rows, edge, argmins = [], [], [], []
     for o in p.momentum_lr_optimizers:
@@ -171,13 +176,14 @@ def _render_retuned(ctx: Context, out: FigureOutput, res: dict) -> None:
                     linestyle=":", color=line.get_color(), label=f"{plotting.label(o)}: preset lr")
         for m in p.momentum_grid:
             gap, c_s, c_a = best[o, m]
-            losses = [fmt(res[LR, o, m, c][v]) for v in KINDS for c in mults]
+            losses = [fmt(res[LR, o, m, c][v]) if (LR, o, m, c) in res else "-" for v in KINDS for c in mults]
             rows.append(f"| {plotting.label(o)} | {m} | " + " | ".join(losses)
                         + f" | x{c_s:g} | x{c_a:g} | {fmt(gap)} |")
+            own = lr_mults(p, o)
             edge += [f"{plotting.label(o)} beta {m} {v}" for v, c in ((SYNC, c_s), (TWO_BW, c_a))
-                     if len(mults) > 1 and c in (min(mults), max(mults))]
-        used = [argmin(ctx, {c: res[LR, o, m, c] for c in mults}, v, o, name=f"{plotting.label(o)} beta {m}")
-                for m in p.momentum_grid for v in KINDS]
+                     if len(own) > 1 and c in (min(own), max(own))]
+        used = [argmin(ctx, {c: res[LR, o, m, c] for c in lr_mults(p, o)}, v, o,
+                       name=f"{plotting.label(o)} beta {m}") for m in p.momentum_grid for v in KINDS]
         argmins += [(o, a) for a in used]
         ends = (best[o, p.momentum_grid[0]], best[o, p.momentum_grid[-1]])
         if ends[0][1:] == ends[1][1:]:   # one (c_sync, c_2bw) at both ends: that pair's spread
@@ -222,11 +228,12 @@ def _lr_ordering(ctx: Context, out: FigureOutput, res: dict) -> None:
     gap grows with the peak lr, since the delayed bound's price over the synchronous one is
     2 L eta. Per (optimizer, beta): gap(largest lr) > gap(smallest lr) (95 % interval above 0)."""
     p = ctx.profile
-    lo, hi = min(p.momentum_lr_mults), max(p.momentum_lr_mults)
-    if lo == hi:
+    if len(p.momentum_lr_mults) < 2:
         return
-    per_opt = []
+    per_opt, ends = [], []
     for o in p.momentum_lr_optimizers:
+        lo, hi = min(lr_mults(p, o)), max(lr_mults(p, o))
+        ends.append(f"{plotting.label(o)} x{hi:g} vs x{lo:g}")
         cells = [larger_gap(paired(res[LR, o, m, hi][SYNC], res[LR, o, m, hi][TWO_BW]),
                             paired(res[LR, o, m, lo][SYNC], res[LR, o, m, lo][TWO_BW]),
                             (f"{plotting.label(o)} beta {m} at lr x{hi:g}", f"at x{lo:g}"),
@@ -236,7 +243,7 @@ def _lr_ordering(ctx: Context, out: FigureOutput, res: dict) -> None:
         out.notes += [f"Theory's lr ordering, {plotting.label(o)}: " + v.reason for v in cells]
     seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
     out.verdicts[f"theory (delayed bound's price 2 L eta): at fixed momentum the 2BW gap grows with the peak lr "
-                 f"(x{hi:g} vs x{lo:g} preset, every optimizer and momentum of the lr grid, {seeds})"] = \
+                 f"({', '.join(ends)} preset, every optimizer and momentum of the lr grid, {seeds})"] = \
         ctx.verdict(combine(per_opt, "gap grows with lr"))
 
 

@@ -7,6 +7,8 @@ Muon's at every horizon, or does a longer run reverse the verdict?
 """
 from __future__ import annotations
 
+import math
+
 from .. import paper_numbers as pn
 from .. import plotting
 from ..protocol import M_SMALLEST
@@ -19,10 +21,47 @@ NAME = "fig5"
 TITLE = "Figure 5: sync, delayed and delayed+EF final loss across training horizons"
 
 
+SCALE = "scale"   # cells (SCALE, optimizer, horizon, variant): sync and 2BW on ``p.scale_size``
+
+
 def grid(p) -> dict:
-    """{(optimizer, horizon, variant): [settings per seed]}."""
-    return variant_grid(p, VARIANTS, {"optimizer": p.horizon_optimizers, "steps": p.horizons},
-                        seeds=p.horizon_seeds)
+    """{(optimizer, horizon, variant): [settings per seed]}, and {(SCALE, optimizer, horizon,
+    variant): ...} on the second size (``p.scale_horizons`` at ``p.scale_seeds``, sync and 2BW)."""
+    g = variant_grid(p, VARIANTS, {"optimizer": p.horizon_optimizers, "steps": p.horizons}, seeds=p.horizon_seeds)
+    if p.scale_horizons:
+        for key, runs in variant_grid(p, ("sync", "2bw"), {"optimizer": p.horizon_optimizers, "steps": p.scale_horizons},
+                                      seeds=p.scale_seeds, config=p.scale_size).items():
+            g[(SCALE, *key)] = runs
+    return g
+
+
+def scale_line(p) -> str:
+    return (f"{p.scale_size} model: the gap does not grow from {p.scale_horizons[0]} to {p.scale_horizons[-1]} steps "
+            f"(growth below {M_SMALLEST:.2%} of the sync loss), AdamW and Muon (exploratory: does the main model's "
+            "shrinking gap depend on scale?)")
+
+
+def _scale(ctx: Context, out: FigureOutput, res: dict) -> None:
+    """The second size's cells: table and an exploratory no-growth line."""
+    p = ctx.profile
+    if not p.scale_horizons:
+        return
+    rows = ["| optimizer | horizon (steps) | sync | async | gap |", "|---|---|---|---|---|"]
+    parts = []
+    for o in p.horizon_optimizers:
+        cells = {h: res[SCALE, o, h] for h in p.scale_horizons}
+        for h, r in cells.items():
+            rows.append(f"| {plotting.label(o)} | {h} | {fmt(r['sync'])} | {fmt(r['2bw'])} | "
+                        f"{fmt(paired(r['sync'], r['2bw']))} |")
+        margin = M_SMALLEST * mean(cells[p.scale_horizons[0]]["sync"])
+        gaps = [paired(cells[h]["sync"], cells[h]["2bw"]) for h in p.scale_horizons]
+        if math.isfinite(margin):
+            parts.append(no_growth(p.scale_horizons, gaps, plotting.label(o), ctx.noise_for(o, p.scale_size), margin))
+    out.measured += ["", f"{p.scale_size} model at {', '.join(map(str, p.scale_horizons))} steps "
+                     f"({len(p.scale_seeds)} seeds; sync and 2BW), the same question on a larger model:", "", *rows]
+    v = combine(parts, "no growth") if parts else Verdict(INCONCLUSIVE, "missing runs")
+    out.verdicts[scale_line(p)] = ctx.verdict(v)
+    out.notes += [f"{p.scale_size} model: " + x.reason for x in parts]
 
 
 def growth_line(p) -> str:
@@ -59,9 +98,9 @@ def horizon_gaps(ctx: Context) -> dict:
     """{optimizer: [(horizon, per-seed gaps)]} of Figure 5's cells (the report's headline)."""
     p = ctx.profile
     res = {}
-    for (o, h, k), ss in grid(p).items():
-        if k in ("sync", "2bw"):
-            res.setdefault((o, h), {})[k] = [ctx.get(s).final if ctx.get(s).ok else float("nan") for s in ss]
+    for key, ss in grid(p).items():
+        if key[0] != SCALE and key[-1] in ("sync", "2bw"):
+            res.setdefault(key[:2], {})[key[-1]] = [ctx.get(s).final if ctx.get(s).ok else float("nan") for s in ss]
     return {o: [(h, paired(res[o, h]["sync"], res[o, h]["2bw"])) for h in p.horizons] for o in p.horizon_optimizers}
 
 
@@ -121,6 +160,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                      "per horizon; exploratory)"] = ctx.verdict(combine(larger_h, "AdamW larger"))
         out.notes += [v.reason for v in larger_h]
     out.notes += [v.reason for v in growth]
+    _scale(ctx, out, res)
     return out
 
 

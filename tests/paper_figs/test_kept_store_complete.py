@@ -31,11 +31,17 @@ def full_runs():
 
 
 def test_every_run_quick_reads_from_kept_records_has_one(store):
+    """Every run has a kept record, except the runs the verdict protocol declared before they are
+    trained (paper_figs/planned_runs.py: the full profile's runs its kept version did not have),
+    which `make figs` lists as missing with the command that trains them."""
+    from paper_figs.planned_runs import planned
     quick = get_profile("quick")
     TrainConfig = Deps().TrainConfig
     wanted = [s for v in split_runs(quick, list(CATALOG)).values() for s in v["kept"]]
     assert wanted, "the quick profile reads no run from kept records"
-    missing = [describe(s) for s in wanted if store.get(config_hash(full_config(TrainConfig, s))) is None]
+    declared = {k for _, _, k in planned()}
+    missing = [describe(s) for s in wanted if store.get(k := config_hash(full_config(TrainConfig, s))) is None
+               and k not in declared]
     assert not missing, (f"{len(missing)} run(s) have no kept record (train them with "
                          f"`python -m paper_figs --profile full`, then `python -m paper_figs.keep`): "
                          + "; ".join(missing[:10]))

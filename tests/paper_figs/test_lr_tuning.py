@@ -29,17 +29,21 @@ def test_sweep_shares_runs_with_table1_and_fig4():
         assert g[(lr_tuning.TUNE, o, 1.0, "sync")] == t1[(p.sizes[0], o, "sync")][:len(p.seeds)]
         shared = {_key(s) for s in g[(lr_tuning.TUNE, o, 2.0, "sync")]} <= f4_keys
         assert shared == (o in p.momentum_lr_optimizers), o
-        assert not {_key(s) for s in g[(lr_tuning.TUNE, o, 4.0, "sync")]} & f4_keys, o
+        at4 = o in p.momentum_lr_optimizers and 4.0 in fig4.lr_mults(p, o)   # Figure 4's grid extended to x4
+        assert bool({_key(s) for s in g[(lr_tuning.TUNE, o, 4.0, "sync")]} & f4_keys) == at4, o
     new = {_key(s) for s in runs_of(g)} - f4_keys - {_key(s) for s in runs_of(t1)}
+    # (x4 of AdamW and Lion, shared with Figure 4's extended grid, and Muon's x0.25, counted there)
+    new |= {_key(s) for o in ("adamw", "lion") for k in ("sync", "2bw") for s in g[(lr_tuning.TUNE, o, 4.0, k)]}
     assert p.tuning_lr_mults == (0.5, 1.0, 2.0, 4.0, 8.0) and p.momentum_lr_mults == (0.5, 1.0, 2.0)
     assert p.tuned_gap_optimizers == p.table1_optimizers
     # sync and 2BW at x0.5, x2, x4, x8 of the six optimizers outside Figure 4's lr grid, and at
     # x4, x8 of the three in it (their x0.5 and x2 are Figure 4's; x1 is Table 1's everywhere);
-    # x16 of Adan and MARS (best sync lr at x8, the grid's edge); the held-out seeds' runs
-    assert dict(p.tuning_lr_extend) == {"adan": (16.0,), "mars": (16.0,)}
+    # x16 of Adan and MARS (best sync lr at x8, the grid's edge); x0.25 of MARS (best 2BW lr at x0.5);
+    # Muon's x0.25 is Figure 4's extended grid's; the held-out seeds' runs
+    assert dict(p.tuning_lr_extend) == {"adan": (16.0,), "mars": (0.25, 16.0), "muon": (0.25,)}
     held = {_key(s) for k, v in g.items() if k[0] in (lr_tuning.HELD, lr_tuning.ENDS) for s in v
             if s["seed"] not in p.seeds}
-    assert len(new - held) == 2 * (4 * 6 + 2 * 3) + 2 * 2
+    assert len(new - held) == 2 * (4 * 6 + 2 * 3) + 2 * 2 + 2 * 1
 
 
 def test_explicit_preset_momentum_is_the_same_training():
@@ -115,7 +119,8 @@ def _grid_res(p, losses):
 def test_grid_extends_upward_only_for_the_named_optimizers():
     p = PROFILES["full"]
     assert lr_tuning.mults(p, "adan") == (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
-    assert lr_tuning.mults(p, "muon") == p.tuning_lr_mults
+    assert lr_tuning.mults(p, "muon") == (0.25, *p.tuning_lr_mults)   # best lrs at x0.5: down to x0.25
+    assert lr_tuning.mults(p, "adamw") == p.tuning_lr_mults
     g = lr_tuning.grid(p)
     assert g[(lr_tuning.TUNE, "mars", 16.0, "2bw")][0]["lr"] == round(16 * DEFAULT_LR["mars"], 12)
     assert (lr_tuning.TUNE, "muon", 16.0, "sync") not in g
@@ -209,16 +214,16 @@ def test_lr_ordering_holds_when_the_gap_grows_and_fails_when_it_shrinks(tmp_path
 
 
 def test_muons_grid_ends_get_more_seeds_and_the_ordering_reads_them(tmp_path):
-    """Full profile: Muon's x0.5 and x8 at seeds 0-3 (x0.5's seeds 1-3 are its held-out runs,
-    its chosen lr being x0.5); planted, the four-seed ends decide the ordering, not seed 0."""
+    """Full profile: Muon's grid ends (x0.25 since the grid was extended below its edge best lr
+    x0.5, and x8) at seeds 0-3; planted, the four-seed ends decide the ordering, not seed 0."""
     p = PROFILES["full"]
     g = lr_tuning.grid(p)
     keys = {_key(s) for k, v in g.items() if k[0] != lr_tuning.ENDS for s in v}
-    for c in (0.5, 8.0):
+    for c in (0.25, 8.0):
         assert [s["seed"] for s in g[(lr_tuning.ENDS, "muon", c, "2bw")]] == [0, 1, 2, 3]
-    assert {_key(s) for s in g[(lr_tuning.ENDS, "muon", 0.5, "sync")]} <= keys
+    assert {_key(s) for s in g[(lr_tuning.ENDS, "muon", 0.25, "sync")][:1]} <= keys   # seed 0: the grid's
     new = {_key(s) for k, v in g.items() if k[0] == lr_tuning.ENDS for s in v} - keys
-    assert len(new) == 6   # x8, sync and 2BW, seeds 1-3
+    assert len(new) == 12   # x0.25 and x8, sync and 2BW, seeds 1-3
     q = get_profile("micro", table1_optimizers=("muon",), tuning_lr_mults=(1.0, 2.0), tuned_gap_optimizers=("muon",),
                     lr_ends_seeds=(("muon", (1, 2, 3)),))
     res = {(lr_tuning.TUNE, "muon", c): {"sync": [1.4], "2bw": [1.4 + g0]} for c, g0 in ((1.0, 0.05), (2.0, 0.0))}

@@ -210,7 +210,8 @@ def test_list_counts_present_missing_and_stale_kept_records(tmp_path):
     # + 54 (Figure 2's sweep at seeds 1-2, with the sync / 2BW / EF runs it is measured against)
     # + 4 (Adan and MARS at x16) + 27 (held-out seeds 1-3 at the tuned lrs, fig3_tuned, Muon's end lrs)
     # + 34 (fig2_tuned: four mitigations x nine optimizers, less AdamW's and Muon's EF, fig3_tuned's)
-    assert "kept: 441 run(s) read from paper_figs/kept/ (or the cache), 1 present, 440 missing" in text
+    # + 64 (the verdict protocol's runs, paper_figs/planned_runs.py: Figure 5 on the small model, grid extensions)
+    assert "kept: 505 run(s) read from paper_figs/kept/ (or the cache), 1 present, 504 missing" in text
     assert "1 kept record(s) in" in text and "match no run of this profile" in text
 
 

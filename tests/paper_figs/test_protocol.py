@@ -119,6 +119,23 @@ def test_composites():
         at_least(4, [strong] * 3)
 
 
+@given(st.lists(st.lists(st.floats(-1, 1), min_size=2, max_size=6).filter(lambda v: np.std(v) > 1e-3),
+                min_size=2, max_size=6))
+@settings(max_examples=60, deadline=None)
+def test_bartlett_matches_scipy(groups):
+    from paper_figs.t_tests import bartlett_p
+    assert math.isclose(bartlett_p(groups), stats.bartlett(*groups).pvalue, rel_tol=1e-7, abs_tol=1e-12)
+
+
+@given(st.floats(-8, 8), st.sampled_from([1, 2, 3, 5.5, 30, math.inf]))
+def test_t_tail_and_quantile_match_scipy(x, dof):
+    from paper_figs.t_tests import t_quantile, t_sf
+    ref = stats.norm if math.isinf(dof) else stats.t(dof)
+    assert math.isclose(t_sf(x, dof), ref.sf(x), rel_tol=1e-8, abs_tol=1e-14)
+    q = float(stats.norm.cdf(x / 4))
+    assert math.isclose(t_quantile(q, dof), ref.ppf(q), rel_tol=1e-8, abs_tol=1e-10)
+
+
 def test_bartlett_homogeneity():
     rng = np.random.default_rng(2)
     same = [list(rng.normal(0, 1, 4)) for _ in range(5)]
