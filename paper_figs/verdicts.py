@@ -182,6 +182,7 @@ class Line(NamedTuple):
     what: str
     boundary: float = 0.0
     side: int = 1        # the claim holds above the boundary (+1), below it (-1), within +-boundary (0)
+    resolvable: bool = True   # False: a condition other than the seeds blocks the claim (no seeds line)
 
 
 def _judge(build: Callable[..., Line], noises: Sequence[Noise], label: str) -> Verdict:
@@ -208,7 +209,7 @@ def _judge(build: Callable[..., Line], noises: Sequence[Noise], label: str) -> V
         if s_p != s_c:
             reason += f" (under the borrowed pool: {s_p}): the status depends on the pool"
     reason += f"; {e.machine}"
-    if status == INCONCLUSIVE:
+    if status == INCONCLUSIVE and ln.resolvable:
         reason += seeds_to_resolve(e.mean - ln.boundary, e.se, e.n, e.stat.t_crit())
     return Verdict(status, reason, test)
 
@@ -338,16 +339,19 @@ def gap_shrinks_with(xs: Sequence[float], gaps: Sequence[Sequence[float]], name:
         d = linear([(1.0, last), (-1.0, first)])
         desc = (f"{name}: Spearman {rho:+.2f}, gap {first} at momentum {pts[0][0]} -> {last} at {pts[-1][0]}")
         p_hold, p_fail = tt.superiority(d.stat, 0.0)[::-1] if d.stat.usable else (1.0, 1.0)
+        blocked = False
         if not rho <= MONOTONE_SPEARMAN:
-            p_hold, desc = 1.0, desc + f" (not monotone: Spearman > {MONOTONE_SPEARMAN:g}, cannot hold)"
+            p_hold, blocked = 1.0, True
+            desc += f" (not monotone: Spearman > {MONOTONE_SPEARMAN:g}, cannot hold)"
         if pts[0][2] is not None:
             s = estimate(paired(pts[0][2], pts[-1][2]), n)
             if s.stat.usable:
                 slo, shi = s.interval()
                 desc += f"; sync loss change {s.mean:+.4f} [{slo:+.4f}, {shi:+.4f}]"
                 if slo > 0:
-                    p_hold, desc = 1.0, desc + " (the sync run worsens: confounded, cannot hold)"
-        return Line(desc, d, (p_hold, p_fail), "change of the gap (claim < 0)", 0.0, -1)
+                    p_hold, blocked = 1.0, True
+                    desc += " (the sync run worsens: confounded, cannot hold)"
+        return Line(desc, d, (p_hold, p_fail), "change of the gap (claim < 0)", 0.0, -1, not blocked)
     return _judge(build, (noise,), name)
 
 

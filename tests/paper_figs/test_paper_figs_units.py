@@ -111,6 +111,11 @@ def test_momentum_and_horizon_rules():
     assert gap_shrinks_with([0.8, 0.9, 0.95], one([0.02, 0.05, 0.1]), "a", N).status == FAILS
     assert gap_shrinks_with([0.8, 0.9], one([0.2, 0.1]), "a", N).status == INCONCLUSIVE
     assert gap_shrinks_with([0.8, 0.9, 0.95], one([0.02, 0.025, 0.015]), "a", N).status == INCONCLUSIVE
+    # protocol §8: a gap that shrinks while the synchronous run worsens is confounded, never "holds"
+    worse = gap_shrinks_with([0.95, 0.99, 0.999], one([0.05, 0.03, 0.01]), "Lion", N, sync=one([1.0, 1.1, 1.3]))
+    assert worse.status == INCONCLUSIVE and "confounded" in worse.reason and "seeds per cell" not in worse.reason
+    flat = gap_shrinks_with([0.95, 0.99, 0.999], one([0.05, 0.03, 0.01]), "Lion", N, sync=one([1.0, 1.0, 1.001]))
+    assert flat.status == HOLDS
     # "does not grow": the growth's 95 % interval below a margin stated in advance (protocol: 0.26 % of a
     # ~2 nats/byte sync loss, 0.005), one-sided: a shrinking gap has not grown
     m = 0.005
