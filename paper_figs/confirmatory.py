@@ -70,12 +70,22 @@ def apply(outputs, final: dict[str, Verdict]) -> None:
 def horizon(claim_id: str, p) -> str:
     """The training horizon and model a claim is judged at, in the profile ``p``."""
     fig = CLAIMS_BY_ID[claim_id].figure
+    if claim_id == "C13":
+        return f"{p.steps} steps, {p.moe_size}"
+    return figure_horizon(fig, p)
+
+
+def figure_horizon(fig: str, p) -> str:
+    """The training horizon(s) and model of a figure's verdicts ('' for a figure without training)."""
     hs = " -> ".join(map(str, p.horizons))
     moe_hs = " -> ".join(map(str, sorted(set(p.horizons) | {p.steps})))
-    return {"fig3": f"{p.steps} steps, {p.main_size}", "table1": f"{p.steps} steps, {p.sizes[0]}",
-            "fig2_table2": f"{p.steps} steps, {p.mitigation_size}", "fig4": f"{p.steps} steps, {p.main_size}",
-            "fig5": f"{hs} steps, {p.main_size}", "fig6": f"{p.steps} steps, {p.pipedream_size}",
-            "moe": (f"{p.steps} steps, {p.moe_size}" if claim_id == "C13" else f"{moe_hs} steps, {p.moe_size}")}[fig]
+    main = f"{p.steps} steps, {p.main_size}"
+    return {"fig3": main, "table1": f"{p.steps} steps, {' and '.join(p.sizes)}", "lr_tuning": main,
+            "fig3_tuned": main, "fig2_table2": f"{p.steps} steps, {p.mitigation_size}",
+            "fig2_tuned": f"{p.steps} steps, {p.mitigation_size}", "fig4": main, "theory_training": main,
+            "fig5": f"{hs} steps, {p.main_size}" + (f"; {' -> '.join(map(str, p.scale_horizons))} steps, {p.scale_size}"
+                                                    if p.scale_horizons else ""),
+            "fig6": f"{p.steps} steps, {p.pipedream_size}", "moe": f"{moe_hs} steps, {p.moe_size}"}.get(fig, "")
 
 
 def table(final: dict[str, Verdict], p) -> list[str]:

@@ -263,7 +263,9 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, ove
         if o.measured:
             L += ["What this run measured:", "", *o.measured, ""]
         if o.verdicts:
-            L += ["Verdicts:", ""] + [f"- [{role(v)}] {k}: {v}" for k, v in o.verdicts.items()] + [""]
+            at = confirmatory.figure_horizon(o.name, profile)
+            L += [f"Verdicts{' (horizon: ' + at + ')' if at else ''}:", ""]
+            L += [f"- [{role(v)}] {k}: {v}" for k, v in o.verdicts.items()] + [""]
         if o.notes:
             L += ["Notes:", ""] + [f"- {x}" for x in o.notes] + [""]
         if o.missing:

@@ -36,8 +36,9 @@ class Evidence:
     """The numbers behind a verdict: (p_hold, p_fail) under the borrowed pools (``p``) and their
     conservative alternatives (``p_alt``), the statistic's estimate, 95 % interval, n and dof,
     a short ``label``, the run ``keys`` it rests on, the decision ``boundary`` the estimate must
-    clear and on which ``side`` the claim holds (+1 above, -1 below, 0 within +-boundary) and, for a claim of parts, its ``parts`` and rule (at least ``k`` of them hold);
-    ``negated``: the claim is 'not' this evidence's."""
+    clear and on which ``side`` the claim holds (+1 above, -1 below, 0 within +-boundary); for a
+    claim of parts its ``parts`` and rule (at least ``k`` of them hold); ``negated``: the claim
+    is 'not' this evidence's."""
 
     p: tuple = (1.0, 1.0)
     p_alt: tuple = (1.0, 1.0)
@@ -60,14 +61,25 @@ class Evidence:
         return max(self.p[0], self.p_alt[0]), max(self.p[1], self.p_alt[1])
 
     def effect(self) -> str:
-        """'0.0123 [0.0050, 0.0196] (n=4)', or the parts' for a claim of parts."""
+        """'+0.0123 [+0.0050, +0.0196] (n=4)', or for a claim of parts each part's (a part that is
+        itself a claim of parts: its status and how many of its parts hold)."""
         if self.parts:
-            return "; ".join(f"{v.test.label}: {v.test.effect()}" for v in self.parts if v.test) or "n/a"
+            return "; ".join(_part_effect(v) for v in self.parts) or "n/a"
         if not math.isfinite(self.est):
             return "n/a"
         if not math.isfinite(self.lo):
             return f"{self.est:.4f} (n={self.n}, no SE)"
         return f"{self.est:+.4f} [{self.lo:+.4f}, {self.hi:+.4f}] (n={self.n})"
+
+
+def _part_effect(v: "Verdict") -> str:
+    t = v.test
+    if t is None:
+        return v.status
+    if t.parts:
+        held = sum(p.status == HOLDS for p in t.parts)
+        return f"{t.label}: {v.status} ({held} of {len(t.parts)} parts hold)"
+    return f"{t.label}: {t.effect()}"
 
 
 @dataclass(frozen=True)
@@ -150,10 +162,10 @@ def most(verdicts: Sequence[Verdict], what: str) -> Verdict:
     return _composite(verdicts, what, len(verdicts) // 2 + 1 if verdicts else None, "most parts")
 
 
-def both(a: Verdict, b: Verdict) -> Verdict:
-    """The conjunction 'a and b': every part of two."""
+def both(a: Verdict, b: Verdict, label: str = "") -> Verdict:
+    """The conjunction 'a and b': every part of two (``label``: its short name)."""
     v = _composite([a, b], "both", None, "both")
-    return Verdict(v.status, f"{a.reason}; {b.reason}", replace(v.test, label=f"{_lab(a)} and {_lab(b)}"))
+    return Verdict(v.status, f"{a.reason}; {b.reason}", replace(v.test, label=label or f"{_lab(a)} and {_lab(b)}"))
 
 
 def _lab(v: Verdict) -> str:
@@ -165,8 +177,7 @@ def negate(v: Verdict, what: str) -> Verdict:
     status = {HOLDS: FAILS, FAILS: HOLDS}.get(v.status, INCONCLUSIVE)
     t = v.test or Evidence(_p_of(v), _p_of(v, True))
     return Verdict(status, f"{what}: {v.reason}", replace(t, p=tt.negated(t.p), p_alt=tt.negated(t.p_alt),
-                                                          label=f"not {t.label}" if t.label else what,
-                                                          negated=not t.negated))
+                                                          label=f"not: {what}", negated=not t.negated))
 
 
 # ---- one statistic ------------------------------------------------------------------------------

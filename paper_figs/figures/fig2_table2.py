@@ -83,7 +83,7 @@ def judge(ctx: Context, res: dict, g: dict, confirmatory: bool = True) -> dict:
         if o in ROBUST:
             ef_v.append(recovers)
         beat_v.append(beats)
-        caption_v.append(both(recovers, beats))
+        caption_v.append(both(recovers, beats, name))
         if o in EF_HURTS:
             hurt_v.append(lower_is_better(r["2bw"], r["ef"], f"{name} async vs async + EF", noise=nz))
         for k in MITIGATION_KINDS:
