@@ -72,6 +72,10 @@ def horizon(claim_id: str, p) -> str:
     fig = CLAIMS_BY_ID[claim_id].figure
     if claim_id == "C13":
         return f"{p.steps} steps, {p.moe_size}"
+    if fig == "table1":
+        return f"{p.steps} steps, {p.sizes[0]}"
+    if fig == "fig5":
+        return f"{' -> '.join(map(str, p.horizons))} steps, {p.main_size}"
     return figure_horizon(fig, p)
 
 

@@ -72,3 +72,13 @@ def test_argmin_is_usable_only_interior_and_resolved():
     bad = rests_on(v, [ok, edge])
     assert bad.status == INCONCLUSIVE and "grid edge" in bad.reason and bad.test.p_eff == (1.0, 1.0)
     assert Argmin(1.0, 2.0, "", True, "").usable
+
+
+def test_each_claim_names_the_horizon_and_model_it_is_judged_at():
+    from paper_figs.profiles import get_profile
+    p = get_profile("full")
+    assert confirmatory.horizon("C2", p) == "1500 steps, tiny"        # Table 1's claims: its first size
+    assert confirmatory.horizon("C10", p) == "1500 -> 3000 -> 6000 steps, tiny"
+    assert confirmatory.horizon("C13", p) == "1500 steps, tiny_moe"   # Table 3's horizon
+    assert confirmatory.horizon("C14", p) == "1500 -> 3000 -> 6000 steps, tiny_moe"
+    assert all(confirmatory.horizon(c.id, p) for c in FAMILY)

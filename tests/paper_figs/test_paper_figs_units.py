@@ -222,7 +222,8 @@ def test_cli_list_and_bad_input(capsys, tmp_path):
     assert main(["--list", "--profile", "quick"]) == 0
     text = capsys.readouterr().out
     assert "not run in this profile" not in text  # quick shows every figure
-    assert "fig3: 24 run(s): 6 new live" in text and "fig4: 84 run(s): 0 new live" in text
+    # Figure 4: 84 runs kept, 40 more declared by the protocol's grid extensions (paper_figs/planned_runs.py)
+    assert "fig3: 24 run(s): 6 new live" in text and "fig4: 124 run(s): 0 new live" in text
     assert text.count("\n    live  ") == 6  # Figure 3's seed-0 runs, nothing else
     assert "total estimate" in text
     with pytest.raises(SystemExit):
