@@ -40,7 +40,7 @@ def grid(p) -> dict:
 CLOSES = "EF closes the gap (Table 3)"
 STABLE = "async stays stable (Figure 1), at every horizon"
 GROWS = "the gap does not grow with the horizon (Figure 5)"
-EF_EACH = "EF reduces the remaining gap at every horizon (Figure 5; exploratory: the dense Figure 5 holds C11)"
+EF_EACH = "EF reduces the remaining gap at every horizon (Figure 5; exploratory: the dense Figure 5's line is C11)"
 
 
 def judge(res: dict, table_h: int, delayed_curves: dict, noise: Noise = NO_NOISE) -> tuple[dict, list]:
