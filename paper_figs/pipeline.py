@@ -12,9 +12,10 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
+from . import confirmatory, machine_noise
 from .cache import Cache
 from .deps import Deps
-from .figures import CATALOG
+from .figures import CATALOG, fig5
 from .figures.common import Context, FigureOutput, figure_runs, replicate_gaps
 from .kept import KeptStore
 from .profiles import Profile
@@ -55,7 +56,13 @@ def pooled_noise(ctx: Context, names: Sequence[str] = tuple(CATALOG)) -> NoiseMo
     what cells with fewer than 3 seeds borrow."""
     grids = [CATALOG[n].grid(ctx.profile) for n in names
              if ctx.profile.runs_figure(n) and hasattr(CATALOG[n], "grid")]
-    return noise_model(replicate_gaps(ctx, grids))
+    return noise_model(replicate_gaps(ctx, grids), machine=machine_noise.load())
+
+
+def family(ctx: Context) -> dict:
+    """The confirmatory family decided with Holm (``paper_figs.confirmatory``), over every
+    figure of the profile whichever ones ``--only`` asked for."""
+    return confirmatory.decide(confirmatory.judge_family(ctx), ctx.profile.verdicts_meaningful)
 
 
 def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequence[str] | None = None,
@@ -112,7 +119,10 @@ def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequenc
         o.runs = [ctx.get(s) for s in split[n]["live"] + split[n]["kept"]]
         log(f"[paper_figs] {n}: {o.status}")
         outputs.append(o)
+    final = family(ctx)
+    confirmatory.apply(outputs, final)
+    head = confirmatory.headline(fig5.horizon_gaps(ctx)) if profile.runs_figure(fig5.NAME) else ""
     path = write_report(out, profile, outputs, trained=runner.trained, overridden=sorted(deps.overrides),
-                        elapsed_s=time.time() - t0, noise=ctx.noise)
+                        elapsed_s=time.time() - t0, noise=ctx.noise, family=final, headline=head)
     log(f"[paper_figs] report: {path}")
     return {"report": path, "outputs": outputs, "runner": runner}

@@ -85,6 +85,9 @@ class Profile:
     # the gap taken between the best sync and the best 2BW run; () turns it off
     momentum_lr_optimizers: tuple = ()
     momentum_lr_mults: tuple = (0.5, 1.0, 2.0)
+    # ((optimizer, (extra multipliers, ...)), ...): Figure 4's lr grid goes on there for that optimizer, where
+    # a best lr lay at the grid's edge (docs/protocol.md §6: no verdict from a grid edge)
+    momentum_lr_extend: tuple = ()
     lion_beta2_grid: tuple = ()        # Figure 4's second Lion reading: betas[1] swept, betas[0] at its preset
     tuning_lr_mults: tuple = (0.5, 1.0, 2.0, 4.0, 8.0)   # lr_tuning's lr grid (x preset); () or one value: off
     tuned_gap_optimizers: tuple = TABLE1_OPTIMIZERS   # lr_tuning: 2BW swept too (Table 1 at tuned lrs)
@@ -96,6 +99,10 @@ class Profile:
     theory_diag_every: int = 100       # the profile's base diag_every wins when it sets one
     horizons: tuple = (1500, 3000)
     horizon_optimizers: tuple = ("adamw", "muon")
+    # Figure 5 on a second model size (sync and 2BW): does the gap's change with the horizon depend on scale?
+    scale_size: str = "small"
+    scale_horizons: tuple = ()
+    scale_seeds: tuple = ()
     pipedream_optimizers: tuple = ("adamw", "muon")
     pipedream_size: str = "small"  # stages <= layers: tiny has 2, small 4 (delays 3, 2, 1, 0 at P=4)
     pipedream_stages: int = 4
@@ -158,12 +165,17 @@ FULL = _register(Profile(
     horizon_seeds=(0, 1),
     mitigation_optimizers=TABLE1_OPTIMIZERS,
     mitigation_sweep_optimizers=("adamw", "muon"), sweep_seeds=(0, 1, 2),
-    tuning_lr_extend=(("adan", (16.0,)), ("mars", (16.0,))), tuned_seeds=(1, 2, 3),
+    # Adan's and MARS's grids go on to x16 (best sync lr at x8); MARS's and Muon's down to x0.25 (best 2BW,
+    # resp. both, lr at x0.5, the grid's lowest: docs/protocol.md §6)
+    tuning_lr_extend=(("adan", (16.0,)), ("mars", (0.25, 16.0)), ("muon", (0.25,))), tuned_seeds=(1, 2, 3),
     lr_ends_seeds=(("muon", (1, 2, 3)),),
     momentum_optimizers=("adamw", "muon", "lion", "nadam"),
     momentum_lr_optimizers=("adamw", "muon", "lion"),
+    # the lr-retuned reading's best lrs at x0.5 or x2, the grid's edges (docs/protocol.md §6)
+    momentum_lr_extend=(("adamw", (0.25, 4.0)), ("lion", (0.25, 4.0)), ("muon", (0.25,))),
     lion_beta2_grid=(0.95, 0.99, 0.999),
     horizons=(1500, 3000, 6000),
+    scale_horizons=(1500, 3000), scale_seeds=(0, 1, 2),
     moe_seeds=(0, 1),
     jobs=2, threads_per_job=1,
     quick_external=False,
@@ -206,7 +218,7 @@ _register(Profile(
     momentum_lr_optimizers=("adamw",), momentum_lr_mults=(1.0, 2.0), lion_beta2_grid=(0.99, 0.999),
     tuning_lr_mults=(1.0, 2.0),
     mitigation_sweep_optimizers=("adamw",), window_grid=(0.1, 0.5), dc_asgd_grid=(0.04, 1000.0),
-    horizons=(4, 8), theory_diag_every=2,
+    horizons=(4, 8), theory_diag_every=2, scale_horizons=(4, 8), scale_seeds=(0,),
     pipedream_optimizers=("adamw",), pipedream_stages=2, pipedream_size="tiny",
     moe_seeds=(0, 1),
     verdicts_meaningful=False,

@@ -51,9 +51,23 @@ def machine() -> str:
             f"Python {platform.python_version()}{tv}")
 
 
+@functools.lru_cache(maxsize=1)
+def cpu_capability() -> str | None:
+    """The vector instruction set torch dispatches its CPU kernels to
+    (``torch.backends.cpu.get_cpu_capability()``, e.g. ``AVX512``; ``ATEN_CPU_CAPABILITY``
+    overrides it): with the CPU model it names the kind of machine a run was made on
+    (``paper_figs.machine_regimes.machine_kind``). None without torch."""
+    try:
+        import torch
+        return str(torch.backends.cpu.get_cpu_capability())
+    except (ImportError, AttributeError):
+        return None
+
+
 def provenance(command: str) -> dict:
-    """{"command", "commit", "machine", "finished_at"} of a result produced now by ``command``."""
-    return {"command": command, "commit": commit(), "machine": machine(),
+    """{"command", "commit", "machine", "cpu_capability", "finished_at"} of a result produced
+    now by ``command``."""
+    return {"command": command, "commit": commit(), "machine": machine(), "cpu_capability": cpu_capability(),
             "finished_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
 

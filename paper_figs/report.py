@@ -7,24 +7,16 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from . import confirmatory
+from . import machine_noise
 from . import paper_numbers as pn
+from .machine_regimes import regime_of
+from .protocol import ALPHA, M_BENIGN, M_SMALLEST, MUCH_LARGER, OWN_SD_MIN_N
 from .provenance import describe as describe_provenance
+from .provenance import machine
 from .runs import KEEP_HINT
 from .runs import describe as describe_run
-from .provenance import machine
-from .seed_stats import NO_NOISE, OWN_SD_MIN_N, Z, Noise
-from .verdicts import GROWTH_TOL, MUCH_LARGER
-
-#: largest |final val loss live - kept| of the same configuration expected from another machine
-#: (measured: see LIVE_KEPT_TOL_NOTE); beyond it the report opens with a warning
-LIVE_KEPT_TOL = 0.01
-LIVE_KEPT_TOL_NOTE = (
-    "measured with `python -m paper_figs.cross_machine` against records kept on an AMD EPYC (AVX-512): on an "
-    "Intel Xeon (AVX-512), Figure 3's seed-0 runs differ by 0 (AdamW sync) to 0.0046 (Muon 2bw), Muon sync by "
-    "0.0041; with AVX2 kernels forced there (ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2) AdamW sync by "
-    "3e-8 and Muon sync by 0.0053, as a real AVX2 machine did (1.3659 vs 1.3607); the Python version no longer "
-    "matters (the corpus is frozen). The tolerance is about twice the largest of these, and below a gap's "
-    "seed-to-seed SD (0.005-0.01 on the tiny model)")
+from .seed_stats import NO_NOISE
 
 SOURCE_WORDS = {"live": "trained live by this invocation", "cache": "from this machine's cache (`OUT/cache/`)",
                 "kept": "from kept records (`paper_figs/kept/`)", "missing": "missing"}
@@ -37,13 +29,18 @@ def _rel(path: Path, root: Path) -> str:
         return str(path)
 
 
+def role(v) -> str:
+    """'confirmatory C3' for a line of the family, else 'exploratory' (docs/protocol.md §4)."""
+    return f"confirmatory {v.claim}" if getattr(v, "claim", "") else "exploratory"
+
+
 def verdict_table(outputs) -> list[str]:
-    lines = ["| figure / table | claim | verdict |", "|---|---|---|"]
+    lines = ["| figure / table | claim | kind | verdict |", "|---|---|---|---|"]
     for o in outputs:
         if not o.verdicts:
-            lines.append(f"| {o.name} | - | {o.status} |")
+            lines.append(f"| {o.name} | - | - | {o.status} |")
         for claim, v in o.verdicts.items():
-            lines.append(f"| {o.name} | {claim} | {v.status} |")
+            lines.append(f"| {o.name} | {claim} | {role(v)} | {v.status} |")
     return lines
 
 
@@ -72,15 +69,22 @@ def live_kept_pairs(outcomes) -> list[tuple]:
             and o.kept["result"].get("final_val_loss") is not None and math.isfinite(o.final)]
 
 
-def agreement_line(outcomes) -> str:
+def tolerance(o, spread) -> tuple[float, str]:
+    """The live-vs-kept tolerance of run ``o``: its regime's (machine_noise.MachineSpread.tolerance)."""
+    return (spread or machine_noise.MachineSpread(False)).tolerance(regime_of(o.settings))
+
+
+def agreement_line(outcomes, spread=None) -> str:
     """How far the runs trained here lie from the kept records of the same configuration."""
     pairs = live_kept_pairs(outcomes)
     if not pairs:
         return ""
-    worst = max(abs(o.final - k) for o, k in pairs)
+    o, k = max(pairs, key=lambda ok: abs(ok[0].final - ok[1]))
+    tol, why = tolerance(o, spread)
     return (f"{len(pairs)} run(s) trained here also have a kept record of the same configuration (same "
-            f"corpus sha256 included): largest |final val loss here - kept| = {worst:.4f}; tolerance "
-            f"{LIVE_KEPT_TOL} ({LIVE_KEPT_TOL_NOTE}).")
+            f"corpus sha256 included): largest |final val loss here - kept| = {abs(o.final - k):.4f} "
+            f"({describe_run(o.settings)}); its regime's tolerance {tol:.4f} ({why}; section 'The machine as a "
+            "noise source' below).")
 
 
 def likely_causes(kept_machines: Sequence[str], here: str) -> str:
@@ -101,42 +105,46 @@ def likely_causes(kept_machines: Sequence[str], here: str) -> str:
               "fp32 Newton-Schulz; a different torch can change kernels)")
 
 
-def mismatch_warning(outcomes) -> list[str]:
+def mismatch_warning(outcomes, spread=None) -> list[str]:
     """A loud block for the top of REPORT.md when a live run differs from its kept twin
-    beyond LIVE_KEPT_TOL ([] otherwise)."""
-    bad = [(o, k) for o, k in live_kept_pairs(outcomes) if abs(o.final - k) > LIVE_KEPT_TOL]
+    beyond the tolerance of its own regime ([] otherwise)."""
+    bad = [(o, k, tolerance(o, spread)) for o, k in live_kept_pairs(outcomes) if abs(o.final - k) > tolerance(o, spread)[0]]
     if not bad:
         return []
-    machines = sorted({(o.kept.get("provenance") or {}).get("machine", "?") for o, _ in bad})
+    machines = sorted({(o.kept.get("provenance") or {}).get("machine", "?") for o, _, _ in bad})
     L = [f"> **WARNING: {len(bad)} run(s) trained here differ from their kept record of the same "
-         f"configuration by more than {LIVE_KEPT_TOL} nats/byte.** Verdicts below pool them with kept "
-         f"runs of other seeds; read them with that in mind. Likely cause: {likely_causes(machines, machine())}.",
-         ">"]
-    for o, k in bad[:10]:
-        L.append(f"> - {describe_run(o.settings)}: here {o.final:.4f}, kept {k:.4f} ({o.final - k:+.4f})")
+         f"configuration by more than their regime's measured cross-machine tolerance.** Verdicts below pool them "
+         f"with kept runs of other seeds; read them with that in mind. Likely cause: "
+         f"{likely_causes(machines, machine())}.", ">"]
+    for o, k, (tol, why) in bad[:10]:
+        L.append(f"> - {describe_run(o.settings)}: here {o.final:.4f}, kept {k:.4f} ({o.final - k:+.4f}; "
+                 f"tolerance {tol:.4f}, {why})")
     return L + [""]
 
 
 def rules_paragraph(noise) -> str:
-    """The verdict rules, with the pooled seed spread this report measured."""
-    return (f"Verdict rules (`paper_figs/verdicts.py`, `paper_figs/seed_stats.py`): every training verdict "
-            f"compares paired differences of final losses (same seed, same data order) and counts a "
-            f"difference only beyond {Z:g} standard errors. A cell's standard error is its own seed SD / "
-            f"sqrt(n) when it has n >= {OWN_SD_MIN_N} seeds; a cell with fewer seeds borrows the seed SD "
-            f"pooled over the multi-seed cells of the same optimizer, model and peak lr (as multiples of "
-            f"the preset, sync's and the delayed run's), else of the same optimizer and model at any lr, else "
-            f"of the same optimizer at that lr, else of the same optimizer, else of every optimizer at that "
-            f"lr, else of every cell, over every figure of the profile whichever ones ran ({noise}), and its "
-            f"verdict line says 'pooled SD'. There is no fixed floor. 'Much larger' means at least "
-            f"{MUCH_LARGER:g}x, resolved "
-            f"(D - {MUCH_LARGER:g} R beyond {Z:g} SE; the ratio's Fieller interval is printed); 'does not grow' "
-            f"means the growth plus {Z:g} SE stays below {GROWTH_TOL:g} x the first gap. '±' in tables is the "
-            "sample SD over seeds. A claim made of several parts (optimizers, momenta, horizons) holds only "
-            "if more than half of its parts are resolved and all of those hold; fewer resolved parts make it "
-            "inconclusive. Where the paper says 'for most optimizers', the claim holds if more than half of "
-            "the parts hold, and does not hold if that is out of reach whatever the unresolved parts do. "
-            "The line then says 'most', and the stricter 'every' reading is given beside it. Each verdict's "
-            "reason (below each figure) gives n, the estimate and its SE.")
+    """The verdict rules (docs/protocol.md), with the pooled seed spread this report measured."""
+    return (f"Verdict rules (docs/protocol.md; `paper_figs/protocol.py`, `paper_figs/t_tests.py`, "
+            f"`paper_figs/seed_stats.py`): every training verdict compares paired differences of final losses (same "
+            f"seed, same data order) with a Student-t test at the estimate's own degrees of freedom, its 95 % "
+            f"interval printed beside it. A cell's SD is its own from n >= {OWN_SD_MIN_N} seeds (n - 1 dof); a cell "
+            f"with fewer seeds borrows a pooled SD with the pool's dof, chosen by one rule (Bartlett's test across "
+            f"the optimizer's multi-seed cells: homogeneous -> all of them, else the most specific of (optimizer, "
+            f"model, lr), (optimizer, model), (optimizer, lr)), and is computed again under the widest candidate pool: "
+            f"a line decided under one pool only is inconclusive. Combinations of cells use Welch-Satterthwaite "
+            f"dof. A line holds when its 95 % interval lies on the claim's side of the decision boundary, does not "
+            f"hold when it lies on the other, and is inconclusive otherwise. 'Does not grow' and 'stays stable' are "
+            f"one-sided tests against margins from the paper's own numbers ({M_SMALLEST:.2%} of the sync loss: the "
+            f"10B MoE's 0.005 / 1.906, its smallest reported gap; {M_BENIGN:.2%}: its 'within 0.03' over 2.896); "
+            f"'EF closes the gap' is two one-sided tests within +-{M_SMALLEST:.2%}. 'Much larger' means D - "
+            f"{MUCH_LARGER:g} R > 0 (exploratory; the ratio's Fieller interval is printed). A claim about every "
+            f"part holds when every part holds (intersection-union) and fails when one part fails at the "
+            f"Bonferroni level; 'most parts' uses the order-statistic rule of docs/protocol.md §3. The paper's claims "
+            f"(one line each) form the confirmatory family, decided with Holm at family-wise {ALPHA:.0%}; every other "
+            f"line is exploratory, decided at {ALPHA:.0%} for itself. A pair whose runs come from two kinds of "
+            f"machine adds the measured cross-machine variance of its regime; a best lr at a grid edge or not "
+            f"resolved leaves its verdict inconclusive. '±' in tables is the sample SD over seeds. Seed spreads "
+            f"borrowed: {noise}.")
 
 
 def runs_section(outcomes, prov_index: dict) -> list[str]:
@@ -195,12 +203,31 @@ def corpus_line(base: dict) -> str:
             "identity; no kept record applies to it).")
 
 
+def family_section(family: dict | None, profile, headline: str) -> list[str]:
+    """The opening screen: the confirmatory table (docs/protocol.md §4) and the horizon headline."""
+    if not family:
+        return []
+    return ["## The paper's claims: the confirmatory family", "",
+            confirmatory.summary_line(family) + " Effect = the line's statistic (a gap difference, a growth, ...; "
+                                                "for claims of parts each part's), nats/byte; the detail of each "
+                                                "line follows in its figure's section.", "",
+            *confirmatory.table(family, profile), "", *([headline, ""] if headline else [])]
+
+
+def machine_section(spread) -> list[str]:
+    return ["## The machine as a noise source", "", *machine_noise.table(spread or machine_noise.MachineSpread(False)),
+            "", "A verdict whose pairs mix machine kinds adds its regime's RMS to the variance (docs/protocol.md §7); "
+                "each verdict line says 'one machine kind' or how many pairs mix.", ""]
+
+
 def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, overridden: Sequence[str],
-                 elapsed_s: float, noise=NO_NOISE) -> Path:
+                 elapsed_s: float, noise=NO_NOISE, family: dict | None = None, headline: str = "") -> Path:
     """Write ``out_dir/REPORT.md`` and return its path."""
     out_dir = Path(out_dir)
+    spread = getattr(noise, "machine", None)
     L = [f"# Reproduction report: profile `{profile.name}`", "",
-         *mismatch_warning([r for o in outputs for r in o.runs]),
+         *mismatch_warning([r for o in outputs for r in o.runs], spread),
+         *family_section(family, profile, headline),
          f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `python -m paper_figs "
          f"--profile {profile.name}`; {trained} run(s) trained this invocation; {elapsed_s:.0f} s.", "",
          f"Profile: {profile.description}.", "",
@@ -214,7 +241,7 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, ove
          "Where the numbers come from: " + sources_line([r for o in outputs for r in o.runs]) + ". "
          "Each figure's 'runs from' column and its list of runs say which; a kept record is a "
          "run trained earlier and stored in the repository with its provenance (footnotes at the end).",
-         "", agreement_line([r for o in outputs for r in o.runs]), ""]
+         "", agreement_line([r for o in outputs for r in o.runs], spread), "", *machine_section(spread)]
     if overridden:
         L += ["**Test run: dependencies replaced by test doubles (fakes or wrappers): "
               + ", ".join(f"`{n}`" for n in overridden)
@@ -236,7 +263,9 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, ove
         if o.measured:
             L += ["What this run measured:", "", *o.measured, ""]
         if o.verdicts:
-            L += ["Verdicts:", ""] + [f"- {k}: {v}" for k, v in o.verdicts.items()] + [""]
+            at = confirmatory.figure_horizon(o.name, profile)
+            L += [f"Verdicts{' (horizon: ' + at + ')' if at else ''}:", ""]
+            L += [f"- [{role(v)}] {k}: {v}" for k, v in o.verdicts.items()] + [""]
         if o.notes:
             L += ["Notes:", ""] + [f"- {x}" for x in o.notes] + [""]
         if o.missing:

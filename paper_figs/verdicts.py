@@ -1,35 +1,103 @@
-"""Qualitative claims of the paper, judged on measured numbers: holds / does not hold / inconclusive.
+"""Qualitative claims of the paper, judged on measured numbers by the protocol of
+docs/protocol.md: holds / does not hold / inconclusive.
 
-All comparisons are of final validation losses of runs that share data order and seed
-(paired), in the run's own units. A difference counts only when it is resolved by the
-seeds (:mod:`paper_figs.seed_stats`): beyond ``Z = 2`` standard errors, the standard error
-from the cell's own seed spread (n >= 3) or from the spread pooled over every multi-seed
-cell of the report (``noise``; n < 3, said so). There is no floor: with no measured spread
-a one-seed comparison is inconclusive. Each rule is in its function's docstring and each
-verdict's reason prints n, the estimate, its standard error and the rule.
+Every comparison is of final validation losses of runs that share data order and seed
+(paired), in the run's own units. Each rule computes a statistic (:mod:`paper_figs.seed_stats`:
+a cell's own SD from 3 seeds, else a borrowed one; machine component where pairs mix kinds),
+a Student-t test of the claim's kind (:mod:`paper_figs.t_tests`) and its 95 % interval, once
+under the pools the cells borrow and once under their conservative alternatives; the line's
+p-values are the larger of the two, so a line decided under one pool only is inconclusive.
+A line holds when p_hold <= ALPHA / 2, does not hold when p_fail <= ALPHA / 2 (its 95 %
+interval on one side of the decision boundary). Claims made of parts combine the parts'
+p-values (:func:`every`, :func:`most`, :func:`both`, :func:`negate`). Confirmatory lines are
+then decided with Holm over the family (``paper_figs.confirmatory``); every other line is
+exploratory and keeps its per-line decision.
 """
 from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
-from typing import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Callable, NamedTuple, Sequence
 
-from .seed_stats import (NO_NOISE, Z, Estimate, Noise, difference, estimate, fieller, fmt_interval, paired_estimate,
-                         seeds_to_resolve)
+from . import t_tests as tt
+from .protocol import ALPHA, MONOTONE_SPEARMAN, MUCH_LARGER, RECOVERY_LOW
+from .seed_stats import NO_NOISE, Estimate, Noise, estimate, fieller, fmt_interval, joined, paired, seeds_to_resolve
+from .seed_stats import combine as linear
+from .t_tests import FAILS, HOLDS, INCONCLUSIVE
 
-MUCH_LARGER = 3.0   # "much larger": at least this many times the other gap, resolved
-GROWTH_TOL = 0.5    # "does not grow": the growth's upper bound below this fraction of the first gap
-HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
+__all__ = ["HOLDS", "FAILS", "INCONCLUSIVE", "Evidence", "Verdict", "mean", "spread", "fmt", "gate", "combine",
+           "every", "most", "both", "negate", "much_larger_gap", "larger_gap", "ef_recovers", "spearman",
+           "gap_shrinks_with", "no_growth", "below_margin", "equivalent", "lower_is_better", "reading_verdict"]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The numbers behind a verdict: (p_hold, p_fail) under the borrowed pools (``p``) and their
+    conservative alternatives (``p_alt``), the statistic's estimate, 95 % interval, n and dof,
+    a short ``label``, the run ``keys`` it rests on, the decision ``boundary`` the estimate must
+    clear and on which ``side`` the claim holds (+1 above, -1 below, 0 within +-boundary); for a
+    claim of parts its ``parts`` and rule (at least ``k`` of them hold); ``negated``: the claim
+    is 'not' this evidence's."""
+
+    p: tuple = (1.0, 1.0)
+    p_alt: tuple = (1.0, 1.0)
+    est: float = float("nan")
+    lo: float = float("nan")
+    hi: float = float("nan")
+    n: int = 0
+    dof: float = float("nan")
+    label: str = ""
+    keys: frozenset = frozenset()
+    parts: tuple = ()
+    k: int = 0
+    boundary: float = 0.0
+    side: int = 1
+    negated: bool = False
+
+    @property
+    def p_eff(self) -> tuple[float, float]:
+        """The line's p-values: the larger under the two pools (decided only if decided under both)."""
+        return max(self.p[0], self.p_alt[0]), max(self.p[1], self.p_alt[1])
+
+    def effect(self) -> str:
+        """'+0.0123 [+0.0050, +0.0196] (n=4)', or for a claim of parts each part's (a part that is
+        itself a claim of parts: its status and how many of its parts hold)."""
+        if self.parts:
+            return "; ".join(_part_effect(v) for v in self.parts) or "n/a"
+        if not math.isfinite(self.est):
+            return "n/a"
+        if not math.isfinite(self.lo):
+            return f"{self.est:.4f} (n={self.n}, no SE)"
+        return f"{self.est:+.4f} [{self.lo:+.4f}, {self.hi:+.4f}] (n={self.n})"
+
+
+def _part_effect(v: "Verdict") -> str:
+    t = v.test
+    if t is None:
+        return v.status
+    if t.parts:
+        held = sum(p.status == HOLDS for p in t.parts)
+        return f"{t.label}: {v.status} ({held} of {len(t.parts)} parts hold)"
+    return f"{t.label}: {t.effect()}"
 
 
 @dataclass(frozen=True)
 class Verdict:
     status: str
     reason: str
+    test: Evidence | None = None
+    claim: str = ""   # the confirmatory claim's id (protocol.FAMILY); '' for an exploratory line
 
     def __str__(self) -> str:
         return f"**{self.status}** ({self.reason})"
+
+
+def _p_of(v: Verdict, alt: bool = False) -> tuple[float, float]:
+    """A verdict's (p_hold, p_fail): its test's, or from its status for a rule without one."""
+    if v.test is not None:
+        return v.test.p_alt if alt else v.test.p
+    return {HOLDS: (0.0, 1.0), FAILS: (1.0, 0.0)}.get(v.status, (1.0, 1.0))
 
 
 def mean(xs: Sequence[float]) -> float:
@@ -55,179 +123,182 @@ def gate(v: Verdict, meaningful: bool) -> Verdict:
     """Replace ``v`` by 'inconclusive: micro profile' when the profile's verdicts mean nothing."""
     if meaningful:
         return v
-    return Verdict(INCONCLUSIVE, f"micro profile; the numbers alone would say {v.status}")
+    return Verdict(INCONCLUSIVE, f"micro profile; the numbers alone would say {v.status}", None, v.claim)
 
 
-def combine(verdicts: Sequence[Verdict], what: str) -> Verdict:
-    """One verdict for a claim made of several parts (optimizers, horizons, momenta).
+# ---- claims made of parts -----------------------------------------------------------------
 
-    With n parts of which d are resolved (not inconclusive):
-    holds if 2 d > n and every resolved part holds; does not hold if 2 d > n and every
-    resolved part fails; otherwise inconclusive (mixed, or most parts unresolved: a claim
-    "for every horizon" is not shown by one horizon of three).
-    """
+def _composite(verdicts: Sequence[Verdict], what: str, k: int | None, rule: str) -> Verdict:
+    """At least ``k`` (None: all) of the parts hold (t_tests.at_least on each pool's p-values)."""
     n = len(verdicts)
-    decided = [v for v in verdicts if v.status != INCONCLUSIVE]
-    if not decided:
-        return Verdict(INCONCLUSIVE, f"no part of '{what}' could be resolved")
-    held = sum(v.status == HOLDS for v in decided)
-    if held not in (0, len(decided)):
-        return Verdict(INCONCLUSIVE, f"mixed: {held} of {len(decided)} resolved parts hold")
-    word = "hold" if held else "fail"
-    if 2 * len(decided) <= n:
-        return Verdict(INCONCLUSIVE, f"only {len(decided)} of {n} parts resolved (they all {word});"
-                                     " most parts are inside the noise or missing")
-    if held:
-        return Verdict(HOLDS, f"{len(decided)} of {n} parts resolved, all hold")
-    return Verdict(FAILS, f"{len(decided)} of {n} parts resolved, none holds")
+    if n == 0:
+        return Verdict(INCONCLUSIVE, f"no part of '{what}'", Evidence(label=what))
+    k = n if k is None else k
+    p = tt.at_least(k, [_p_of(v) for v in verdicts])
+    p_alt = tt.at_least(k, [_p_of(v, alt=True) for v in verdicts])
+    keys = frozenset().union(*(v.test.keys for v in verdicts if v.test))
+    test = Evidence(p, p_alt, label=what, keys=keys, parts=tuple(verdicts), k=k)
+    status = tt.decide(test.p_eff, ALPHA)
+    h = sum(v.status == HOLDS for v in verdicts)
+    f = sum(v.status == FAILS for v in verdicts)
+    desc = (f"{what}: {h} of {n} parts hold, {f} fail, {n - h - f} unresolved (each at 5 %); {rule}: p_hold "
+            f"{tt.fmt_p(test.p_eff[0])}, p_fail {tt.fmt_p(test.p_eff[1])}")
+    return Verdict(status, desc, test)
 
 
 def every(verdicts: Sequence[Verdict], what: str) -> Verdict:
-    """A claim about every part that one counterexample refutes ("no setting recovers
-    >= 50 %"): does not hold as soon as one part is resolved against it; otherwise
-    :func:`combine` (holds when most parts are resolved and all of those hold)."""
-    failed = [v for v in verdicts if v.status == FAILS]
-    if failed:
-        return Verdict(FAILS, f"{len(failed)} of {len(verdicts)} parts resolved against '{what}'")
-    return combine(verdicts, what)
+    """A claim about every part ("at every horizon", "for AdamW and Muon"): intersection-union
+    (holds when every part holds), Bonferroni for a failure (one part resolved against it,
+    at level ALPHA / n)."""
+    return _composite(verdicts, what, None, "every part (intersection-union)")
+
+
+combine = every   # the figures' name for a claim about every part
 
 
 def most(verdicts: Sequence[Verdict], what: str) -> Verdict:
-    """One verdict for a claim 'for most parts' (the paper's "for most optimizers").
-
-    With n parts of which h hold and f fail: holds if 2 h > n; does not hold if
-    2 (n - f) <= n (even if every unresolved part held, they would not be most);
-    otherwise inconclusive. :func:`combine` is the stricter 'for every part' reading.
-    """
-    n = len(verdicts)
-    if n == 0:
-        return Verdict(INCONCLUSIVE, f"no part of '{what}'")
-    h = sum(v.status == HOLDS for v in verdicts)
-    f = sum(v.status == FAILS for v in verdicts)
-    desc = f"{h} of {n} parts hold, {f} fail, {n - h - f} unresolved"
-    if 2 * h > n:
-        return Verdict(HOLDS, desc + f": more than half ({what})")
-    if 2 * (n - f) <= n:
-        return Verdict(FAILS, desc + f": not most, even if every unresolved part held ({what})")
-    return Verdict(INCONCLUSIVE, desc + f": the unresolved parts decide ({what})")
+    """A claim about most parts (the paper's "for most optimizers"): more than half hold,
+    k = floor(n / 2) + 1 (t_tests.at_least). :func:`every` is the stricter reading."""
+    return _composite(verdicts, what, len(verdicts) // 2 + 1 if verdicts else None, "most parts")
 
 
-def both(a: Verdict, b: Verdict) -> Verdict:
-    """The conjunction 'a and b': holds if both hold, does not hold if either fails, else inconclusive."""
-    reason = f"{a.reason}; {b.reason}"
-    if FAILS in (a.status, b.status):
-        return Verdict(FAILS, reason)
-    if a.status == b.status == HOLDS:
-        return Verdict(HOLDS, reason)
-    return Verdict(INCONCLUSIVE, reason)
+def both(a: Verdict, b: Verdict, label: str = "") -> Verdict:
+    """The conjunction 'a and b': every part of two (``label``: its short name)."""
+    v = _composite([a, b], "both", None, "both")
+    return Verdict(v.status, f"{a.reason}; {b.reason}", replace(v.test, label=label or f"{_lab(a)} and {_lab(b)}"))
+
+
+def _lab(v: Verdict) -> str:
+    return v.test.label if v.test and v.test.label else ""
 
 
 def negate(v: Verdict, what: str) -> Verdict:
-    """The claim 'not v': holds <-> does not hold; inconclusive stays inconclusive."""
+    """The claim 'not v': holds <-> does not hold (p_hold and p_fail swap)."""
     status = {HOLDS: FAILS, FAILS: HOLDS}.get(v.status, INCONCLUSIVE)
-    return Verdict(status, f"{what}: {v.reason}")
+    t = v.test or Evidence(_p_of(v), _p_of(v, True))
+    return Verdict(status, f"{what}: {v.reason}", replace(t, p=tt.negated(t.p), p_alt=tt.negated(t.p_alt),
+                                                          label=f"not: {what}", negated=not t.negated))
 
 
-def _unresolvable(*ests: Estimate) -> str:
-    """Why no verdict can be given ('' if one can): a missing cell or no standard error."""
-    if any(not math.isfinite(e.mean) for e in ests):
-        return "missing runs"
-    if any(not math.isfinite(e.se) for e in ests):
-        return "one seed and no pooled seed spread: cannot be resolved"
-    return ""
+# ---- one statistic ------------------------------------------------------------------------------
+
+class Line(NamedTuple):
+    """What a rule computes under one choice of pools: its description, the statistic, its
+    (p_hold, p_fail), the statistic's name, the decision boundary and which side of it the claim
+    is on (for the seeds line and ``paper_figs.seeds_needed``)."""
+
+    desc: str
+    est: Estimate
+    p: tuple
+    what: str
+    boundary: float = 0.0
+    side: int = 1        # the claim holds above the boundary (+1), below it (-1), within +-boundary (0)
+    resolvable: bool = True   # False: a condition other than the seeds blocks the claim (no seeds line)
 
 
-def _beyond(t: float, se: float, n: int, desc: str, what: str, fails_means: str = "") -> Verdict:
-    """The three-way rule every difference test shares: holds when ``t`` > Z ``se``, does not
-    hold when ``t`` < -Z ``se``, inconclusive in between (with the seeds that would resolve it).
-    ``what`` names t in the reason (e.g. 'D - 3 R = 0.0223')."""
-    if t > Z * se:
-        return Verdict(HOLDS, f"{desc}: {what} > {Z:g} SE ({se:.4f})")
-    if t < -Z * se:
-        return Verdict(FAILS, f"{desc}: {what} < -{Z:g} SE ({se:.4f}){fails_means}")
-    return Verdict(INCONCLUSIVE, f"{desc}: {what} within {Z:g} SE ({se:.4f})" + seeds_to_resolve(t, se, n))
-
-
-def _two_cells(degraded, robust, names, noise) -> tuple[Estimate, Estimate, str, str]:
-    """(D, R, the description, why no verdict ('' if one can be given)) of two independent
-    cells' per-seed gaps; ``noise``: one :class:`Noise` or a (degraded's, robust's) pair."""
-    nd, nr = _pair(noise)
-    d, r = estimate(degraded, nd), estimate(robust, nr)
-    return d, r, f"{names[0]} gap {d} vs {names[1]} {r}", _unresolvable(d, r)
+def _judge(build: Callable[..., Line], noises: Sequence[Noise], label: str) -> Verdict:
+    """``build(*noises)`` under the pools and again under their conservative alternatives."""
+    ln = build(*noises)
+    e = ln.est
+    if e.why or not e.stat.usable:
+        why = e.why or "no standard error"
+        return Verdict(INCONCLUSIVE, f"{ln.desc}: {why}", Evidence(label=label, n=e.n, keys=e.keys, est=e.mean))
+    alts = tuple(n.conservative for n in noises)
+    alt_used = e.borrowed and any(a != n for a, n in zip(alts, noises))
+    ln_c = build(*alts) if alt_used else ln
+    lo, hi = e.interval()
+    test = Evidence(ln.p, ln_c.p if ln_c.est.stat.usable else (1.0, 1.0), e.mean, lo, hi, e.n, e.dof, label, e.keys,
+                    boundary=ln.boundary, side=ln.side)
+    status = tt.decide(test.p_eff, ALPHA)
+    sds = "own SD" if not e.borrowed else "SD borrowed: " + "; ".join(dict.fromkeys(str(n) for n in noises))
+    reason = (f"{ln.desc}; {ln.what} = {e.mean:.4f}, 95 % interval [{lo:.4f}, {hi:.4f}], n={e.n}, "
+              f"{e.dof:.3g} dof ({sds}); p_hold {tt.fmt_p(ln.p[0])}, p_fail {tt.fmt_p(ln.p[1])}")
+    if alt_used:
+        s_p, s_c = tt.decide(ln.p, ALPHA), tt.decide(test.p_alt, ALPHA)
+        alt_sd = "; ".join(dict.fromkeys(f"{a.sd:.4f}, {a.dof} dof{a.source}" for a in alts))
+        reason += f"; under the conservative pool (SD {alt_sd}): {s_c}"
+        if s_p != s_c:
+            reason += f" (under the borrowed pool: {s_p}): the status depends on the pool"
+    reason += f"; {e.machine}"
+    if status == INCONCLUSIVE and ln.resolvable:
+        reason += seeds_to_resolve(e.mean - ln.boundary, e.se, e.n, e.stat.t_crit())
+    return Verdict(status, reason, test)
 
 
 def _pair(noise) -> tuple[Noise, Noise]:
-    """One Noise for both cells, or a (degraded's, robust's) pair."""
+    """One Noise for both cells, or a (first's, second's) pair."""
     return tuple(noise) if isinstance(noise, tuple) else (noise, noise)
+
+
+def _ratio(d: Estimate, r: Estimate, crit: float) -> str:
+    lo, hi = fieller(d.mean, r.mean, d.se ** 2, r.se ** 2, z=crit)
+    ratio = d.mean / r.mean if r.mean else math.inf
+    return f"ratio {ratio:.1f}x, 95 % Fieller interval {fmt_interval(lo, hi)}"
 
 
 def much_larger_gap(degraded: Sequence[float], robust: Sequence[float],
                     names: tuple[str, str] = ("AdamW", "Muon"), noise=NO_NOISE) -> Verdict:
-    """Claim 'the gap of ``names[0]`` is much larger than that of ``names[1]``' (per-seed gaps).
-
-    D, R = the two cells' mean gaps (independent runs), k = MUCH_LARGER = 3:
-    holds: D - k R > Z SE(D - k R) (at least 3x, resolved); does not hold: D - k R < -Z SE
-    (resolved below 3x); otherwise inconclusive. SE(D - k R) = sqrt(SE_D^2 + k^2 SE_R^2).
-    The reason also gives D - R with its SE and Fieller's interval for D / R. ``noise``: one
-    :class:`Noise` or a pair, each cell's own pooled spread.
-    """
-    d, r, desc, why = _two_cells(degraded, robust, names, noise)
-    if why:
-        return Verdict(INCONCLUSIVE, f"{desc}: {why}")
+    """Claim 'the gap of ``names[0]`` is at least MUCH_LARGER = 3 times that of ``names[1]``'
+    (independent cells' per-seed gaps D, R): superiority of D - 3 R > 0. The reason also gives
+    Fieller's interval for D / R. ``noise``: one :class:`Noise` or a pair, each cell's own."""
     k = MUCH_LARGER
-    t, se = d.mean - k * r.mean, math.hypot(d.se, k * r.se)
-    diff = difference(d, r)
-    lo, hi = fieller(d.mean, r.mean, d.se ** 2, r.se ** 2)
-    desc += (f"; difference {diff.mean:.4f} ± {diff.se:.4f} SE; ratio {d.mean / r.mean if r.mean else math.inf:.1f}x, "
-             f"{Z:g}-SE interval {fmt_interval(lo, hi)}")
-    return _beyond(t, se, min(d.n, r.n), desc, f"D - {k:g} R = {t:.4f}", f", less than {k:g}x")
+
+    def build(nd, nr):
+        d, r = estimate(degraded, nd), estimate(robust, nr)
+        t = linear([(1.0, d), (-k, r)])
+        desc = f"{names[0]} gap {d} vs {names[1]} {r}"
+        if t.stat.usable:
+            desc += "; " + _ratio(d, r, t.stat.t_crit())
+        return Line(desc, t, tt.superiority(t.stat), f"D - {k:g} R")
+    return _judge(build, _pair(noise), f"{names[0]} vs {k:g}x {names[1]}")
 
 
 def larger_gap(degraded: Sequence[float], robust: Sequence[float],
                names: tuple[str, str] = ("AdamW", "Muon"), noise=NO_NOISE) -> Verdict:
-    """The weaker reading of 'degrades more': the gap of ``names[0]`` exceeds that of ``names[1]``.
-
-    D - R with SE(D - R) = sqrt(SE_D^2 + SE_R^2): holds beyond Z SE, does not hold below -Z SE,
-    inconclusive otherwise. :func:`much_larger_gap` is the stronger (3x) reading.
-    """
-    d, r, desc, why = _two_cells(degraded, robust, names, noise)
-    if why:
-        return Verdict(INCONCLUSIVE, f"{desc}: {why}")
-    diff = difference(d, r)
-    return _beyond(diff.mean, diff.se, diff.n, desc,
-                   f"difference D - R = {diff.mean:.4f} ({diff.mean / diff.se:.1f} SE)")
+    """The ordering reading of 'degrades more': D - R > 0 (Welch; a borrowed SD with its pool's dof)."""
+    def build(nd, nr):
+        d, r = estimate(degraded, nd), estimate(robust, nr)
+        t = linear([(1.0, d), (-1.0, r)])
+        return Line(f"{names[0]} gap {d} vs {names[1]} {r}", t, tt.superiority(t.stat), "D - R")
+    return _judge(build, _pair(noise), f"{names[0]} - {names[1]}")
 
 
 def ef_recovers(sync: Sequence[float], async_: Sequence[float], ef: Sequence[float],
-                name: str, low: float = 0.5, by: str = "EF", noise: Noise = NO_NOISE) -> tuple[Verdict, float]:
+                name: str, low: float = RECOVERY_LOW, by: str = "EF", noise: Noise = NO_NOISE) -> tuple[Verdict, float]:
     """Claim 'EF recovers at least ``low`` of the gap' for one optimizer; returns (verdict, fraction).
 
-    ``ef`` may be any mitigation's runs; ``by`` names it in the reason. Per seed
-    g_s = L_async - L_sync and h_s = L_ef - L_sync; fraction = 1 - mean(h) / mean(g).
-    fraction >= low  <=>  c = (1 - low) g - h >= 0, tested per seed: holds when mean(c) >
-    Z SE(c), does not hold when mean(c) < -Z SE(c), inconclusive otherwise and whenever the
-    gap g itself is not resolved (mean(g) <= Z SE(g): a fraction of noise is noise). With
-    fewer than 3 seeds SE(c) borrows the pooled SD as sqrt((1-low)^2 + 1) sd_pool / sqrt(n)
-    (g and h share the sync run, so this overstates the noise: conservative).
-    """
-    rows = [(a - s, e - s) for s, a, e in zip(sync, async_, ef)
+    ``ef`` may be any mitigation's runs; ``by`` names it. Per seed g_s = L_async - L_sync,
+    h_s = L_ef - L_sync, c_s = (1 - low) g_s - h_s; fraction = 1 - mean(h) / mean(g). The
+    claim presupposes a gap: it holds when c > 0 and g > 0 are both decided (p_hold =
+    max(p_hold(c), p_hold(g))), fails when c < 0 and g > 0 are (p_fail = max(p_fail(c),
+    p_hold(g))). A borrowed SD for c is sqrt((1 - low)^2 + 1) sd_pool (g and h share the sync
+    run, so this overstates the noise: conservative)."""
+    rows = [(a - s, e - s, (s, a, e)) for s, a, e in zip(sync, async_, ef)
             if all(v is not None and math.isfinite(v) for v in (s, a, e))]
-    g = estimate([x for x, _ in rows], noise)
-    h = estimate([y for _, y in rows], noise)
-    c = estimate([(1 - low) * x - y for x, y in rows], Noise(noise.sd * math.hypot(1 - low, 1), noise.dof, noise.groups))
-    why = _unresolvable(g, h, c)
-    if why:
-        return Verdict(INCONCLUSIVE, f"{name}: {why}"), float("nan")
-    frac = 1 - h.mean / g.mean if g.mean else float("nan")
-    cov = 0.0
-    if len(rows) >= 3 and not g.borrowed:
-        cov = statistics.covariance([x for x, _ in rows], [y for _, y in rows]) / len(rows)
-    lo, hi = fieller(h.mean, g.mean, h.se ** 2, g.se ** 2, cov)
-    desc = (f"{name}: gap {g}, {by} recovers {frac:.0%} ({Z:g}-SE interval "
-            f"{fmt_interval(1 - hi, 1 - lo, pct=True)}), n={len(rows)}")
-    if not g.resolved_positive:
-        return Verdict(INCONCLUSIVE, desc + f"; the gap is within {Z:g} SE of 0"), frac
-    return _beyond(c.mean, c.se, c.n, desc, f"(1-{low:g}) g - h = {c.mean:.4f}"), frac
+    gs = paired([r[2][0] for r in rows], [r[2][1] for r in rows])
+    hs = paired([r[2][0] for r in rows], [r[2][2] for r in rows])
+    cs = [joined((1 - low) * g - h, g, h) for g, h in zip(gs, hs)]
+
+    def scaled_noise(n: Noise) -> Noise:
+        return replace(n, sd=n.sd * math.hypot(1 - low, 1), source=n.source + f" x {math.hypot(1 - low, 1):.3f}",
+                       alt=None)
+
+    def build(n):
+        g, h, c = estimate(gs, n), estimate(hs, n), estimate(cs, scaled_noise(n))
+        frac = 1 - h.mean / g.mean if g.mean else float("nan")
+        desc = f"{name}: gap {g}, {by} recovers {frac:.0%}"
+        if c.stat.usable and g.stat.usable:
+            cov = 0.0
+            if len(rows) >= 3 and not g.borrowed:
+                cov = statistics.covariance(list(map(float, gs)), list(map(float, hs))) / len(rows)
+            lo, hi = fieller(h.mean, g.mean, h.se ** 2, g.se ** 2, cov, z=c.stat.t_crit())
+            desc += f" (95 % interval {fmt_interval(1 - hi, 1 - lo, pct=True)})"
+        pg = tt.superiority(g.stat) if g.stat.usable else (1.0, 1.0)
+        pc = tt.superiority(c.stat) if c.stat.usable else (1.0, 1.0)
+        return Line(desc, c, (max(pc[0], pg[0]), max(pc[1], pg[0])), f"({1 - low:g}) g - h, with g > 0 required")
+
+    frac = 1 - mean(hs) / mean(gs) if mean(gs) else float("nan")
+    return _judge(build, (noise,), f"{name} {by} recovers >= {low:.0%}"), frac
 
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -258,74 +329,89 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
 
 
 def gap_shrinks_with(xs: Sequence[float], gaps: Sequence[Sequence[float]], name: str,
-                     noise: Noise = NO_NOISE) -> Verdict:
-    """Claim 'higher momentum shrinks the gap' on (momentum, per-seed gaps) points.
+                     noise: Noise = NO_NOISE, sync: Sequence[Sequence[float]] | None = None) -> Verdict:
+    """Claim 'a higher momentum shrinks the gap' on (momentum, per-seed gaps) points.
 
-    D = gap(max momentum) - gap(min momentum) (independent cells). holds: D < -Z SE(D) and
-    Spearman(momentum, mean gap) <= -0.8; does not hold: D > Z SE(D) (the gap grew,
-    resolved); inconclusive otherwise.
-    """
-    pts = sorted((x, estimate(g, noise)) for x, g in zip(xs, gaps))
-    pts = [(x, e) for x, e in pts if math.isfinite(e.mean)]
+    D = gap(max momentum) - gap(min momentum) (independent cells), claim D < 0. It can hold
+    only when Spearman(momentum, mean gap) <= MONOTONE_SPEARMAN and, given ``sync`` (the
+    synchronous runs' per-seed losses at each momentum), only when the sync loss does not
+    worsen over the sweep (the 95 % interval of L_sync(max) - L_sync(min) not above 0): a gap
+    that shrinks while the synchronous run worsens is confounded with an lr that no longer
+    suits the momentum (docs/protocol.md §8)."""
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    pts = [(xs[i], gaps[i], sync[i] if sync is not None else None) for i in order]
+    pts = [p for p in pts if math.isfinite(mean(p[1]))]
     if len(pts) < 3:
-        return Verdict(INCONCLUSIVE, f"{name}: fewer than 3 momenta measured")
-    rho = spearman([p[0] for p in pts], [p[1].mean for p in pts])
-    d = difference(pts[-1][1], pts[0][1])
-    desc = (f"{name}: Spearman {rho:+.2f}, gap {pts[0][1]} at momentum {pts[0][0]} -> "
-            f"{pts[-1][1]} at {pts[-1][0]}")
-    why = _unresolvable(d)
-    if why:
-        return Verdict(INCONCLUSIVE, f"{desc}: {why}")
-    desc += f"; change {d.mean:+.4f} ± {d.se:.4f} SE"
-    if d.mean < -Z * d.se and rho <= -0.8:
-        return Verdict(HOLDS, desc + f": shrinks beyond {Z:g} SE, monotone")
-    if d.mean > Z * d.se:
-        return Verdict(FAILS, desc + f": grows beyond {Z:g} SE")
-    return Verdict(INCONCLUSIVE, desc + f": not resolved (|change| <= {Z:g} SE or not monotone)")
+        return Verdict(INCONCLUSIVE, f"{name}: fewer than 3 momenta measured", Evidence(label=name))
+    rho = spearman([p[0] for p in pts], [mean(p[1]) for p in pts])
+
+    def build(n):
+        first, last = estimate(pts[0][1], n), estimate(pts[-1][1], n)
+        d = linear([(1.0, last), (-1.0, first)])
+        desc = (f"{name}: Spearman {rho:+.2f}, gap {first} at momentum {pts[0][0]} -> {last} at {pts[-1][0]}")
+        p_hold, p_fail = tt.superiority(d.stat, 0.0)[::-1] if d.stat.usable else (1.0, 1.0)
+        blocked = False
+        if not rho <= MONOTONE_SPEARMAN:
+            p_hold, blocked = 1.0, True
+            desc += f" (not monotone: Spearman > {MONOTONE_SPEARMAN:g}, cannot hold)"
+        if pts[0][2] is not None:
+            s = estimate(paired(pts[0][2], pts[-1][2]), n)
+            if s.stat.usable:
+                slo, shi = s.interval()
+                desc += f"; sync loss change {s.mean:+.4f} [{slo:+.4f}, {shi:+.4f}]"
+                if slo > 0:
+                    p_hold, blocked = 1.0, True
+                    desc += " (the sync run worsens: confounded, cannot hold)"
+        return Line(desc, d, (p_hold, p_fail), "change of the gap (claim < 0)", 0.0, -1, not blocked)
+    return _judge(build, (noise,), name)
 
 
 def no_growth(horizons: Sequence[float], gaps: Sequence[Sequence[float]], name: str,
-              noise: Noise = NO_NOISE) -> Verdict:
-    """Claim 'the gap does not grow with the horizon': the longest horizon against the shortest.
-
-    ``gaps[i]``: per-seed gaps at ``horizons[i]``. D = gap(longest) - gap(shortest)
-    (independent cells), g0 = gap(shortest). does not hold: D > Z SE(D) (resolved growth);
-    holds: D + Z SE(D) <= GROWTH_TOL g0 (any growth is resolved to be under half the first
-    gap: an equivalence test); inconclusive otherwise.
-    """
+              noise: Noise = NO_NOISE, margin: float = float("nan")) -> Verdict:
+    """Claim 'the gap does not grow with the horizon': D = gap(longest) - gap(shortest)
+    (independent cells) below ``margin`` (non-inferiority, docs/protocol.md §3; the margin in
+    the losses' units, M_SMALLEST x the sync loss at the shortest horizon)."""
     if len(horizons) != len(gaps):
         raise ValueError(f"gaps: one list per horizon expected, got {len(gaps)} for {len(horizons)} horizons")
-    pts = sorted((h, estimate(g, noise)) for h, g in zip(horizons, gaps))
-    pts = [(h, e) for h, e in pts if math.isfinite(e.mean)]
+    if not margin > 0:
+        raise ValueError(f"margin: a positive growth margin is needed, got {margin}")
+    pts = sorted((h, g) for h, g in zip(horizons, gaps) if math.isfinite(mean(g)))
     if len(pts) < 2:
-        return Verdict(INCONCLUSIVE, f"{name}: fewer than 2 horizons measured")
-    (h0, g0), (h1, g1) = pts[0], pts[-1]
-    d = difference(g1, g0)
-    desc = f"{name}: gap " + " -> ".join(f"{e} at {h}" for h, e in pts) + " steps"
-    why = _unresolvable(d)
-    if why:
-        return Verdict(INCONCLUSIVE, f"{desc}: {why}")
-    desc += f"; growth {d.mean:+.4f} ± {d.se:.4f} SE"
-    if d.mean > Z * d.se:
-        return Verdict(FAILS, desc + f": grows beyond {Z:g} SE")
-    if d.mean + Z * d.se <= GROWTH_TOL * g0.mean:
-        return Verdict(HOLDS, desc + f": growth + {Z:g} SE <= {GROWTH_TOL:g} x the first gap")
-    room = GROWTH_TOL * g0.mean - d.mean
-    more = seeds_to_resolve(room, d.se, d.n) if room > 0 else "; the growth estimate already exceeds the tolerance"
-    return Verdict(INCONCLUSIVE, desc + f": not resolved (growth + {Z:g} SE > {GROWTH_TOL:g} x the first gap)" + more)
+        return Verdict(INCONCLUSIVE, f"{name}: fewer than 2 horizons measured", Evidence(label=name))
+
+    def build(n):
+        es = [(h, estimate(g, n)) for h, g in pts]
+        d = linear([(1.0, es[-1][1]), (-1.0, es[0][1])])
+        desc = f"{name}: gap " + " -> ".join(f"{e} at {h}" for h, e in es) + f" steps; margin {margin:.4f}"
+        return Line(desc, d, tt.noninferiority(d.stat, margin), "growth (claim < margin)", margin, -1)
+    return _judge(build, (noise,), name)
+
+
+def below_margin(xs: Sequence[float], margin: float, name: str, noise: Noise = NO_NOISE,
+                 what: str = "mean (claim < margin)") -> Verdict:
+    """Claim mean(xs) < ``margin`` (non-inferiority: 'stays within', 'stays stable')."""
+    def build(n):
+        e = estimate(xs, n)
+        return Line(f"{name}: margin {margin:.4g}", e, tt.noninferiority(e.stat, margin), what, margin, -1)
+    return _judge(build, (noise,), name)
+
+
+def equivalent(xs: Sequence[float], margin: float, name: str, noise: Noise = NO_NOISE) -> Verdict:
+    """Claim |mean(xs)| < ``margin`` (two one-sided tests: the 95 % interval inside the margins)."""
+    def build(n):
+        e = estimate(xs, n)
+        return Line(f"{name}: margin +-{margin:.4g}", e, tt.equivalence(e.stat, margin),
+                    "mean (claim within +-margin)", margin if e.mean >= 0 else -margin, 0)
+    return _judge(build, (noise,), name)
 
 
 def lower_is_better(better: Sequence[float], worse: Sequence[float], what: str,
                     noise: Noise = NO_NOISE) -> Verdict:
-    """Claim 'better < worse' on paired runs (same seeds): D = mean_s (worse_s - better_s).
-
-    holds: D > Z SE(D); does not hold: D < -Z SE(D); else inconclusive.
-    """
-    d = paired_estimate(better, worse, noise)
-    why = _unresolvable(d)
-    if why:
-        return Verdict(INCONCLUSIVE, f"{what}: {why}")
-    return _beyond(d.mean, d.se, d.n, f"{what}: {fmt(better)} vs {fmt(worse)}", f"paired difference {d}")
+    """Claim 'better < worse' on paired runs (same seeds): D = mean_s (worse_s - better_s) > 0."""
+    def build(n):
+        e = estimate(paired(better, worse), n)
+        return Line(f"{what}: {fmt(better)} vs {fmt(worse)}", e, tt.superiority(e.stat), "paired difference")
+    return _judge(build, (noise,), what)
 
 
 #: verdicts about a reading of the paper's delayed bound (docs/design.md §5)

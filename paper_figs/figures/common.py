@@ -14,6 +14,7 @@ Variants of a run (docs/design.md §4), named as in ``lmo.variants``:
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -28,7 +29,8 @@ from ..cache import Cache
 from ..deps import Deps
 from ..profiles import Profile
 from ..runs import Outcome, Runner
-from ..seed_stats import EMPTY_MODEL, Noise, NoiseModel, paired  # noqa: F401 (paired: the figures' import)
+from ..machine_regimes import machine_kind, regime_of
+from ..seed_stats import EMPTY_MODEL, Measured, Noise, NoiseModel, paired  # noqa: F401 (paired: the figures' import)
 from ..verdicts import Verdict, gate, mean
 
 LOSS_LABEL = "validation loss (nats/byte)"
@@ -265,12 +267,15 @@ def sources(ctx: Context, settings_list: list) -> str:
 
 
 def finals(ctx: Context, settings_list: list, missing: list) -> list[float]:
-    """Final val losses of the runs that exist; the others' reasons go to ``missing``."""
+    """Final val losses of the runs that exist, each a :class:`Measured` that knows its run's
+    key, machine kind and regime (docs/protocol.md §7); the others' reasons go to ``missing``."""
     vals = []
     for s in settings_list:
         o = ctx.get(s)
         if o.ok and math.isfinite(o.final):
-            vals.append(o.final)
+            prov = (getattr(o, "record", None) or {}).get("provenance") or {}
+            vals.append(Measured(o.final, getattr(o, "key", None), machine_kind(prov) if prov else None,
+                                 regime_of(s)))
         else:
             why = o.error or "final validation loss is not finite"
             missing.append(f"{describe_run(s)}: {why}")
@@ -293,6 +298,20 @@ def status_of(missing: list, total: int) -> str:
 
 
 Builder = Callable[[Context], FigureOutput]
+
+
+def tag(v: Verdict, claim: str) -> Verdict:
+    """``v`` as the confirmatory line ``claim`` of ``paper_figs.protocol.FAMILY``."""
+    return dataclasses.replace(v, claim=claim)
+
+
+def grid_claims(ctx: Context, grid: Callable[[Profile], dict],
+                judge: Callable[[Context, dict], dict]) -> dict[str, Verdict]:
+    """The confirmatory lines (those tagged with a claim id) of a grid figure's ``judge(ctx,
+    res)``, measured without drawing: how ``paper_figs.confirmatory`` reads every figure of the
+    family, whichever figures an invocation shows."""
+    res = measure_cells(ctx, FigureOutput("", ""), grid(ctx.profile))
+    return {} if res is None else {k: v for k, v in judge(ctx, res).items() if v.claim}
 
 
 def best_lr(cells: dict, kind: str) -> float:

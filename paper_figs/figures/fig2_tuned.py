@@ -22,6 +22,7 @@ from lmo.variants import SYNC
 
 from ..tuned_lrs import CHOSEN, CHOSEN_ON, chosen
 from . import fig2_table2, lr_tuning
+from .best_lrs import rests_on
 from .common import Context, FigureOutput, at_tuned_lr, grid_figure
 
 NAME = "fig2_tuned"
@@ -45,7 +46,10 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                          f"mitigation model is {ctx.profile.mitigation_size}.")
         return out
     fig2_table2.render(ctx, out, g, res, "fig2_tuned_mitigations", "at the tuned sync lrs")
-    out.verdicts = at_tuned_lr(out.verdicts)
+    used = [lr_tuning.sync_argmin(ctx, o) for o in res if o in CHOSEN]
+    out.verdicts = at_tuned_lr({k: rests_on(v, used) for k, v in out.verdicts.items()})
+    out.notes.append("The tuned sync lrs these runs train at (docs/protocol.md §6): " + "; ".join(a.text for a in used)
+                     + ".")
     lrs = ", ".join(f"{o} x{chosen(o, SYNC):g}" for o in res if o in CHOSEN)
     out.notes.append(f"Every run at the sync lr chosen by lr_tuning's grid on seed 0 ({lrs} preset; "
                      "paper_figs/tuned_lrs.py); every variant at that lr, as in the paper. The runs are seed 0's, "

@@ -15,6 +15,7 @@ from lmo.variants import SYNC
 
 from ..tuned_lrs import chosen
 from . import fig3, lr_tuning
+from .best_lrs import rests_on
 from .common import VARIANTS, Context, FigureOutput, at_tuned_lr, grid_figure
 
 NAME = "fig3_tuned"
@@ -32,7 +33,10 @@ def grid(p) -> dict:
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
     lrs = {o: f"peak lr x{chosen(o, SYNC):g} preset" for o in fig3.OPTIMIZERS}
     fig3.render(ctx, out, g, res, "fig3_tuned_sync_vs_delay", lrs)
-    out.verdicts = at_tuned_lr(out.verdicts)
+    used = [lr_tuning.sync_argmin(ctx, o) for o in fig3.OPTIMIZERS]
+    out.verdicts = at_tuned_lr({k: rests_on(v, used) for k, v in out.verdicts.items()})
+    out.notes.append("The tuned sync lrs these runs train at (docs/protocol.md §6): " + "; ".join(a.text for a in used)
+                     + ".")
     out.notes.append("Every run at the sync lr chosen by lr_tuning's grid on seed 0 (paper_figs/tuned_lrs.py; "
                      "tiny model, 1500 steps); the 2BW and EF runs are not retuned, as in the paper, where one lr "
                      "serves the three variants. lr_tuning's held-out reading retunes the 2BW lr too.")

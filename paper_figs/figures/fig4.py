@@ -20,7 +20,9 @@ from lmo.variants import SYNC, TWO_BW
 from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import Verdict, combine, fmt, gap_shrinks_with, larger_gap, mean
-from .common import GAP_LABEL, Context, FigureOutput, grid_figure, paired, retuned_gap, sources, variant_grid
+from .best_lrs import argmin, rests_on
+from .common import (GAP_LABEL, Context, FigureOutput, grid_claims, grid_figure, paired, retuned_gap, sources, tag,
+                     variant_grid)
 
 NAME = "fig4"
 TITLE = "Figure 4: final sync-async gap vs momentum"
@@ -38,12 +40,17 @@ def lr_setting(optimizer: str, mult: float) -> dict:
     return {} if mult == 1 else {"lr": round(mult * DEFAULT_LR[optimizer], 12)}
 
 
+def lr_mults(p, o: str) -> tuple:
+    """The lr-retuned reading's grid of ``o``: ``p.momentum_lr_mults`` and ``o``'s ``p.momentum_lr_extend``."""
+    return tuple(sorted(set(p.momentum_lr_mults) | set(dict(p.momentum_lr_extend).get(o, ()))))
+
+
 def grid(p) -> dict:
     """{(optimizer, momentum, variant): [settings per seed]} (preset lr), plus
     {(LR, optimizer, momentum, multiplier, variant): ...} and {(BETA2, beta2, variant): ...}."""
     g = variant_grid(p, KINDS, {"optimizer": p.momentum_optimizers, "momentum": p.momentum_grid})
     for o in p.momentum_lr_optimizers:
-        for c in p.momentum_lr_mults:
+        for c in lr_mults(p, o):
             for (m, k), runs in variant_grid(p, KINDS, {"momentum": p.momentum_grid}, optimizer=o,
                                              **lr_setting(o, c)).items():
                 g[(LR, o, m, c, k)] = runs
@@ -74,8 +81,29 @@ def retuned(p, res: dict) -> dict:
     out = {}
     for o in p.momentum_lr_optimizers:
         for m in p.momentum_grid:
-            out[o, m] = retuned_gap({c: res[LR, o, m, c] for c in p.momentum_lr_mults})
+            out[o, m] = retuned_gap({c: res[LR, o, m, c] for c in lr_mults(p, o)})
     return out
+
+
+def preset_line(p) -> str:
+    seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
+    return f"higher momentum shrinks the gap (absolute gap, lr at its preset, every optimizer, {seeds})"
+
+
+def judge(ctx: Context, res: dict) -> dict:
+    """The preset-lr reading, the paper's protocol as we read it (C9): per optimizer the gap
+    at the largest momentum below the smallest's, monotone, the sync loss not worse
+    (``verdicts.gap_shrinks_with``); every optimizer."""
+    p = ctx.profile
+    parts = [gap_shrinks_with(p.momentum_grid, [paired(res[o, m][SYNC], res[o, m][TWO_BW]) for m in p.momentum_grid],
+                              plotting.label(o), ctx.noise_for(o), sync=[res[o, m][SYNC] for m in p.momentum_grid])
+             for o in p.momentum_optimizers]
+    return {preset_line(p): tag(combine(parts, "momentum shrinks the gap"), "C9")}
+
+
+def claims(ctx: Context) -> dict:
+    """Figure 4's confirmatory line (C9), measured without drawing."""
+    return grid_claims(ctx, grid, judge)
 
 
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
@@ -95,8 +123,6 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         ax_sync.plot(one_minus, [mean(res[o, m]["sync"]) for m in p.momentum_grid], marker="o",
                      color=line.get_color(), label=plotting.label(o))
         rows.append(f"| {plotting.label(o)} | " + " | ".join(fmt(gaps[o, m]) for m in p.momentum_grid) + " |")
-        parts.append(gap_shrinks_with(p.momentum_grid, [gaps[o, m] for m in p.momentum_grid], plotting.label(o),
-                                      noise=ctx.noise_for(o)))
     ax.axhline(0, color="black", linewidth=0.8)
     _log_mu_axes((ax, ax_sync), p.momentum_grid)
     ax.set_ylabel(GAP_LABEL)
@@ -119,10 +145,9 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.measured += ["", "The synchronous run's own final loss at each momentum (a gap next to a sync run "
                      "that got worse says the preset lr no longer suits that momentum):", "",
                      rows[0], rows[1], *sync_rows]
-    seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
-    out.verdicts = {f"higher momentum shrinks the gap (absolute gap, lr at its preset, {seeds})":
-                    ctx.verdict(combine(parts, "momentum"))}
-    out.notes = [v.reason for v in parts]
+    judged = judge(ctx, res)
+    out.verdicts = {k: ctx.verdict(v) for k, v in judged.items()}
+    out.notes = [v.reason for v in judged[preset_line(p)].test.parts]
     out.notes.append("The momentum swept (the reading this figure tests): "
                      + "; ".join(f"{plotting.label(o)}: {MU_MAPS_TO[o]}" for o in p.momentum_optimizers)
                      + ". Lion's betas[0] weights the update's interpolation; its momentum buffer decays "
@@ -139,9 +164,9 @@ def _render_retuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     """The lr-retuned reading: its table, panel and verdict line."""
     p = ctx.profile
     best = retuned(p, res)
-    mults = p.momentum_lr_mults
+    mults = sorted({c for o in p.momentum_lr_optimizers for c in lr_mults(p, o)})
     fig, (ax,) = plotting.new()
-    parts, rows, edge = [], [], []
+    parts, rows, edge, argmins = [], [], [], []
     for o in p.momentum_lr_optimizers:
         ys = [mean(best[o, m][0]) for m in p.momentum_grid]
         line = ax.plot([1 - m for m in p.momentum_grid], ys, marker="o", label=f"{plotting.label(o)}: lr retuned")[0]
@@ -151,13 +176,23 @@ def _render_retuned(ctx: Context, out: FigureOutput, res: dict) -> None:
                     linestyle=":", color=line.get_color(), label=f"{plotting.label(o)}: preset lr")
         for m in p.momentum_grid:
             gap, c_s, c_a = best[o, m]
-            losses = [fmt(res[LR, o, m, c][v]) for v in KINDS for c in mults]
+            losses = [fmt(res[LR, o, m, c][v]) if (LR, o, m, c) in res else "-" for v in KINDS for c in mults]
             rows.append(f"| {plotting.label(o)} | {m} | " + " | ".join(losses)
                         + f" | x{c_s:g} | x{c_a:g} | {fmt(gap)} |")
+            own = lr_mults(p, o)
             edge += [f"{plotting.label(o)} beta {m} {v}" for v, c in ((SYNC, c_s), (TWO_BW, c_a))
-                     if len(mults) > 1 and c in (min(mults), max(mults))]
-        parts.append(gap_shrinks_with(p.momentum_grid, [best[o, m][0] for m in p.momentum_grid],
-                                      plotting.label(o), noise=ctx.noise_for(o)))
+                     if len(own) > 1 and c in (min(own), max(own))]
+        used = [argmin(ctx, {c: res[LR, o, m, c] for c in lr_mults(p, o)}, v, o,
+                       name=f"{plotting.label(o)} beta {m}") for m in p.momentum_grid for v in KINDS]
+        argmins += [(o, a) for a in used]
+        ends = (best[o, p.momentum_grid[0]], best[o, p.momentum_grid[-1]])
+        if ends[0][1:] == ends[1][1:]:   # one (c_sync, c_2bw) at both ends: that pair's spread
+            noise = ctx.noise_for(o, lr=ends[0][1:])
+        else:                             # two: the wider of the two (each cell's own in reality)
+            noise = max((ctx.noise_for(o, lr=e[1:]) for e in ends), key=lambda n: n.conservative.width())
+        sync_best = [res[LR, o, m, best[o, m][1]][SYNC] for m in p.momentum_grid]
+        parts.append(rests_on(gap_shrinks_with(p.momentum_grid, [best[o, m][0] for m in p.momentum_grid],
+                                               plotting.label(o), noise, sync=sync_best), used))
     ax.axhline(0, color="black", linewidth=0.8)
     _log_mu_axes((ax,), p.momentum_grid)
     ax.set_ylabel("best 2BW - best sync loss (nats/byte)")
@@ -175,6 +210,10 @@ def _render_retuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     out.verdicts[f"higher momentum shrinks the gap (lr retuned: best 2BW minus best sync over peak lr "
                  f"{grid_txt}, per momentum, {seeds})"] = ctx.verdict(combine(parts, "momentum"))
     out.notes += ["Lr-retuned reading: " + v.reason for v in parts]
+    out.notes += ["Lr-retuned reading, best lrs (docs/protocol.md §6): " + "; ".join(a.text for _, a in argmins) + "."]
+    ext = sorted({f"{plotting.label(o)} x{a.extension:g}" for o, a in argmins if a.extension})
+    if ext:
+        out.notes.append("Grid extensions that would make the edge best lrs interior: " + ", ".join(ext) + ".")
     _lr_ordering(ctx, out, res)
     out.notes.append("Lr-retuned reading, protocol: each (optimizer, momentum, variant) trains at every peak lr "
                      f"of {grid_txt} (Muon: the matrix group's lr; its AdamW group keeps its own preset), and "
@@ -187,13 +226,14 @@ def _render_retuned(ctx: Context, out: FigureOutput, res: dict) -> None:
 def _lr_ordering(ctx: Context, out: FigureOutput, res: dict) -> None:
     """The theory's ordering 1 (gpu_runs/orderings.py) on the lr grid: at fixed beta the 2BW
     gap grows with the peak lr, since the delayed bound's price over the synchronous one is
-    2 L eta. Per (optimizer, beta): gap(largest lr) > gap(smallest lr) beyond 2 SE."""
+    2 L eta. Per (optimizer, beta): gap(largest lr) > gap(smallest lr) (95 % interval above 0)."""
     p = ctx.profile
-    lo, hi = min(p.momentum_lr_mults), max(p.momentum_lr_mults)
-    if lo == hi:
+    if len(p.momentum_lr_mults) < 2:
         return
-    per_opt = []
+    per_opt, ends = [], []
     for o in p.momentum_lr_optimizers:
+        lo, hi = min(lr_mults(p, o)), max(lr_mults(p, o))
+        ends.append(f"{plotting.label(o)} x{hi:g} vs x{lo:g}")
         cells = [larger_gap(paired(res[LR, o, m, hi][SYNC], res[LR, o, m, hi][TWO_BW]),
                             paired(res[LR, o, m, lo][SYNC], res[LR, o, m, lo][TWO_BW]),
                             (f"{plotting.label(o)} beta {m} at lr x{hi:g}", f"at x{lo:g}"),
@@ -203,7 +243,7 @@ def _lr_ordering(ctx: Context, out: FigureOutput, res: dict) -> None:
         out.notes += [f"Theory's lr ordering, {plotting.label(o)}: " + v.reason for v in cells]
     seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
     out.verdicts[f"theory (delayed bound's price 2 L eta): at fixed momentum the 2BW gap grows with the peak lr "
-                 f"(x{hi:g} vs x{lo:g} preset, every optimizer and momentum of the lr grid, {seeds})"] = \
+                 f"({', '.join(ends)} preset, every optimizer and momentum of the lr grid, {seeds})"] = \
         ctx.verdict(combine(per_opt, "gap grows with lr"))
 
 
@@ -223,7 +263,8 @@ def _render_lion_beta2(ctx: Context, out: FigureOutput, res: dict) -> None:
                      "| betas[1] | sync | 2BW | gap |", "|---|---|---|---|",
                      *[f"| {b} | {fmt(res[BETA2, b][SYNC])} | {fmt(res[BETA2, b][TWO_BW])} | {fmt(g)} |"
                        for b, g in zip(b2s, gaps)]]
-    v: Verdict = gap_shrinks_with(b2s, gaps, "Lion betas[1]", noise=ctx.noise_for("lion"))
+    v: Verdict = gap_shrinks_with(b2s, gaps, "Lion betas[1]", noise=ctx.noise_for("lion"),
+                                  sync=[res[BETA2, b][SYNC] for b in b2s])
     seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
     out.verdicts[f"higher Lion betas[1] shrinks Lion's gap (betas[1] read as the momentum decay; "
                  f"betas[0] and lr at their presets, {seeds})"] = ctx.verdict(v)

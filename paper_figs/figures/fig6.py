@@ -12,7 +12,7 @@ from lmo.variants import PIPEDREAM, SYNC, TWO_BW
 from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import combine, fmt, lower_is_better
-from .common import Context, FigureOutput, cell_sources, curve_panel, grid_figure, paired, variant_grid
+from .common import Context, FigureOutput, cell_sources, curve_panel, grid_claims, grid_figure, paired, tag, variant_grid
 
 NAME = "fig6"
 TITLE = "Figure 6: sync vs PipeDream-2BW (constant delay) vs PipeDream (variable delay)"
@@ -24,11 +24,28 @@ def grid(p) -> dict:
     return variant_grid(p, KINDS, {"optimizer": p.pipedream_optimizers}, config=p.pipedream_size)
 
 
+def line(p) -> str:
+    return (f"constant delay beats variable delay (final loss, 2BW below PipeDream with P = {p.pipedream_stages}, "
+            "every optimizer)")
+
+
+def judge(ctx: Context, res: dict) -> dict:
+    """C12: per optimizer 2BW's final loss below PipeDream's (paired), every optimizer."""
+    p = ctx.profile
+    parts = [lower_is_better(res[o]["2bw"], res[o]["pipedream"], f"{plotting.label(o)} 2BW vs PipeDream",
+                             noise=ctx.noise_for(o, p.pipedream_size)) for o in p.pipedream_optimizers]
+    return {line(p): tag(combine(parts, "constant delay"), "C12")}
+
+
+def claims(ctx: Context) -> dict:
+    """Figure 6's confirmatory line (C12), measured without drawing."""
+    return grid_claims(ctx, grid, judge)
+
+
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
     p = ctx.profile
     opts = p.pipedream_optimizers
     fig, axes = plotting.new(ncols=len(opts))
-    parts = []
     rows = ["| optimizer | sync | PipeDream-2BW | PipeDream | gap 2BW | gap PipeDream | runs from |",
             "|---|---|---|---|---|---|---|"]
     for ax, o in zip(axes, opts):
@@ -40,17 +57,15 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         rows.append(f"| {plotting.label(o)} | {fmt(r['sync'])} | {fmt(r['2bw'])} | {fmt(r['pipedream'])} | "
                     f"{fmt(paired(r['sync'], r['2bw']))} | {fmt(paired(r['sync'], r['pipedream']))} | "
                     f"{cell_sources(ctx, g, o, KINDS)} |")
-        parts.append(lower_is_better(r["2bw"], r["pipedream"], f"{plotting.label(o)} 2BW vs PipeDream",
-                                     noise=ctx.noise_for(o, p.pipedream_size)))
     out.files = plotting.save(fig, ctx.fig_dir, "fig6_pipedream")
     out.caption = (f"Validation loss: synchronous, constant one-step delay (2BW) and PipeDream's "
                    f"per-stage delay P-1-s with P={p.pipedream_stages} stages.")
     out.paper = [pn.CLAIMS["constant_delay"],
                  pn.AJANTHAN_16_STAGES.source + "."]
     out.measured = [f"Final validation loss (nats/byte), {p.pipedream_size} model, {p.steps} steps:", "", *rows]
-    out.verdicts = {f"constant delay beats variable delay (final loss, 2BW below PipeDream with P = {p.pipedream_stages} "
-                    "beyond 2 SE, every optimizer)": ctx.verdict(combine(parts, "constant delay"))}
-    out.notes = [v.reason for v in parts]
+    judged = judge(ctx, res)
+    out.verdicts = {k: ctx.verdict(v) for k, v in judged.items()}
+    out.notes = [v.reason for v in judged[line(p)].test.parts]
     return out
 
 

@@ -37,8 +37,9 @@ from .. import paper_numbers as pn
 from .. import plotting
 from .. import tuned_lrs
 from ..tuned_lrs import chosen
-from ..verdicts import INCONCLUSIVE, Verdict, combine, fmt, larger_gap, mean, much_larger_gap
-from .common import GAP_LABEL, Context, FigureOutput, best_lr, grid_figure, paired, retuned_gap, variant
+from ..verdicts import INCONCLUSIVE, Evidence, Verdict, combine, fmt, larger_gap, mean, much_larger_gap
+from .best_lrs import Argmin, argmin, rests_on
+from .common import GAP_LABEL, Context, FigureOutput, best_lr, finals, grid_figure, paired, retuned_gap, variant
 from .fig4 import lr_setting
 
 NAME = "lr_tuning"
@@ -99,6 +100,20 @@ def grid(p) -> dict:
 def tuned(p, res: dict, o: str) -> tuple[list, float, float]:
     """(gap* per seed, c_sync, c_2bw) of ``o`` over its grid ``mults(p, o)`` (``common.retuned_gap``)."""
     return retuned_gap({c: res[TUNE, o, c] for c in mults(p, o)})
+
+
+def argmins(ctx: Context, res: dict, o: str) -> tuple[Argmin, ...]:
+    """The best sync and 2BW lrs of ``o``'s seed-0 grid with their usability (the lrs the tuned
+    readings rest on; docs/protocol.md §6)."""
+    cells = {c: res[TUNE, o, c] for c in mults(ctx.profile, o) if (TUNE, o, c) in res}
+    return tuple(argmin(ctx, cells, k, o, name=plotting.label(o)) for k in KINDS if all(k in r for r in cells.values()))
+
+
+def sync_argmin(ctx: Context, o: str) -> Argmin:
+    """The best sync lr of ``o``'s grid, read from the runs (fig3_tuned and fig2_tuned rest on it)."""
+    p, missing = ctx.profile, []
+    cells = {c: {SYNC: finals(ctx, [run_settings(p, o, c, SYNC, s) for s in p.seeds], missing)} for c in mults(p, o)}
+    return argmin(ctx, cells, SYNC, o, name=plotting.label(o))
 
 
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
@@ -248,11 +263,15 @@ def _table1_tuned(ctx: Context, out: FigureOutput, res: dict) -> None:
             names = (plotting.label(deg), "Muon")
             noise = tuple(ctx.noise_for(o, lr=judged_lrs(p, res, o)) for o in (deg, "muon"))
             label = plotting.label(deg)
-            out.verdicts[f"{label} gap larger than Muon's (lr retuned, {_grid_txt(p)}; difference beyond 2 SE)"] = \
-                ctx.verdict(_unless_stale(larger_gap(judged[deg], judged["muon"], names, noise), stale, deg))
-            out.verdicts[f"{label} gap much larger than Muon's (lr retuned, {_grid_txt(p)}; at least 3x, "
-                         f"resolved)"] = ctx.verdict(_unless_stale(much_larger_gap(judged[deg], judged["muon"], names,
-                                                                                   noise), stale, deg))
+            used = argmins(ctx, res, deg) + argmins(ctx, res, "muon")
+            out.verdicts[f"{label} gap larger than Muon's (lr retuned, {_grid_txt(p)}; D - R)"] = \
+                ctx.verdict(rests_on(_unless_stale(larger_gap(judged[deg], judged["muon"], names, noise), stale, deg),
+                                     used))
+            out.verdicts[f"{label} gap much larger than Muon's (lr retuned, {_grid_txt(p)}; at least 3x)"] = \
+                ctx.verdict(rests_on(_unless_stale(much_larger_gap(judged[deg], judged["muon"], names, noise), stale,
+                                                   deg), used))
+    out.notes.append("Best lrs the tuned readings rest on (docs/protocol.md §6): "
+                     + "; ".join(a.text for o in opts for a in argmins(ctx, res, o)) + ".")
     out.notes.append("gap* picks each variant's lowest loss over the grid: with one seed per lr both minima are "
                      "biased low alike; a one-seed gap borrows its optimizer's pooled seed SD (the verdict's "
                      "reason says which)" + ("; the claims are judged on the held-out seeds, free of that bias."
@@ -262,14 +281,14 @@ def _table1_tuned(ctx: Context, out: FigureOutput, res: dict) -> None:
 def _unless_stale(v: Verdict, stale: dict, *opts: str) -> Verdict:
     """``v``, or inconclusive when a held-out gap of ``opts`` (or Muon's) ran at stale lrs."""
     why = [stale[o] for o in (*opts, "muon") if stale.get(o)]
-    return Verdict(INCONCLUSIVE, "; ".join(why)) if why else v
+    return Verdict(INCONCLUSIVE, "; ".join(why), Evidence()) if why else v
 
 
 def _lr_ordering(ctx: Context, out: FigureOutput, res: dict) -> None:
     """The theory's lr ordering (``gpu_runs.orderings``; the delayed bound's price over the
     synchronous one is 2 L eta) on this grid, which spans 16-32x in lr where Figure 4's spans
     4x: at the preset momentum, gap(c) = L_2bw(c) - L_sync(c) is larger at the grid's largest
-    c than at its smallest, beyond 2 SE, per optimizer swept in both variants (at the seeds of
+    c than at its smallest (Welch t, 95 %), per optimizer swept in both variants (at the seeds of
     ``p.lr_ends_seeds`` too where it names the optimizer)."""
     p = ctx.profile
     opts = [o for o in p.table1_optimizers if o in p.tuned_gap_optimizers]
@@ -292,7 +311,7 @@ def _lr_ordering(ctx: Context, out: FigureOutput, res: dict) -> None:
     out.measured += ["", f"The theory's lr ordering on this grid: the 2BW gap L_2bw - L_sync at each peak lr "
                      f"({seeds} per lr, preset momentum):", "", *rows]
     out.verdicts[f"theory (delayed bound's price 2 L eta): the 2BW gap grows with the peak lr, largest vs smallest "
-                 f"lr of this grid, every optimizer ({seeds} per lr; difference beyond 2 SE)"] = \
+                 f"lr of this grid, every optimizer ({seeds} per lr; D - R, Welch t)"] = \
         ctx.verdict(combine(list(parts.values()), "gap grows with lr"))
     if "muon" in parts:
         n = len(p.seeds) + len(dict(p.lr_ends_seeds).get("muon", ()))
@@ -309,15 +328,13 @@ def _adan(ctx: Context, out: FigureOutput, res: dict) -> None:
     size = p.sizes[0]
     judged, stale = judged_gaps(p, res, ("adan", "muon"))
     tuned_noise = tuple(ctx.noise_for(o, lr=judged_lrs(p, res, o)) for o in ("muon", "adan"))
-    v = _unless_stale(larger_gap(judged["muon"], judged["adan"], ("Muon", "Adan"), tuned_noise), stale, "adan")
+    v = rests_on(_unless_stale(larger_gap(judged["muon"], judged["adan"], ("Muon", "Adan"), tuned_noise), stale,
+                               "adan"), argmins(ctx, res, "adan") + argmins(ctx, res, "muon"))
     out.verdicts[f"Adan's gap is smaller than Muon's (paper: 0.006 vs 0.014 at 135M; lr retuned, "
                  f"{_grid_txt(p)})"] = ctx.verdict(v)
     out.notes.append("Adan vs Muon, lr retuned: " + v.reason)
-    gaps = {o: paired(res[size, o][SYNC], res[size, o][TWO_BW]) for o in ("adan", "muon")}
-    v0 = larger_gap(gaps["muon"], gaps["adan"], ("Muon", "Adan"), (ctx.noise_for("muon"), ctx.noise_for("adan")))
-    out.verdicts[f"Adan's gap is smaller than Muon's (paper: 0.006 vs 0.014 at 135M; preset lrs, Table 1's "
-                 f"{size} cells)"] = ctx.verdict(v0)
-    out.notes.append("Adan vs Muon, preset lrs: " + v0.reason)
+    out.notes.append(f"Adan vs Muon at the preset lrs (Table 1's {size} cells) is the confirmatory line C4, judged "
+                     "in Table 1.")
 
 
 build = grid_figure(NAME, TITLE, grid, _render)

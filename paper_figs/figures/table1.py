@@ -13,8 +13,11 @@ from lmo.variants import SYNC, TWO_BW
 
 from .. import paper_numbers as pn
 from .. import plotting
-from ..verdicts import fmt, larger_gap, mean, much_larger_gap
-from .common import GAP_LABEL, Context, FigureOutput, cell_sources, grid_figure, paired, relative_gap, variant_grid
+from ..protocol import M_BENIGN
+from ..seed_stats import scaled, scaled_noise
+from ..verdicts import below_margin, fmt, larger_gap, mean, most, much_larger_gap
+from .common import (GAP_LABEL, Context, FigureOutput, cell_sources, grid_claims, grid_figure, paired, relative_gap,
+                     tag, variant_grid)
 
 NAME = "table1"
 TITLE = "Table 1: sync vs one-step delay across optimizers and two model sizes"
@@ -106,16 +109,9 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.measured = [f"Final validation loss (nats/byte), {p.steps} steps:", "", *rows, "",
                     f"Gaps below 0.03 at {p.sizes[0]}: {len(below)} of {len(p.table1_optimizers)} "
                     f"(the paper's 0.03 is in nats/token, so this count is only indicative)."]
-    for size in p.sizes:
-        for deg in ("adamw", "mars"):
-            if deg in p.table1_optimizers and "muon" in p.table1_optimizers:
-                r, m = res[size, deg], res[size, "muon"]
-                names = (plotting.label(deg), "Muon")
-                dg, mg = paired(r["sync"], r["2bw"]), paired(m["sync"], m["2bw"])
-                out.verdicts[f"{names[0]} gap larger than Muon's ({size}; difference beyond 2 SE)"] = ctx.verdict(
-                    larger_gap(dg, mg, names, noise=(ctx.noise_for(deg, size), ctx.noise_for("muon", size))))
-                out.verdicts[f"{names[0]} gap much larger than Muon's ({size}; at least 3x, resolved)"] = ctx.verdict(
-                    much_larger_gap(dg, mg, names, noise=(ctx.noise_for(deg, size), ctx.noise_for("muon", size))))
+    judged = judge(ctx, res)
+    out.verdicts = {k: ctx.verdict(v) for k, v in judged.items()}
+    out.notes += ["Within 0.03, per optimizer: " + v.reason for v in judged[within_line(p)].test.parts]
     not_run = [o for o in pn.GAPS if o not in p.table1_optimizers]
     if not_run:
         out.notes.append("Optimizers of the paper's table not run in this profile: "
@@ -124,6 +120,54 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         out.notes.append("Second model size (the paper's 360M column): not run in this profile.")
     out.notes.append(adamw_settings())
     return out
+
+
+def within_line(p) -> str:
+    return (f"most optimizers stay within the paper's 0.03 (relative gap below {M_BENIGN:.2%} of the sync loss, "
+            f"{p.sizes[0]})")
+
+
+def judge(ctx: Context, res: dict) -> dict:
+    """Table 1's verdict lines (ungated). Confirmatory at the first size: C2 (MARS larger than
+    Muon), C3 (most within 0.03), C4 (Adan smaller than Muon); AdamW larger than Muon there is
+    Figure 3's C1 on the same runs (tagged C1, counted once); the 3x readings and the second
+    size are exploratory."""
+    p = ctx.profile
+    v, first = {}, p.sizes[0]
+    nz = lambda o, size: ctx.noise_for(o, size)  # noqa: E731 (Table 1's runs: preset lrs)
+    gap = {(size, o): paired(res[size, o]["sync"], res[size, o]["2bw"]) for size in p.sizes for o in p.table1_optimizers}
+    for size in p.sizes:
+        for deg in ("adamw", "mars"):
+            if deg not in p.table1_optimizers or "muon" not in p.table1_optimizers:
+                continue
+            names, noise = (plotting.label(deg), "Muon"), (nz(deg, size), nz("muon", size))
+            line = larger_gap(gap[size, deg], gap[size, "muon"], names, noise=noise)
+            key = f"{names[0]} gap larger than Muon's ({size}; D - R, Welch t"
+            if size == first:
+                claim = "C1" if deg == "adamw" else "C2"
+                v[key + ("; the same runs as Figure 3's line: counted once, as C1)" if deg == "adamw" else ")")] = \
+                    tag(line, claim)
+            else:
+                v[key + "; exploratory)"] = line
+            v[f"{names[0]} gap much larger than Muon's ({size}; at least 3x; exploratory)"] = \
+                much_larger_gap(gap[size, deg], gap[size, "muon"], names, noise=noise)
+    parts = []
+    for o in p.table1_optimizers:
+        s = mean(res[first, o]["sync"])
+        n = nz(o, first)
+        rel = [scaled(x, 1 / s) for x in gap[first, o]]
+        parts.append(below_margin(rel, M_BENIGN, plotting.label(o), scaled_noise(n, 1 / s), "relative gap"))
+    v[within_line(p)] = tag(most(parts, "relative gap below the margin"), "C3")
+    if {"adan", "muon"} <= set(p.table1_optimizers):
+        v[f"Adan's gap is smaller than Muon's (paper: 0.006 vs 0.014 at 135M; preset lrs, {first})"] = tag(
+            larger_gap(gap[first, "muon"], gap[first, "adan"], ("Muon", "Adan"), (nz("muon", first), nz("adan", first))),
+            "C4")
+    return v
+
+
+def claims(ctx: Context) -> dict:
+    """Table 1's confirmatory lines (C2, C3, C4), measured without drawing."""
+    return grid_claims(ctx, grid, judge)
 
 
 def adamw_settings() -> str:

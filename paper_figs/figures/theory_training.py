@@ -10,16 +10,19 @@ batches, so a diagnosed run should train its plain twin's trajectory; the report
 that against Figure 3's preset-lr runs.
 
 Predictions checked (``gpu_runs.predict``, ``gpu_runs.orderings``; docs/design.md §5), with
-L = the sweep's largest median L_local (A2: one global L), eta = the mean measured ||d_t||,
-mu = 1 - beta, K = steps, Delta_0 <= the first train loss:
+L = each run's own median L_local, eta = its mean measured ||d_t||, mu = 1 - beta, K = steps,
+Delta_0 <= the first train loss; every line exploratory (docs/protocol.md §4, §8):
 
 1. momentum error: ||m_t - gbar_t||_* <= the variant's lemma bound (sync:
    ``derived_sync_lemma``, 2BW: ``derived_delayed_lemma_x``, EF:
-   ``derived_ef_lemma_trajectory``) at every diagnostics record;
-2. lr: pi_2bw = B_delayed - B_sync = 2 L eta grows with eta, so at fixed beta the 2BW gap
-   grows with the peak lr (largest vs smallest lr, beyond 2 SE);
+   ``derived_ef_lemma_trajectory``) at every diagnostics record; the lemma's premise
+   m_0 = g(x_0) excludes, by a rule fixed before the check, the records where a zero-started
+   buffer still misses more than MISSING_WEIGHT_MAX of its weight (beta^t > 0.01: step 1);
+2. lr: pi_2bw = B_delayed - B_sync = 2 L eta at each run's own L and eta (one L for the
+   whole sweep would make "2 L eta grows with eta" true by construction) predicts which of
+   the largest and smallest lr has the larger 2BW gap; the measured gaps must agree (Welch t);
 3. EF: EF's bound beats the delayed one iff r_avg / eta < 1; measured, EF helps iff
-   L_ef < L_2bw beyond 2 SE (per cell; agreement is the verdict);
+   L_ef < L_2bw (per cell; agreement is the verdict);
 4. optimizer-specific: the bound's relative price pi_2bw / B_sync at each optimizer's own
    measured constants (preset lr) ranks the optimizers; measured, the relative gap
    (L_2bw - L_sync) / L_sync ranks them. The theory's only optimizer-dependence is through
@@ -36,7 +39,8 @@ from lmo.presets import DEFAULT_MOMENTUM
 from lmo.variants import EF, SYNC, TWO_BW
 
 from .. import plotting
-from ..seed_stats import Noise
+from ..protocol import MISSING_WEIGHT_MAX
+from ..seed_stats import scaled, scaled_noise
 from ..verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict, combine, fmt, larger_gap, lower_is_better, mean
 from .common import VARIANTS, Context, FigureOutput, grid_figure, paired, variant
 from .fig4 import lr_setting
@@ -92,6 +96,31 @@ def first_seed_cells(runs: list[dict]) -> list[dict]:
     return [dict(c, mult=mult[c["optimizer"], c["lr"]]) for c in od.cells(one)]
 
 
+def first_valid_step(beta: float) -> int:
+    """The first step t whose zero-started buffer misses at most MISSING_WEIGHT_MAX of its weight:
+    min t with beta^t <= MISSING_WEIGHT_MAX (docs/protocol.md §8)."""
+    return max(1, math.ceil(math.log(MISSING_WEIGHT_MAX) / math.log(beta))) if 0 < beta < 1 else 1
+
+
+def own_constant_ordering(ctx: Context, res: dict, cs: list[dict], o: str, lo: float, hi: float) -> Verdict:
+    """Prediction 2 at each run's own constants: pi_2bw = 2 L eta of the sync run's own measured
+    L and step norm (``gpu_runs.orderings.cells``) at the largest and smallest lr give the
+    predicted direction; the measured gaps must move that way (the larger predicted price's gap
+    larger, Welch t). With one L for the whole sweep 2 L eta grows with eta by construction;
+    with each run's own L it need not."""
+    pi = {c["mult"]: c.get("pi_2bw") for c in cs if c["optimizer"] == o}
+    name = plotting.label(o)
+    if pi.get(hi) is None or pi.get(lo) is None:
+        return Verdict(INCONCLUSIVE, f"{name}: no diagnostics at x{lo:g} and x{hi:g}", None)
+    grows = pi[hi] > pi[lo]
+    big, small = (hi, lo) if grows else (lo, hi)
+    v = larger_gap(gap(res, o, big), gap(res, o, small), (f"{name} at lr x{big:g}", f"at x{small:g}"),
+                   (ctx.noise_for(o, lr=big), ctx.noise_for(o, lr=small)))
+    return Verdict(v.status, f"predicted 2 L eta {pi[lo]:.3g} at x{lo:g} -> {pi[hi]:.3g} at x{hi:g} "
+                             f"({'grows' if grows else 'falls'}: the gap at x{big:g} should be the larger); measured: "
+                             f"{v.reason}", v.test)
+
+
 def bound_check(runs: list[dict], from_step: int = 1, field: str = "measured") -> tuple[Verdict, list[str]]:
     """Prediction 1: every diagnostics record (at step >= ``from_step``) has its measured
     momentum error (``field`` of ``gpu_runs.predict.predict_record``'s rows: ``measured``, the
@@ -117,7 +146,7 @@ def bound_check(runs: list[dict], from_step: int = 1, field: str = "measured") -
 
 def ef_agreement(ctx: Context, res: dict, cs: list[dict], sufficient: bool = False) -> tuple[Verdict, list[str]]:
     """Prediction 3 per cell: predicted 'EF helps' (r_avg / eta < 1) against the measured
-    comparison L_ef vs L_2bw beyond 2 SE; a cell agrees, disagrees, or is unresolved.
+    comparison L_ef vs L_2bw (95 % interval); a cell agrees, disagrees, or is unresolved.
 
     Two readings: 'iff' (default) judges every cell; ``sufficient`` (r_avg / eta < 1 implies
     that EF helps, what a better bound can promise) judges only the cells predicted to help:
@@ -145,7 +174,7 @@ def ef_agreement(ctx: Context, res: dict, cs: list[dict], sufficient: bool = Fal
 
 def relative_ranking(ctx: Context, res: dict, cs: list[dict]) -> Verdict:
     """Prediction 4 at the preset lr: the optimizer with the larger predicted relative price
-    pi_2bw / B_sync has the larger measured relative gap (beyond 2 SE; the seed SD borrowed is
+    pi_2bw / B_sync has the larger measured relative gap (Welch t; the seed SD borrowed is
     scaled by 1 / its sync loss)."""
     pre = {c["optimizer"]: c for c in cs if c["mult"] == 1 and "pi_2bw_rel" in c}
     if len(pre) < 2:
@@ -155,7 +184,7 @@ def relative_ranking(ctx: Context, res: dict, cs: list[dict]) -> Verdict:
     def rel(o):
         """Per-seed gap / L_sync, and the optimizer's borrowed seed SD on that scale."""
         s, n = res[DIAG, o, 1][SYNC], ctx.noise_for(o)
-        return [g / x for g, x in zip(gap(res, o, 1), s)], Noise(n.sd / mean(s), n.dof, n.groups)
+        return [scaled(g, 1 / x) for g, x in zip(gap(res, o, 1), s)], scaled_noise(n, 1 / mean(s))
 
     (rh, nh), (rl, nl) = rel(hi), rel(lo)
     v = larger_gap(rh, rl, (f"{plotting.label(hi)} relative gap", plotting.label(lo)), (nh, nl))
@@ -170,8 +199,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         return out
     runs = summaries(ctx, g)
     cs = first_seed_cells(runs)
-    lr_ord = od.sweep_orderings(cs, "lr")   # the prediction at one global L per sweep (A2)
-    pred = {(o["optimizer"], x): pv for o in lr_ord for x, pv in zip(o["xs"], o["predicted"])}
+    pred = {(c["optimizer"], c["lr"]): c.get("pi_2bw") for c in cs}   # each run's own L and eta (item 10)
     seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
     mults, lo, hi = p.momentum_lr_mults, min(p.momentum_lr_mults), max(p.momentum_lr_mults)
 
@@ -184,7 +212,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.measured = [f"{len(runs)} runs ({', '.join(map(plotting.label, p.theory_optimizers))}; peak lr in "
                     f"{{{', '.join(f'{c:g}' for c in mults)}}} x preset; sync, 2BW, 2BW+EF; {p.main_size} model, "
                     f"{p.steps} steps, {seeds}), diagnostics every {diag_every(p)} steps.", "",
-                    "| optimizer | lr | gap 2BW | gap EF | L (median L_local) | eta (mean ||d_t||) | pi_2bw = 2 L eta "
+                    "| optimizer | lr | gap 2BW | gap EF | L (median L_local, own run) | eta (mean ||d_t||) | pi_2bw = 2 L eta "
                     "| pi_2bw / B_sync | r_avg / eta (EF) |", "|---|---|---|---|---|---|---|---|---|"]
     f = lambda v, s="{:.3g}": "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else s.format(v)
     for c in cs:
@@ -200,9 +228,13 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                         "never magnitudes.")
 
     v1, table = bound_check(runs)
-    later = 2 if diag_every(p) == 1 else diag_every(p)
     beta = max(DEFAULT_MOMENTUM[o] for o in p.theory_optimizers)   # the slowest-decaying zero start
+    later = first_valid_step(beta)
     v1b, _ = bound_check(runs, from_step=later)
+    v1b = Verdict(v1b.status, f"exclusion rule, fixed before the check (docs/protocol.md §8): the lemma assumes "
+                              f"m_0 = g(x_0) and the buffers start at zero, so a record at step t counts only where "
+                              f"the zero start's missing weight beta^t <= {MISSING_WEIGHT_MAX:g}, i.e. t >= {later} at "
+                              f"beta = {beta:g}; {v1b.reason}")
     v1c, _ = bound_check(runs, field="measured_used")
     missing = sorted({r["run"] for r in runs if any(row.get("measured_used") is None and row["measured"] is not None
                                                      for row in r["rows"])})
@@ -211,8 +243,8 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                  f"(m_t = the optimizer's buffer as stored, zero at start; every diagnostics record, {seeds})"] = \
         ctx.verdict(v1)
     out.verdicts["theory vs training: the momentum error stays within its lemma bound at the measured constants "
-                 f"(the lemma's premise m_0 = g(x_0): records from step {later} on, where a zero-started buffer's "
-                 f"missing weight beta^t is below {beta ** later:.1g}; {seeds})"] = ctx.verdict(v1b)
+                 f"(the lemma's premise m_0 = g(x_0): records at steps t with beta^t <= {MISSING_WEIGHT_MAX:g}, "
+                 f"t >= {later}; {seeds})"] = ctx.verdict(v1b)
     if missing:
         v1c = Verdict(INCONCLUSIVE, f"{len(missing)} run(s) have no bias-corrected momentum diagnostic (records made "
                                     f"before gpu_runs.diagnostics recorded it; retrain them): {', '.join(missing)}")
@@ -228,22 +260,22 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                      "meet; from a later record on the zero start's weight beta^t is negligible: " + v1b.reason + ". The "
                      "measured error uses the mean of diag_micro batch gradients for grad f(x_t), itself an estimate.")
 
-    parts = []
-    for o in p.theory_optimizers:
-        v = larger_gap(gap(res, o, hi), gap(res, o, lo), (f"{plotting.label(o)} at lr x{hi:g}", f"at x{lo:g}"),
-                       (ctx.noise_for(o, lr=hi), ctx.noise_for(o, lr=lo)))
-        parts.append(v)
-        out.notes.append(f"lr ordering, {plotting.label(o)}: " + v.reason)
-    out.verdicts[f"theory vs training: the 2BW gap grows with the peak lr as pi_2bw = 2 L eta does "
-                 f"(x{hi:g} vs x{lo:g} preset, every optimizer, {seeds})"] = ctx.verdict(combine(parts, "gap grows with lr"))
+    parts = [own_constant_ordering(ctx, res, cs, o, lo, hi) for o in p.theory_optimizers]
+    out.notes += [f"lr ordering at each run's own constants, {plotting.label(o)}: " + v.reason
+                  for o, v in zip(p.theory_optimizers, parts)]
+    out.verdicts[f"theory vs training: the 2BW gap moves with the peak lr the way pi_2bw = 2 L eta does at each run's "
+                 f"own measured L and eta (x{hi:g} vs x{lo:g} preset, every optimizer, {seeds})"] = \
+        ctx.verdict(combine(parts, "the gap follows 2 L eta"))
+    out.notes.append("The lr ordering's gaps are Figure 4's lr-grid cells at the preset momentum (the same trainings, "
+                     "diagnostics aside): this line and Figure 4's lr-ordering line are not independent evidence.")
 
     v3, lines = ef_agreement(ctx, res, cs)
     out.verdicts[f"theory vs training: EF helps exactly where the measured r_avg / eta < 1 (final loss, EF vs "
-                 f"2BW beyond 2 SE, every cell, {seeds})"] = ctx.verdict(v3)
+                 f"2BW, 95 % interval, every cell, {seeds})"] = ctx.verdict(v3)
     out.notes += ["EF prediction: " + x for x in lines]
     v3b, _ = ef_agreement(ctx, res, cs, sufficient=True)
     out.verdicts[f"theory vs training: EF helps where the measured r_avg / eta < 1 (the bound's reading: a better "
-                 f"bound where r_avg / eta < 1, no claim elsewhere; final loss, EF vs 2BW beyond 2 SE, {seeds})"] = \
+                 f"bound where r_avg / eta < 1, no claim elsewhere; final loss, EF vs 2BW, 95 % interval, {seeds})"] = \
         ctx.verdict(v3b)
 
     v4 = relative_ranking(ctx, res, cs)
@@ -287,7 +319,7 @@ def _plot(ctx: Context, out: FigureOutput, runs: list[dict], cs: list[dict], res
                      color=color[o], label=plotting.label(o))
     axes[1].axhline(0, color="black", linewidth=0.8)
     axes[1].set(xlabel="peak lr / preset", ylabel="final 2BW gap (nats/byte)", title="measured: delay penalty vs lr")
-    axes[2].set(xlabel="peak lr / preset", ylabel="pi_2bw = 2 L eta (bound units)", title="predicted: 2 L eta vs lr",
+    axes[2].set(xlabel="peak lr / preset", ylabel="pi_2bw = 2 L eta (bound units)", title="predicted: 2 L eta vs lr (own L, eta)",
                 yscale="log")
     for ax in axes[1:]:
         ax.set_xscale("log", base=2)

@@ -69,3 +69,15 @@ def test_help_explains_how_to_emulate_another_cpu(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "ATEN_CPU_CAPABILITY=avx2" in capsys.readouterr().out
+
+
+def test_new_provenance_names_the_machine_kind_with_torchs_cpu_capability():
+    """New records carry torch's vector capability, so machine_kind tells an AVX2 run from an
+    AVX-512 run of the same CPU model."""
+    import torch
+
+    from paper_figs.provenance import provenance
+    prov = provenance("x")
+    cap = torch.backends.cpu.get_cpu_capability()
+    assert prov["cpu_capability"] == cap
+    assert machine_kind(prov).endswith(f"[{cap}]")

@@ -48,6 +48,9 @@ def test_verdicts_are_figure2s_named_at_the_tuned_lr(tmp_path, monkeypatch):
     """Planted finals (EF recovers ~90 %, the other mitigations ~10 %): the verdicts are the
     ones fig2_table2.render gives the same numbers, in the same order, each named apart from
     Figure 2's, and the bars are drawn."""
+    from paper_figs.figures import lr_tuning
+    from paper_figs.figures.best_lrs import Argmin
+    monkeypatch.setattr(lr_tuning, "sync_argmin", lambda ctx, o: Argmin(2.0, 4.0, "", True, f"{o}: planted interior"))
     monkeypatch.setattr(fig2_table2, "cell_sources", lambda *a, **k: "planted")
     p = get_profile("full")
     base = {"sync": [1.40], "2bw": [1.50], "ef": [1.41], "sync_start": [1.49], "sync_cooldown": [1.49],

@@ -39,6 +39,9 @@ def test_every_run_at_the_chosen_sync_lr_and_the_sync_runs_are_lr_tunings():
 def test_verdicts_are_figure3s_named_at_the_tuned_lr(tmp_path, monkeypatch):
     """Planted finals: the verdicts are fig3.judge's, under names that say the lr, and the
     caption names each optimizer's lr."""
+    from paper_figs.figures import lr_tuning
+    from paper_figs.figures.best_lrs import Argmin
+    monkeypatch.setattr(lr_tuning, "sync_argmin", lambda ctx, o: Argmin(2.0, 4.0, "", True, f"{o}: planted interior"))
     monkeypatch.setattr(fig3, "curve_panel", lambda *a, **k: None)     # the stub context has no curves
     monkeypatch.setattr(fig3, "cell_sources", lambda *a, **k: "planted")
     p = get_profile("micro")
@@ -50,3 +53,20 @@ def test_verdicts_are_figure3s_named_at_the_tuned_lr(tmp_path, monkeypatch):
         k.replace(" (", ", at the tuned sync lr (", 1): v.status for k, v in judged.items()}
     assert "AdamW peak lr x4 preset; Muon peak lr x0.5 preset" in out.caption
     assert (tmp_path / "fig3_tuned_sync_vs_delay.png").exists()
+
+
+def test_a_tuned_lr_at_the_grid_edge_leaves_every_verdict_inconclusive(tmp_path, monkeypatch):
+    """docs/protocol.md §6: Figure 3 at a tuned lr rests on that lr being the grid's resolved,
+    interior best; an edge (Muon's x0.5) leaves every line inconclusive, saying why."""
+    from paper_figs.figures import lr_tuning
+    from paper_figs.figures.best_lrs import Argmin
+    monkeypatch.setattr(fig3, "curve_panel", lambda *a, **k: None)
+    monkeypatch.setattr(fig3, "cell_sources", lambda *a, **k: "planted")
+    monkeypatch.setattr(lr_tuning, "sync_argmin", lambda ctx, o: Argmin(
+        0.5 if o == "muon" else 4.0, 1.0, "lowest" if o == "muon" else "", True, f"{o}: planted"))
+    p = get_profile("micro")
+    res = {"adamw": {"sync": [1.40, 1.41, 1.42], "2bw": [1.60, 1.61, 1.62], "ef": [1.42, 1.43, 1.44]},
+           "muon": {"sync": [1.36, 1.37, 1.38], "2bw": [1.37, 1.38, 1.39], "ef": [1.36, 1.37, 1.38]}}
+    out = fig3_tuned._render(StubContext(p, tmp_path), FigureOutput(fig3_tuned.NAME, "t"), fig3_tuned.grid(p), res)
+    assert {v.status for v in out.verdicts.values()} == {"inconclusive"}
+    assert all("grid edge" in v.reason and "muon: planted" in v.reason for v in out.verdicts.values())

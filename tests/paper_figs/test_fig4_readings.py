@@ -28,7 +28,11 @@ def test_preset_multiplier_is_the_preset_lr_run_itself():
     assert g[(fig4.BETA2, 0.999, "2bw")][0]["opt_kwargs"] == {"betas": [0.9, 0.999]}
     flat = runs_of(g)
     assert len(flat) == len({repr(sorted(s.items())) for s in flat})  # each run once
-    n_new = len(p.momentum_lr_optimizers) * len(p.momentum_grid) * 2 * 2 + 2 * (len(p.lion_beta2_grid) - 1)
+    # every multiplier but the preset's, per optimizer (the full profile extends AdamW's and Lion's grid to
+    # x0.25 and x4, Muon's to x0.25: docs/protocol.md §6), at every momentum, sync and 2BW; Lion's betas[1]
+    n_new = (sum(len(fig4.lr_mults(p, o)) - 1 for o in p.momentum_lr_optimizers) * len(p.momentum_grid) * 2
+             + 2 * (len(p.lion_beta2_grid) - 1))
+    assert n_new == (4 + 3 + 4) * 4 * 2 + 4
     assert len(flat) == len(runs_of(fig4.grid(get_profile("full", momentum_lr_optimizers=(),
                                                                lion_beta2_grid=())))) + n_new
 

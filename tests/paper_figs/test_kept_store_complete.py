@@ -31,11 +31,17 @@ def full_runs():
 
 
 def test_every_run_quick_reads_from_kept_records_has_one(store):
+    """Every run has a kept record, except the runs the verdict protocol declared before they are
+    trained (paper_figs/planned_runs.py: the full profile's runs its kept version did not have),
+    which `make figs` lists as missing with the command that trains them."""
+    from paper_figs.planned_runs import planned
     quick = get_profile("quick")
     TrainConfig = Deps().TrainConfig
     wanted = [s for v in split_runs(quick, list(CATALOG)).values() for s in v["kept"]]
     assert wanted, "the quick profile reads no run from kept records"
-    missing = [describe(s) for s in wanted if store.get(config_hash(full_config(TrainConfig, s))) is None]
+    declared = {k for _, _, k in planned()}
+    missing = [describe(s) for s in wanted if store.get(k := config_hash(full_config(TrainConfig, s))) is None
+               and k not in declared]
     assert not missing, (f"{len(missing)} run(s) have no kept record (train them with "
                          f"`python -m paper_figs --profile full`, then `python -m paper_figs.keep`): "
                          + "; ".join(missing[:10]))
@@ -66,9 +72,12 @@ def test_a_figures_verdicts_do_not_depend_on_which_other_figures_ran(tmp_path):
 
     def verdicts(only, out):
         res = run_profile(get_profile("quick"), tmp_path / out, only=only, progress=False, log=lambda s: None)
-        return {k: (v.status, v.reason) for o in res["outputs"] if o.name == "fig2_table2"
-                for k, v in o.verdicts.items()}
+        fig2 = next(o for o in res["outputs"] if o.name == "fig2_table2")
+        return {k: (v.status, v.reason) for k, v in fig2.verdicts.items()}, fig2.notes
 
     alone = verdicts(["fig2_table2"], "alone")
-    assert alone and any(status != "inconclusive" for status, _ in alone.values())
+    # not vacuous: the lines' parts carry their numbers (under the protocol every Figure 2 line may be
+    # undecided, but the parts' intervals and borrowed SDs are what would move if the pool depended on the
+    # figures run; a claim of parts' p-values too)
+    assert alone[0] and sum("95 % interval" in n and "SD borrowed" in n for n in alone[1]) >= 3
     assert verdicts(["lr_tuning", "fig3_tuned", "fig2_table2", "fig2_tuned"], "with") == alone

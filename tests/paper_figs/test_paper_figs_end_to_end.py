@@ -37,7 +37,12 @@ def test_every_figure_renders_files_and_report(micro_run):
             assert f.exists() and f.stat().st_size > 0, f
         assert any(str(f).endswith(".pdf") for f in o.files) or name == "theory" and len(o.files) >= 2
     report = (out / "REPORT.md").read_text()
-    assert "| figure / table | claim | verdict |" in report
+    assert "| figure / table | claim | kind | verdict |" in report
+    # the report opens with the confirmatory table: every claim of the family, before any detail
+    head = report.split("## Horizon")[0]
+    assert head.index("## The paper's claims: the confirmatory family") < head.index("Verdict rules")
+    from paper_figs.protocol import FAMILY
+    assert all(f"| {c.id} | {c.paper} |" in head for c in FAMILY)
     for o in outputs.values():
         assert o.title in report
         for v in o.verdicts.values():  # micro verdicts never claim anything

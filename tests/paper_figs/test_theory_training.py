@@ -128,7 +128,7 @@ def test_sufficient_reading_judges_only_the_cells_predicted_to_help():
     res = {(tt.DIAG, "adamw", 1.0): {"sync": [1.40], "2bw": [1.50], "ef": [1.40]},
            (tt.DIAG, "muon", 1.0): {"sync": [1.40], "2bw": [1.50], "ef": [1.40]}}
     cs = [dict(optimizer="adamw", mult=1.0, r_over_eta_ef=0.5), dict(optimizer="muon", mult=1.0, r_over_eta_ef=1.2)]
-    assert tt.ef_agreement(StubContext(), res, cs)[0].status == INCONCLUSIVE        # iff: Muon's cell disagrees (mixed)
+    assert tt.ef_agreement(StubContext(), res, cs)[0].status == FAILS   # iff: Muon's cell disagrees, refuting "exactly"
     assert tt.ef_agreement(StubContext(), res, cs, sufficient=True)[0].status == HOLDS
     res[(tt.DIAG, "adamw", 1.0)]["ef"] = [1.60]                             # predicted to help, hurts
     assert tt.ef_agreement(StubContext(), res, cs, sufficient=True)[0].status == FAILS

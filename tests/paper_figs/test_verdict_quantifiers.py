@@ -55,10 +55,11 @@ def test_every_is_never_weaker_than_most(parts):
 
 
 def test_the_two_readings_differ_on_a_mixed_table():
-    """Five of nine hold, three fail, one unresolved: 'most' holds where 'every' cannot."""
+    """Five of nine hold, three fail, one unresolved: 'most' holds where 'every' cannot (every part
+    is the intersection-union test: a part resolved against it refutes it, docs/protocol.md §3)."""
     parts = _v(*[HOLDS] * 5, *[FAILS] * 3, INCONCLUSIVE)
     assert most(parts, "c").status == HOLDS
-    assert combine(parts, "c").status == INCONCLUSIVE
+    assert combine(parts, "c").status == FAILS
     assert most(_v(*[HOLDS] * 4, *[FAILS] * 5), "c").status == FAILS
     assert most([], "c").status == INCONCLUSIVE
 

@@ -1,0 +1,132 @@
+"""The confirmatory family (docs/protocol.md §4): each claim of ``protocol.FAMILY`` computed
+from its figure's runs, whichever figures an invocation shows, and decided with Holm's
+step-down at family-wise ALPHA; the one-screen table REPORT.md opens with.
+
+A claim's line is computed once, by the figure it belongs to (``claims(ctx)`` of that figure
+module); a line of another figure that tests the same runs (Table 1's main-model "AdamW larger
+than Muon" is Figure 3's C1) carries the same claim id and shows the same decision, counted once.
+"""
+from __future__ import annotations
+
+import math
+
+from .figures import CATALOG
+from .protocol import ALPHA, CLAIMS_BY_ID, FAMILY
+from .t_tests import FAILS, HOLDS, INCONCLUSIVE, fmt_p, holm, holm_level, line_p
+from .verdicts import Evidence, Verdict, gate
+
+
+def judge_family(ctx) -> dict[str, Verdict]:
+    """{claim id: its line's per-line verdict} for every claim whose figure the profile runs
+    (a figure without runs yields nothing; its claims are then missing)."""
+    raw: dict[str, Verdict] = {}
+    for fig in dict.fromkeys(c.figure for c in FAMILY):
+        if not ctx.profile.runs_figure(fig):
+            continue
+        for v in CATALOG[fig].claims(ctx).values():
+            if CLAIMS_BY_ID[v.claim].figure == fig:
+                raw[v.claim] = v
+    return raw
+
+
+def decide(raw: dict[str, Verdict], meaningful: bool = True, alpha: float = ALPHA) -> dict[str, Verdict]:
+    """Holm over the family: {claim id: the decided verdict}. A claim without a line enters
+    with p = 1 (its figure did not run: the others' decisions can only be more conservative)."""
+    ps = [line_p(raw[c.id].test.p_eff) if c.id in raw and raw[c.id].test else 1.0 for c in FAMILY]
+    rejected = holm(ps, alpha)
+    rank = {j: i for i, j in enumerate(sorted(range(len(ps)), key=lambda j: ps[j]))}
+    out = {}
+    for j, c in enumerate(FAMILY):
+        v = raw.get(c.id)
+        if v is None or v.test is None:
+            out[c.id] = Verdict(INCONCLUSIVE, "not computed in this invocation (its figure did not run or has no "
+                                              "runs)", Evidence(), c.id)
+            continue
+        p_hold, p_fail = v.test.p_eff
+        level = holm_level(rank[j], len(ps), alpha)
+        status = (HOLDS if p_hold <= p_fail else FAILS) if rejected[j] else INCONCLUSIVE
+        head = (f"confirmatory {c.id}, Holm: p = {fmt_p(ps[j])}, rank {rank[j] + 1} of {len(ps)}, level "
+                f"{level:.3g}")
+        if not rejected[j] and v.status != INCONCLUSIVE:
+            head += f" (at 5 % for this line alone it would say {v.status}; not after Holm)"
+        out[c.id] = gate(Verdict(status, f"{head}; {v.reason}", v.test, c.id), meaningful)
+    return out
+
+
+def apply(outputs, final: dict[str, Verdict]) -> None:
+    """Give every figure line tagged with a claim id its family decision (in place)."""
+    for o in outputs:
+        for name, v in list(o.verdicts.items()):
+            if not v.claim or v.claim not in final:
+                continue
+            f = final[v.claim]
+            home = CLAIMS_BY_ID[v.claim].figure
+            if o.name != home:
+                f = Verdict(f.status, f"the same test on the same runs as {v.claim} ({home}), counted once: {f.reason}",
+                            f.test, v.claim)
+            o.verdicts[name] = f
+
+
+def horizon(claim_id: str, p) -> str:
+    """The training horizon and model a claim is judged at, in the profile ``p``."""
+    fig = CLAIMS_BY_ID[claim_id].figure
+    if claim_id == "C13":
+        return f"{p.steps} steps, {p.moe_size}"
+    if fig == "table1":
+        return f"{p.steps} steps, {p.sizes[0]}"
+    if fig == "fig5":
+        return f"{' -> '.join(map(str, p.horizons))} steps, {p.main_size}"
+    return figure_horizon(fig, p)
+
+
+def figure_horizon(fig: str, p) -> str:
+    """The training horizon(s) and model of a figure's verdicts ('' for a figure without training)."""
+    hs = " -> ".join(map(str, p.horizons))
+    moe_hs = " -> ".join(map(str, sorted(set(p.horizons) | {p.steps})))
+    main = f"{p.steps} steps, {p.main_size}"
+    return {"fig3": main, "table1": f"{p.steps} steps, {' and '.join(p.sizes)}", "lr_tuning": main,
+            "fig3_tuned": main, "fig2_table2": f"{p.steps} steps, {p.mitigation_size}",
+            "fig2_tuned": f"{p.steps} steps, {p.mitigation_size}", "fig4": main, "theory_training": main,
+            "fig5": f"{hs} steps, {p.main_size}" + (f"; {' -> '.join(map(str, p.scale_horizons))} steps, {p.scale_size}"
+                                                    if p.scale_horizons else ""),
+            "fig6": f"{p.steps} steps, {p.pipedream_size}", "moe": f"{moe_hs} steps, {p.moe_size}"}.get(fig, "")
+
+
+def table(final: dict[str, Verdict], p) -> list[str]:
+    """The one-screen confirmatory table: claim, the paper's number, ours, horizon, verdict."""
+    rows = ["| | the paper's claim | paper's number | ours: effect, 95 % interval (n) | horizon, model | verdict |",
+            "|---|---|---|---|---|---|"]
+    for c in FAMILY:
+        v = final[c.id]
+        ours = v.test.effect() if v.test else "n/a"
+        rows.append(f"| {c.id} | {c.paper} | {c.paper_number} | {_short(ours)} | {horizon(c.id, p)} | "
+                    f"**{v.status}** |")
+    return rows
+
+
+def _short(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def summary_line(final: dict[str, Verdict]) -> str:
+    count = {s: sum(v.status == s for v in final.values()) for s in (HOLDS, FAILS, INCONCLUSIVE)}
+    return (f"{len(final)} confirmatory claims, decided with Holm at family-wise {ALPHA:.0%}: {count[HOLDS]} hold, "
+            f"{count[FAILS]} do not hold, {count[INCONCLUSIVE]} inconclusive.")
+
+
+def headline(gaps: dict) -> str:
+    """What the gap does with the horizon at this scale, from Figure 5's cells: ``gaps``
+    {optimizer: [(horizon, per-seed gaps)]}."""
+    parts = []
+    for o, pts in gaps.items():
+        xs = [(h, [g for g in gs if math.isfinite(g)]) for h, gs in pts]
+        if not all(gs for _, gs in xs):
+            continue
+        ms = " -> ".join(f"{sum(gs) / len(gs):+.3f}" for _, gs in xs)
+        parts.append(f"{o}: {ms} (n={min(len(gs) for _, gs in xs)} seeds each)")
+    if not parts:
+        return ""
+    hs = " / ".join(str(h) for h, _ in next(iter(gaps.values())))
+    return (f"**Horizon at this scale:** the mean sync-async gap over {hs} steps (Figure 5, each horizon its own "
+            f"cosine schedule): " + "; ".join(parts) + ". Every line below names its horizon: a verdict at "
+            "1500 steps is about the gap at 1500 steps, not after longer training.")

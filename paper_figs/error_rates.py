@@ -1,0 +1,270 @@
+"""The verdict engine's error rates, measured by simulation (docs/protocol.md §10):
+``python -m paper_figs.error_rates``.
+
+The whole engine runs on simulated final losses with the real design: the profile's grids
+(the same cells, seeds and shared runs), the pooling rule applied to the simulated replicate
+groups, the machine kinds of the kept records, every confirmatory claim's rule and Holm. Each
+run's final loss is
+
+    L(run) = mu(run) + e(run),   e ~ N(0, s^2 / 2)   (+ N(0, rms^2) for a run trained on another
+                                                       machine kind than its setting's sync run)
+
+so a paired difference of two runs has SD s, the seed SD the run's optimizer, model and lr
+borrow in the kept records (the real pooling rule's choice), and a mixed pair adds its regime's
+measured cross-machine variance, as the engine assumes. Two truths:
+
+- ``null``: no true difference: every variant of a setting (sync, 2BW, EF, PipeDream, the
+  mitigations) has one mean, the measured mean of the setting's sync runs. A decision on a
+  superiority claim is then an error in either direction; an equivalence or non-inferiority
+  claim is then true, and only 'does not hold' is an error. The family-wise false-positive
+  rate is the fraction of replicates with at least one error.
+- ``measured``: each run's mean is its cell's measured mean over seeds. A claim's true status
+  is the engine's decision at vanishing noise (s x 1e-4); its power is the fraction of
+  replicates that reach it.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import confirmatory, machine_noise
+from .deps import Deps
+from .figures import CATALOG
+from .figures.common import Context, figure_runs, lr_mult, replicate_gaps
+from .kept import KeptStore
+from .machine_noise import same_kind
+from .machine_regimes import machine_kind, regime_of
+from .profiles import get_profile
+from .protocol import ALPHA, FAMILY
+from .runs import describe
+from .seed_stats import noise_model
+from .t_tests import FAILS, HOLDS, INCONCLUSIVE
+
+#: claims tested against a margin (true under no difference: only 'does not hold' is an error there)
+MARGIN_CLAIMS = ("C3", "C10", "C13", "C14", "C15")
+VARIANT_FIELDS = ("mode", "ef", "stages", "sync_start", "sync_cooldown", "dc_asgd")
+
+
+@dataclass
+class SimOutcome:
+    """What the figures read of a run (``runs.Outcome``'s surface): its key, settings, the
+    kept record (provenance, curves) and a simulated final loss."""
+
+    key: str
+    settings: dict
+    record: dict
+    final: float
+    ok: bool = True
+    source: str = "kept"
+    kept: Any = None
+    error: str | None = None
+
+    def curve(self, field_: str = "val_loss") -> tuple[list, list]:
+        rows = [r for r in self.record["result"]["log"] if r.get(field_) is not None]
+        return [r["step"] for r in rows], [float(r[field_]) for r in rows]
+
+
+@dataclass
+class SimRunner:
+    """``runs.Runner``'s lookup surface over a dict of simulated outcomes."""
+
+    keys: dict
+    outcomes: dict = field(default_factory=dict)
+
+    def key_of(self, settings) -> str:
+        return self.keys[_sig(settings)]
+
+    def run_all(self, settings_list, train: bool = False) -> list:
+        return [self.outcomes.get(self.keys[_sig(s)]) or _missing(self.keys[_sig(s)], s) for s in settings_list]
+
+
+def _missing(key: str, settings: dict) -> SimOutcome:
+    """A run of the design with no kept record: missing, as in the report."""
+    return SimOutcome(key, settings, {}, float("nan"), ok=False, error="no kept record (a planned run)")
+
+
+def _sig(settings) -> str:
+    """A settings dict's identity for the lookup (its items in key order; values as repr)."""
+    return repr(sorted(settings.items()))
+
+
+@dataclass
+class Design:
+    """The real design: every run the profile's figures read (key -> settings, kept record),
+    the grids, and per run its null and measured means and its noise SD."""
+
+    profile: Any
+    runs: dict          # key -> (settings, kept record)
+    keys: dict          # settings signature -> key
+    grids: list
+    mu: dict            # truth name -> {key: mean}
+    sd: dict            # key -> SD of one run's final loss (s / sqrt 2)
+    moved: dict         # key -> machine rms added (0 for a run on its setting's sync run's kind)
+
+
+def _setting(s: dict, drop=("seed",)) -> str:
+    return _sig({k: v for k, v in s.items() if k not in drop})
+
+
+def design(profile_name: str = "full", kept: KeptStore | None = None) -> Design:
+    """The design of ``profile_name`` from the kept records (a run without one is missing, as
+    in the report: the runs ``paper_figs.planned_runs`` declares)."""
+    p = get_profile(profile_name)
+    kept = kept or KeptStore()
+    deps = Deps()
+    from .runs import Runner
+    runner = Runner(deps, None, kept=kept)
+    runs, keys = {}, {}
+    grids = [CATALOG[n].grid(p) for n in CATALOG if p.runs_figure(n) and hasattr(CATALOG[n], "grid")]
+    for n in CATALOG:
+        if not p.runs_figure(n):
+            continue
+        for s in figure_runs(CATALOG[n], p):
+            sig = _sig(s)
+            if sig in keys:
+                continue
+            k = runner.key_of(s)
+            keys[sig] = k
+            rec = kept.get(k)
+            if rec is not None:   # a run without a record (planned_runs) is missing here as in the report
+                runs[k] = (s, rec)
+    final = {k: float(rec["result"]["final_val_loss"]) for k, (_, rec) in runs.items()}
+    cell = {}
+    for k, (s, _) in runs.items():
+        cell.setdefault(_setting(s), []).append(final[k])
+    measured = {k: statistics.fmean(cell[_setting(s)]) for k, (s, _) in runs.items()}
+    sync_of = {}
+    for k, (s, _) in runs.items():
+        if s.get("mode", "sync") == "sync" and not any(s.get(f) for f in VARIANT_FIELDS[1:]):
+            sync_of.setdefault(_setting(s, ("seed",) + VARIANT_FIELDS), []).append(final[k])
+    null = {}
+    for k, (s, _) in runs.items():
+        base = sync_of.get(_setting(s, ("seed",) + VARIANT_FIELDS))
+        null[k] = statistics.fmean(base) if base else measured[k]
+    ctx = _context(p, runs, keys, final)
+    ctx.noise = noise_model(replicate_gaps(ctx, grids), machine=machine_noise.load())
+    sd = {k: ctx.noise_for(s["optimizer"], s.get("config"), lr_mult(s)).sd / math.sqrt(2) for k, (s, _) in runs.items()}
+    for k, v in sd.items():
+        if not math.isfinite(v):
+            raise ValueError(f"error_rates: no seed spread for {describe(runs[k][0])}")
+    moved = _moved(runs, keys, ctx.noise.machine)
+    return Design(p, runs, keys, grids, {"null": null, "measured": measured}, sd, moved)
+
+
+def _kind(rec: dict) -> str | None:
+    prov = rec.get("provenance") or {}
+    return machine_kind(prov) if prov else None
+
+
+def _moved(runs: dict, keys: dict, spread) -> dict:
+    """{key: rms} for runs trained on another machine kind than their setting's sync run of the
+    same seed (the engine's model: such a pair adds the regime's rms^2), else 0."""
+    out = {}
+    for k, (s, rec) in runs.items():
+        sync = {f: v for f, v in s.items() if f not in VARIANT_FIELDS}
+        twin = keys.get(_sig(sync))
+        rms = 0.0
+        if twin in runs and twin != k and spread is not None and spread.present:
+            a, b = _kind(rec), _kind(runs[twin][1])
+            if a and b and not same_kind(a, b):
+                rms = spread.rms_for([regime_of(s), regime_of(runs[twin][0])])[0]
+        out[k] = rms
+    return out
+
+
+def _context(p, runs: dict, keys: dict, finals: dict) -> Context:
+    outcomes = {k: SimOutcome(k, s, rec, finals[k]) for k, (s, rec) in runs.items()}
+    return Context(p, Path("."), SimRunner(keys, outcomes), None, None)
+
+
+def replicate(d: Design, truth: str, rng: np.random.Generator, scale: float = 1.0) -> dict[str, str]:
+    """One simulated data set through the whole engine: {claim id: status after Holm}."""
+    finals = {k: d.mu[truth][k] + scale * (d.sd[k] * rng.standard_normal() + d.moved[k] * rng.standard_normal())
+              for k in d.runs}
+    ctx = _context(d.profile, d.runs, d.keys, finals)
+    ctx.noise = noise_model(replicate_gaps(ctx, d.grids), machine=machine_noise.load())
+    final = confirmatory.decide(confirmatory.judge_family(ctx), d.profile.verdicts_meaningful, ALPHA)
+    return {c: v.status for c, v in final.items()}
+
+
+def null_error(claim: str, status: str) -> bool:
+    """Is ``status`` an error when there is no true difference?"""
+    if claim in MARGIN_CLAIMS:
+        return status == FAILS
+    return status != INCONCLUSIVE
+
+
+def simulate(d: Design, truth: str, reps: int, seed: int = 0, log=None) -> dict:
+    """``reps`` replicates under ``truth``: per claim the counts of each status, and for
+    ``null`` the family-wise error count, for ``measured`` the true statuses."""
+    rng = np.random.default_rng(seed)
+    counts = {c.id: {HOLDS: 0, FAILS: 0, INCONCLUSIVE: 0} for c in FAMILY}
+    fwe = 0
+    for i in range(reps):
+        st = replicate(d, truth, rng)
+        for c, s in st.items():
+            counts[c][s] += 1
+        fwe += any(null_error(c, s) for c, s in st.items())
+        if log and (i + 1) % max(1, reps // 10) == 0:
+            log(f"[error_rates] {truth}: {i + 1}/{reps}")
+    out = {"truth": truth, "reps": reps, "counts": counts}
+    if truth == "null":
+        out["fwer"] = fwe / reps
+    else:
+        out["true"] = replicate(d, truth, np.random.default_rng(seed + 1), scale=1e-4)
+    return out
+
+
+def mc_se(rate: float, reps: int) -> float:
+    return math.sqrt(max(rate * (1 - rate), 1e-12) / reps)
+
+
+def table(null: dict, measured: dict | None) -> list[str]:
+    """The report: family-wise rate under no difference, per-claim rates and powers."""
+    r = null["fwer"]
+    L = [f"Family-wise false-positive rate with no true difference: {r:.3f} (Monte Carlo SE {mc_se(r, null['reps']):.3f}, "
+         f"{null['reps']} replicates; nominal {ALPHA:.2f})", "",
+         "| claim | null: holds / does not hold / inconclusive | measured: true status | power | wrong way |",
+         "|---|---|---|---|---|"]
+    for c in FAMILY:
+        n = null["counts"][c.id]
+        row = f"| {c.id} | {n[HOLDS]} / {n[FAILS]} / {n[INCONCLUSIVE]} |"
+        if measured:
+            true = measured["true"][c.id]
+            m = measured["counts"][c.id]
+            wrong = {HOLDS: FAILS, FAILS: HOLDS}.get(true)
+            power = f"{m[true] / measured['reps']:.2f}" if true != INCONCLUSIVE else "-"
+            row += f" {true} | {power} | {m[wrong] / measured['reps']:.2f} |" if wrong else f" {true} | - | - |"
+        else:
+            row += " - | - | - |"
+        L.append(row)
+    return L
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m paper_figs.error_rates", description=__doc__.split("\n\n")[0],
+                                 epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reps", type=int, default=1000, help="replicates per truth (default 1000)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--profile", default="full", help="the design's profile (its runs must all be kept)")
+    ap.add_argument("--null-only", action="store_true", help="skip the measured-effects (power) simulation")
+    a = ap.parse_args(argv)
+    if a.reps < 1:
+        ap.error(f"--reps: must be >= 1, got {a.reps}")
+    log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
+    d = design(a.profile)
+    null = simulate(d, "null", a.reps, a.seed, log)
+    measured = None if a.null_only else simulate(d, "measured", a.reps, a.seed + 1000, log)
+    print("\n".join(table(null, measured)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
