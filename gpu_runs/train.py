@@ -96,7 +96,8 @@ def _open_run_dir(cfg: TrainConfig, out: Path, dev, say):
     if not cfg.resume:
         checkpoint.check_fresh(out)
         return None
-    blob, f, skipped = checkpoint.find_resume(out, cfg.as_dict(), map_location=dev)
+    note = lambda line: print(f"[gpu_runs.train] note: {line}", file=sys.stderr, flush=True)
+    blob, f, skipped = checkpoint.find_resume(out, cfg.as_dict(), map_location=dev, note=note)
     if skipped:
         print(f"[gpu_runs.train] skipped unreadable checkpoints ({'; '.join(skipped)}); falling back to "
               f"{f}, the newest complete one (step {int(blob['step'])})", file=sys.stderr, flush=True)

@@ -396,7 +396,7 @@ def main(argv=None) -> int:
     except OSError as e:     # the file system (disk full, a directory removed): one line, exit 2
         fail(tag, f"{type(e).__name__}: {e}", 2)
     except BaseException as e:  # noqa: BLE001 - every failure must end the process
-        if not isinstance(e, (RuntimeError, ValueError, KeyboardInterrupt)):
+        if not isinstance(e, (RuntimeError, ValueError, FloatingPointError, KeyboardInterrupt)):
             traceback.print_exc()
         fail(tag, f"{type(e).__name__}: {e}")
     watchdog.done.set()
