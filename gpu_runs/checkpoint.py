@@ -136,6 +136,19 @@ def _candidates(out: Path) -> list[Path]:
     return [p for p in [out / CKPT, *steps] if p.exists()]
 
 
+def newest_intact(out: Path) -> tuple[Path, int] | None:
+    """(``ckpt_step{k}.pt``, k) of the newest step file that passes its sha256 check (or has
+    no sidecar: written before checksums), without loading it; None when there is none."""
+    for k in reversed(kept_steps(Path(out))):
+        f = step_file(out, k)
+        try:
+            if verified_files.check(f) in (None, verified_files.UNVERIFIED):
+                return f, k
+        except OSError:
+            continue
+    return None
+
+
 def has_checkpoint(out: Path) -> bool:
     """True when ``out`` holds a checkpoint ``--resume`` could try (``ckpt.pt`` or ``ckpt_step{k}.pt``)."""
     return bool(_candidates(Path(out)))

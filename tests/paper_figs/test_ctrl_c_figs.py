@@ -1,0 +1,57 @@
+"""Ctrl-C stops `make figs` at once (issue 39, item 4): a real SIGINT to the process group of
+a real ``python -m paper_figs`` training with two worker processes ends it with exit status
+130, no traceback, no worker left, and one line saying what finished (cached), what was
+interrupted (with the checkpoint step it resumes from) and the command that continues. The
+same Runner in one process says the same when the trainer itself is interrupted."""
+import re
+import sys
+
+import pytest
+from paper_figs_fakes import FakeTrainer, fake_deps
+from process_group import interrupt_when, start, survivors
+
+from paper_figs.cache import Cache
+from paper_figs.figures import fig3
+from paper_figs.figures.common import figure_runs
+from paper_figs.profiles import get_profile
+from paper_figs.runs import Runner, describe, run_dir
+from paper_figs.stopping import RunsInterrupted
+
+
+def test_ctrl_c_stops_paper_figs_and_its_workers(tmp_path):
+    out = tmp_path / "figs"
+    argv = ["--profile", "micro", "--only", "fig3", "--jobs", "2", "--out", str(out)]
+    p = start([sys.executable, "-m", "paper_figs", *argv], slow_step_s=0.5)
+    ready = lambda: (any((out / "cache").glob("*.json")) and any((out / "runs").glob("*/ckpt_step2.pt.sha256")))
+    _, err = interrupt_when(p, ready)
+    assert p.returncode == 130, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    lines = [ln for ln in err.strip().splitlines() if "interrupted" in ln]
+    assert len(lines) == 1 and err.strip().splitlines()[-1] == lines[0], err[-3000:]
+    m = re.fullmatch(r"python -m paper_figs: interrupted: (\d+) of 12 run\(s\) finished \(cached\)(; interrupted: .*?)?"
+                     r"(; (\d+) not started)?; continue with: (.*)", lines[0])
+    assert m, lines[0]
+    assert int(m.group(1)) == len(list((out / "cache").glob("*.json"))) >= 1
+    assert m.group(5) == "python -m paper_figs " + " ".join(argv)
+    steps = re.findall(r"\(resumes from its step-(\d+) checkpoint\)", m.group(2) or "")
+    assert "2" in steps, lines[0]
+    assert survivors(p.pid) == []
+    assert not [f for f in out.rglob("*.tmp")]
+
+
+def test_a_runner_interrupted_in_process_says_what_became_of_each_run(tmp_path):
+    settings = figure_runs(fig3, get_profile("micro", seeds_main=(0,)))
+    inner = FakeTrainer()
+
+    def interrupted_on_the_third(cfg, progress=True):
+        if inner.calls == 2:
+            raise KeyboardInterrupt
+        return inner(cfg, progress)
+
+    cache = Cache(tmp_path / "cache")
+    runner = Runner(fake_deps(interrupted_on_the_third), cache, log=lambda _: None)
+    with pytest.raises(RunsInterrupted) as e:
+        runner.run_all(settings)
+    assert str(e.value) == (f"2 of 6 run(s) finished (cached); interrupted: {describe(settings[2])} "
+                            f"(no checkpoint yet: starts over); 3 not started")
+    assert len(cache.keys()) == 2 and not run_dir(cache, runner.key_of(settings[2])).exists()
