@@ -50,7 +50,7 @@ def test_no_intact_set_is_one_line_per_rank(corpus_dir, tmp_path):  # noqa: F811
     pipeline_log("1f1b", corpus_dir, a)
     _flip_low_mantissa_bit(stage_file(a, 0))        # the final set
     _random_4k_in_the_middle(stage_file(a, 1, 4))   # and the step-4 set, on the other rank
-    res = run_forked(_argv(corpus_dir, a, "--resume"), 2, timeout=120)
+    res = run_forked(_argv(corpus_dir, a, "--resume"), 2, timeout=120, tmp=str(tmp_path))
     for rc, out in res:
         assert rc == 2, out[-2000:]
         lines = out.strip().splitlines()
@@ -71,7 +71,7 @@ def test_full_disk_on_one_rank_is_one_line(corpus_dir, tmp_path, monkeypatch):  
         return real(self, b)
 
     monkeypatch.setattr(verified_files._HashingWriter, "write", write)
-    res = run_forked(_argv(corpus_dir, a), 2, timeout=120)
+    res = run_forked(_argv(corpus_dir, a), 2, timeout=120, tmp=str(tmp_path))
     rc1, out1 = res[1]
     assert rc1 == 2, out1[-2000:]
     errors = [ln for ln in out1.splitlines() if "error" in ln]
@@ -97,7 +97,7 @@ def test_non_finite_values_in_an_unverified_checkpoint_end_without_traceback(cor
         torch.save(blob, f)
         verified_files.sidecar(f).unlink()
         verified_files.remove(stage_file(a, s))          # no final set: resume from step 4
-    res = run_forked(_argv(corpus_dir, a, "--resume"), 2, timeout=120)
+    res = run_forked(_argv(corpus_dir, a, "--resume"), 2, timeout=120, tmp=str(tmp_path))
     assert all(rc not in (0, None) for rc, _ in res), [o[-2000:] for _, o in res]
     assert any("error: FloatingPointError: grads[" in out for _, out in res), [o[-2000:] for _, o in res]
     for _, out in res:
