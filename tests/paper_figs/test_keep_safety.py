@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+from pathlib import Path
 
 import pytest
 from paper_figs_fakes import fake_deps
@@ -136,3 +138,24 @@ def test_cache_and_kept_files_get_the_usual_permissions(tmp_path):
     finally:
         os.umask(old)
     assert (tmp_path / "a" / "rec.json").stat().st_mode & 0o777 == (tmp_path / "plain.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_the_console_counts_distinct_runs_as_the_readme_does(tmp_path):
+    """`make figs` counted uses of runs by the figures (598) where the README counts distinct
+    runs (447): the console line now gives both, distinct first."""
+    from paper_figs.pipeline import run_counts, split_runs
+    from paper_figs.runs import full_config
+    quick = get_profile("quick")
+    from gpu_runs.recipe import TrainConfig
+    split = split_runs(quick, list(quick.figures))
+    live = [s for v in split.values() for s in v["live"]]
+    kept_runs = [s for v in split.values() for s in v["kept"]]
+    key_of = lambda s: config_hash(full_config(TrainConfig, s))
+    line = run_counts("quick", list(split), live, kept_runs, key_of)
+    distinct = len({key_of(s) for s in live + kept_runs})
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    said = re.search(r"the kept records hold all (\d+) distinct runs of the full profile", " ".join(readme.split()))
+    assert said and int(said.group(1)) == distinct              # the README counts what the console counts
+    assert line.endswith(f"; 6 run(s) to train live, {distinct - 6} more read from the cache or kept records "
+                         f"({distinct} distinct runs, {len(live) + len(kept_runs)} uses over the figures)")
+    assert len(live) + len(kept_runs) > distinct                # the figures share runs
