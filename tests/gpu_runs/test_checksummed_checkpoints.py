@@ -214,3 +214,14 @@ def test_a_real_full_file_system(tmp_path, capsys):
         assert verified_files.check(out / "ckpt.pt") is None
     finally:
         subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_trainer_resume_of_a_pipeline_run_points_to_the_pipeline(tmp_path, capsys):
+    from gpu_runs.checkpoint import save_checkpoint
+    out = tmp_path / "pp"
+    out.mkdir()
+    for s in range(2):
+        save_checkpoint(out / f"ckpt_stage{s}.pt", {"step": 4})
+    assert main([*ARGV, "--out", str(out), "--resume"]) == 2
+    err = _one_line(capsys.readouterr().err)
+    assert "holds a pipeline run" in err and "-m gpu_runs.pipeline ... --resume" in err

@@ -159,3 +159,13 @@ def test_the_console_counts_distinct_runs_as_the_readme_does(tmp_path):
     assert line.endswith(f"; 6 run(s) to train live, {distinct - 6} more read from the cache or kept records "
                          f"({distinct} distinct runs, {len(live) + len(kept_runs)} uses over the figures)")
     assert len(live) + len(kept_runs) > distinct                # the figures share runs
+
+
+@pytest.mark.slow
+def test_a_real_kept_record_replays_to_its_end():
+    """The repository's AdamW record of the sampled pair, retrained for all its steps (about
+    two minutes on 2 cores): every kept evaluation and the final loss within END_ATOL."""
+    from paper_figs.replay import sample
+    real = KeptStore()
+    rec = sample([real.get(k) for k in real.keys()], 1)[0]
+    assert compare_log(rec, replay(rec)) == []
