@@ -173,6 +173,13 @@ def write_verified(path, write) -> str:
     written in full, then moved in place, the sidecar first). Returns the sha256."""
     path = Path(path)
     tmp, digest = _write_temp(path, write)
+    _move_in_with_sidecar(tmp, path, digest)
+    return digest
+
+
+def _move_in_with_sidecar(tmp: str, path: Path, digest: str) -> None:
+    """Write ``path``'s sidecar (``digest``) to a temporary file, then move it and ``tmp`` in
+    place, the sidecar first; if the sidecar cannot be written, ``tmp`` is removed."""
     try:
         side, _ = _write_temp(sidecar(path), lambda f: f.write(_sidecar_text(path, digest)))
     except BaseException:
@@ -180,7 +187,6 @@ def write_verified(path, write) -> str:
             os.unlink(tmp)
         raise
     _replace([(side, sidecar(path)), (tmp, path)])
-    return digest
 
 
 def save(path, obj) -> str:
@@ -210,13 +216,7 @@ def link_verified(src, dst, digest: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise _not_written(dst, e) from None
-    try:
-        side, _ = _write_temp(sidecar(dst), lambda f: f.write(_sidecar_text(dst, digest)))
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _replace([(side, sidecar(dst)), (tmp, dst)])
+    _move_in_with_sidecar(tmp, dst, digest)
 
 
 def remove(path) -> None:
