@@ -375,11 +375,14 @@ class Runner:
                 restore()
             # a run handed to a worker that had not begun it (no run directory yet) never started
             raise self._interrupted(todo, [k for k in running if run_dir(self.cache, k).exists()]) from None
-        ex.shutdown(wait=True)
+        finally:
+            ex.shutdown(wait=True)
 
     def _interrupted(self, todo: dict, running: list[str]) -> stopping.RunsInterrupted:
         """What became of ``todo`` when Ctrl-C came while ``running`` trained."""
-        done = [k for k in todo if self.outcomes[k].trained]
+        # finished: trained and read back, or (a worker that finished as the Ctrl-C came) in the
+        # cache, which held none of ``todo`` when it started unless ``force``
+        done = [k for k in todo if self.outcomes[k].trained or (not self.force and self.cache.get(k) is not None)]
         started = [k for k in running if k not in done]
         return stopping.RunsInterrupted(stopping.summary(
             len(done), len(todo), [(describe(todo[k][0]), checkpoint_step(self.cache, k)) for k in started],

@@ -22,7 +22,10 @@ def test_ctrl_c_stops_paper_figs_and_its_workers(tmp_path):
     out = tmp_path / "figs"
     argv = ["--profile", "micro", "--only", "fig3", "--jobs", "2", "--out", str(out)]
     p = start([sys.executable, "-m", "paper_figs", *argv], slow_step_s=0.5)
-    ready = lambda: (any((out / "cache").glob("*.json")) and any((out / "runs").glob("*/ckpt_step2.pt.sha256")))
+    def ready():    # a run finished, and another (not yet cached) is past its step-2 checkpoint
+        mid = [d for d in (out / "runs").glob("*") if (d / "ckpt_step2.pt.sha256").exists()]
+        return any((out / "cache").glob("*.json")) and any(not (out / "cache" / f"{d.name}.json").exists() for d in mid)
+
     _, err = interrupt_when(p, ready)
     assert p.returncode == 130, err[-3000:]
     assert "Traceback" not in err, err[-3000:]
