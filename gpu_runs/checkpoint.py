@@ -19,10 +19,10 @@ Checkpoints: every save writes ``ckpt_step{k}.pt`` with its sha256 in ``ckpt_ste
 (:mod:`gpu_runs.verified_files`: temporary files with unique names, fsync-ed, then
 ``os.replace``; the directory is fsync-ed too), then points ``ckpt.pt`` at it (a hard link, or
 a copy where the file system has none, replaced atomically, with its own sidecar), and
-removes all but the newest ``KEEP`` ``ckpt_step{k}.pt``. ``--resume`` reads ``ckpt.pt``; when
-that file (or any newer one) fails its sha256 check (truncated, garbage, a flipped bit) or
-cannot be loaded, it falls back to the newest intact ``ckpt_step{k}.pt`` and says which files
-it skipped and why. A write that fails (a full disk) raises
+removes all but the newest ``KEEP`` ``ckpt_step{k}.pt``. ``--resume`` reads the newest
+``ckpt_step{k}.pt`` (``ckpt.pt`` only when there is none); when that file fails its sha256 check
+(truncated, garbage, a flipped bit) or cannot be loaded, it falls back to the newest intact
+one and says which files it skipped and why. A write that fails (a full disk) raises
 :class:`gpu_runs.verified_files.NotWritten` naming the file and the cause, and leaves the
 older checkpoints as they were.
 """
@@ -131,9 +131,12 @@ def check_fresh(out: Path) -> None:
 
 
 def _candidates(out: Path) -> list[Path]:
-    """``ckpt.pt``, then the ``ckpt_step{k}.pt`` newest first: the order resume tries them."""
+    """The ``ckpt_step{k}.pt`` newest first, then ``ckpt.pt``: the order resume tries them.
+    ``ckpt.pt`` points at the newest step file once that is complete, so a run stopped in
+    between (Ctrl-C, a kill) has a newer step file than ``ckpt.pt``; ``ckpt.pt`` alone (made by
+    ``gpu_runs.pipeline_ckpt to-trainer``) is read when there is no step file."""
     steps = [step_file(out, k) for k in reversed(kept_steps(out))]
-    return [p for p in [out / CKPT, *steps] if p.exists()]
+    return [p for p in [*steps, out / CKPT] if p.exists()]
 
 
 def newest_intact(out: Path) -> tuple[Path, int] | None:

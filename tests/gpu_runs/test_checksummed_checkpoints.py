@@ -151,8 +151,7 @@ def test_damaged_checkpoint_is_skipped_and_the_run_ends_bit_identical(whole, tmp
     capsys.readouterr()
     assert main([*ARGV, "--out", str(out), "--resume"]) == 0
     io = capsys.readouterr()
-    assert "skipped unreadable checkpoints (ckpt.pt: content does not match its sha256" in io.err
-    assert "ckpt_step4.pt: content does not match its sha256" in io.err
+    assert "skipped unreadable checkpoints (ckpt_step4.pt: content does not match its sha256" in io.err
     assert "resumed at step 3 from" in io.out and "ckpt_step3.pt" in io.out
     assert "weights_only" not in io.err
     log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
@@ -225,3 +224,18 @@ def test_trainer_resume_of_a_pipeline_run_points_to_the_pipeline(tmp_path, capsy
     assert main([*ARGV, "--out", str(out), "--resume"]) == 2
     err = _one_line(capsys.readouterr().err)
     assert "holds a pipeline run" in err and "-m gpu_runs.pipeline ... --resume" in err
+
+
+def test_a_run_stopped_before_ckpt_pt_was_repointed_resumes_from_its_newest_step_file(tmp_path, capsys):
+    """Stopped (Ctrl-C, a kill) after ckpt_step4.pt was written but before ckpt.pt pointed at
+    it: --resume continues from step 4, the step the Ctrl-C line names (ckpt.pt still says 3)."""
+    from gpu_runs import interrupt
+    out = tmp_path / "run"
+    _finished_run(out)
+    step3 = out / "ckpt_step3.pt"
+    verified_files.link_verified(step3, out / "ckpt.pt", verified_files.file_sha256(step3))
+    assert torch.load(out / "ckpt.pt", weights_only=True)["step"] == 3
+    assert f"newest checkpoint {out}/ckpt_step4.pt (step 4)" in interrupt.trainer_line(out, ARGV)
+    capsys.readouterr()
+    assert main([*ARGV, "--out", str(out), "--resume"]) == 0
+    assert f"resumed at step 4 from {out}/ckpt_step4.pt" in capsys.readouterr().out
