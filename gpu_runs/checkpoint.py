@@ -29,6 +29,7 @@ older checkpoints as they were.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from gpu_runs import verified_files
@@ -152,6 +153,16 @@ def newest_intact(out: Path) -> tuple[Path, int] | None:
     return None
 
 
+def _as_named(out: Path, f: Path) -> Path:
+    """``ckpt.pt`` when ``f`` is the file it points at (the usual case: the name users know),
+    else ``f``."""
+    ck = out / CKPT
+    try:
+        return ck if f != ck and ck.exists() and os.path.samefile(f, ck) else f
+    except OSError:
+        return f
+
+
 def has_checkpoint(out: Path) -> bool:
     """True when ``out`` holds a checkpoint ``--resume`` could try (``ckpt.pt`` or ``ckpt_step{k}.pt``)."""
     return bool(_candidates(Path(out)))
@@ -202,7 +213,7 @@ def find_resume(out: Path, config_now: dict, map_location=None, note=None) -> tu
             skipped.append(f"{f.name}: {e}")
             continue
         _check_same_run(out, f, blob, config_now)
-        return blob, f, skipped
+        return blob, _as_named(out, f), skipped
     raise RunDirError(f"--resume: no complete checkpoint in {out} ({'; '.join(skipped)}). Start a fresh "
                       f"run with another --out (the existing files were left untouched)")
 
