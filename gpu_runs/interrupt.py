@@ -31,12 +31,12 @@ def resume_command(prefix: list[str], argv: list[str] | None) -> str:
     return shlex.join([*prefix, *argv])
 
 
-def stopped_line(prog: str, checkpoint: str | None, command: str, restart: str) -> str:
-    """The one line a command prints on Ctrl-C: ``checkpoint`` describes the newest intact
+def stopped_line(prog: str, where: str | None, command: str, restart: str) -> str:
+    """The one line a command prints on Ctrl-C: ``where`` describes the newest intact
     checkpoint and ``command`` resumes from it; without one (None) ``restart`` says what to do."""
-    if checkpoint is None:
-        return f"{prog}: interrupted before its first checkpoint, nothing to resume: {restart}"
-    return f"{prog}: interrupted; newest checkpoint {checkpoint}; resume with: {command}"
+    if where is None:
+        return f"{prog}: interrupted; no checkpoint to resume from: {restart}"
+    return f"{prog}: interrupted; newest checkpoint {where}; resume with: {command}"
 
 
 def trainer_line(out, argv: list[str] | None) -> str:

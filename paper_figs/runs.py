@@ -165,10 +165,13 @@ def _train_one(deps: Deps, cache: Cache, key: str, settings: dict, full: dict,
                progress: bool, command: str, fresh: bool = False) -> float:
     """Train one run, checkpointing at every evaluation into :func:`run_dir` and resuming
     from a checkpoint a killed attempt left there (unless ``fresh``); cache the result and
-    remove the run directory. ``out``, ``resume`` and ``ckpt_every`` are not in the key."""
+    remove the run directory. ``out``, ``resume`` and ``ckpt_every`` are not in the key. A run
+    directory without a checkpoint (a run stopped before its first one: its log holds the
+    records of a few steps) is removed first: the run starts over, as the Ctrl-C line says,
+    instead of being refused as "already holds a run" at every later invocation."""
     t0 = time.time()
     d = run_dir(cache, key)
-    if fresh and d.exists():
+    if (fresh or not can_resume(cache, key)) and d.exists():
         shutil.rmtree(d)
     where = {"out": str(d), "resume": can_resume(cache, key),
              "ckpt_every": max(1, int(full.get("eval_every") or 0) or int(full.get("steps", 1)))}
@@ -385,5 +388,6 @@ class Runner:
         done = [k for k in todo if self.outcomes[k].trained or (not self.force and self.cache.get(k) is not None)]
         started = [k for k in running if k not in done]
         return stopping.RunsInterrupted(stopping.summary(
-            len(done), len(todo), [(describe(todo[k][0]), checkpoint_step(self.cache, k)) for k in started],
+            len(done), len(todo), [(describe(todo[k][0]), stopping.checkpoint_step(run_dir(self.cache, k)))
+                                   for k in started],
             len(todo) - len(done) - len(started)))

@@ -84,6 +84,14 @@ def terminate(processes, grace: float = 10.0) -> None:
             p.join(5.0)
 
 
+def checkpoint_step(run_dir) -> int | None:
+    """The step a run resumes from: its newest intact checkpoint's (what the trainer's
+    ``--resume`` reads, :func:`gpu_runs.checkpoint.newest_intact`), None without one."""
+    from gpu_runs.checkpoint import newest_intact
+    newest = newest_intact(run_dir) if os.path.isdir(run_dir) else None
+    return None if newest is None else newest[1]
+
+
 def summary(finished: int, total: int, interrupted: list[tuple[str, int | None]], not_started: int) -> str:
     """'N of M runs finished (cached); interrupted: LABEL (resumes from its step-K checkpoint),
     LABEL (no checkpoint yet: starts over); K not started' (``interrupted``: (label, checkpoint

@@ -72,3 +72,12 @@ def test_ctrl_c_stops_every_pipeline_rank(tmp_path):
                                      "--resume"]))
     assert not [f for f in out.iterdir() if f.name.endswith(".tmp")]
     assert survivors(p.pid) == []
+
+
+def test_the_line_without_a_checkpoint_says_how_to_start_again(tmp_path):
+    from gpu_runs import interrupt
+    (tmp_path / "run").mkdir()
+    assert interrupt.trainer_line(tmp_path / "run", ["--out", str(tmp_path / "run")]) == (
+        f"python -m gpu_runs.train: interrupted; no checkpoint to resume from: start again with another "
+        f"--out, or remove {tmp_path / 'run'}")
+    assert interrupt.trainer_line(None, []) == "python -m gpu_runs.train: interrupted (no --out: nothing was saved)"
