@@ -15,23 +15,24 @@ Rules (each refused with a message that says what to do):
   that differ are listed;
 - one writer at a time (``gpu_runs.run_lock``: ``OUT/.lock`` holds the writer's pid).
 
-Checkpoints: every save writes ``ckpt_step{k}.pt`` (a temporary file with a unique name,
-fsync-ed, then ``os.replace``; the directory is fsync-ed too), then points ``ckpt.pt`` at it
-(a hard link, or a copy where the file system has none, replaced atomically), and removes
-all but the newest ``KEEP`` ``ckpt_step{k}.pt``. ``--resume`` reads ``ckpt.pt``; when that
-file (or any newer one) is unreadable (truncated, empty, garbage) it falls back to the
-newest complete ``ckpt_step{k}.pt`` and says which files it skipped and why.
+Checkpoints: every save writes ``ckpt_step{k}.pt`` with its sha256 in ``ckpt_step{k}.pt.sha256``
+(:mod:`gpu_runs.verified_files`: temporary files with unique names, fsync-ed, then
+``os.replace``; the directory is fsync-ed too), then points ``ckpt.pt`` at it (a hard link, or
+a copy where the file system has none, replaced atomically, with its own sidecar), and
+removes all but the newest ``KEEP`` ``ckpt_step{k}.pt``. ``--resume`` reads the newest
+``ckpt_step{k}.pt`` (``ckpt.pt`` only when there is none); when that file fails its sha256 check
+(truncated, garbage, a flipped bit) or cannot be loaded, it falls back to the newest intact
+one and says which files it skipped and why. A write that fails (a full disk) raises
+:class:`gpu_runs.verified_files.NotWritten` naming the file and the cause, and leaves the
+older checkpoints as they were.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
-import torch
+from gpu_runs import verified_files
 
 #: fields that may change between a run and its resume (none changes the trajectory):
 #: where to write, logging / checkpoint / evaluation / diagnostics cadence, the size of the
@@ -49,36 +50,9 @@ KEEP = 3
 CKPT = "ckpt.pt"
 
 
-def _fsync_dir(d: Path) -> None:
-    try:
-        fd = os.open(d, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _atomic_write(path: Path, write) -> None:
-    """``write(file object)`` into a uniquely named temporary file next to ``path``, fsync
-    it, ``os.replace`` it onto ``path`` and fsync the directory: a kill or a second writer
-    never leaves half a file or collides on the temporary name."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
+    """``write(file object)`` into ``path`` atomically (:func:`gpu_runs.verified_files.atomic_write`)."""
+    verified_files.atomic_write(path, write)
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -86,10 +60,11 @@ def write_text_atomic(path: Path, text: str) -> None:
     _atomic_write(Path(path), lambda f: f.write(text.encode()))
 
 
-def save_checkpoint(path: Path, blob: dict) -> None:
-    """torch.save to a uniquely named temporary file, fsync, then os.replace (atomic: a kill
-    never leaves half a file)."""
-    _atomic_write(Path(path), lambda f: torch.save(blob, f))
+def save_checkpoint(path: Path, blob: dict) -> str:
+    """torch.save to a uniquely named temporary file, fsync, then os.replace, with the sha256
+    sidecar ``<path>.sha256`` (:mod:`gpu_runs.verified_files`: a kill never leaves half a file,
+    a damaged file is detected, a failed write replaces nothing). Returns the sha256."""
+    return verified_files.save(path, blob)
 
 
 def write_log(path: Path, log: list) -> None:
@@ -113,20 +88,10 @@ def save_run_checkpoint(out: Path, blob: dict, keep: int = KEEP) -> Path:
     the newest ``keep`` ``ckpt_step*.pt`` removed (module docstring); returns ``ckpt.pt``."""
     out = Path(out)
     newest = step_file(out, int(blob["step"]))
-    save_checkpoint(newest, blob)
-    fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{CKPT}.", suffix=".tmp")
-    os.close(fd)
-    os.unlink(tmp)
-    try:
-        os.link(newest, tmp)
-    except OSError:   # no hard links here: a copy, fsync-ed
-        shutil.copyfile(newest, tmp)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-    os.replace(tmp, out / CKPT)
-    _fsync_dir(out)
+    digest = save_checkpoint(newest, blob)
+    verified_files.link_verified(newest, out / CKPT, digest)
     for k in kept_steps(out)[:-max(1, keep)]:
-        step_file(out, k).unlink(missing_ok=True)
+        verified_files.remove(step_file(out, k))
     return out / CKPT
 
 
@@ -167,9 +132,35 @@ def check_fresh(out: Path) -> None:
 
 
 def _candidates(out: Path) -> list[Path]:
-    """``ckpt.pt``, then the ``ckpt_step{k}.pt`` newest first: the order resume tries them."""
+    """The ``ckpt_step{k}.pt`` newest first, then ``ckpt.pt``: the order resume tries them.
+    ``ckpt.pt`` points at the newest step file once that is complete, so a run stopped in
+    between (Ctrl-C, a kill) has a newer step file than ``ckpt.pt``; ``ckpt.pt`` alone (made by
+    ``gpu_runs.pipeline_ckpt to-trainer``) is read when there is no step file."""
     steps = [step_file(out, k) for k in reversed(kept_steps(out))]
-    return [p for p in [out / CKPT, *steps] if p.exists()]
+    return [p for p in [*steps, out / CKPT] if p.exists()]
+
+
+def newest_intact(out: Path) -> tuple[Path, int] | None:
+    """(``ckpt_step{k}.pt``, k) of the newest step file that passes its sha256 check (or has
+    no sidecar: written before checksums), without loading it; None when there is none."""
+    for k in reversed(kept_steps(Path(out))):
+        f = step_file(out, k)
+        try:
+            if verified_files.check(f) in (None, verified_files.UNVERIFIED):
+                return f, k
+        except OSError:
+            continue
+    return None
+
+
+def _as_named(out: Path, f: Path) -> Path:
+    """``ckpt.pt`` when ``f`` is the file it points at (the usual case: the name users know),
+    else ``f``."""
+    ck = out / CKPT
+    try:
+        return ck if f != ck and ck.exists() and os.path.samefile(f, ck) else f
+    except OSError:
+        return f
 
 
 def has_checkpoint(out: Path) -> bool:
@@ -177,26 +168,38 @@ def has_checkpoint(out: Path) -> bool:
     return bool(_candidates(Path(out)))
 
 
-def _load_complete(path: Path, map_location=None) -> dict:
-    """The blob of ``path`` if it is a complete trainer checkpoint; ValueError saying why not."""
+def _load_complete(path: Path, map_location=None, note=None) -> dict:
+    """The blob of ``path`` if it is an intact, complete trainer checkpoint (its sha256
+    sidecar matches: :mod:`gpu_runs.verified_files`); ValueError saying why not. ``note(line)``
+    hears of a file without a sidecar (written before checksums), which is loaded."""
+    say = (lambda p: note(f"{p.name} has no checksum ({verified_files.sidecar(p).name}; written before "
+                          f"checksums were added): resuming from it unverified")) if note else None
     try:
-        blob = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as e:  # noqa: BLE001 - truncated / empty / garbage: RuntimeError, EOFError, UnpicklingError...
-        raise ValueError(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'unreadable'}") from None
+        blob = verified_files.load(path, map_location, unverified=say)
+    except OSError as e:
+        raise ValueError(f"{path.name}: {e.strerror or e}") from None
+    except verified_files.Damaged as e:
+        why = str(e)
+        raise ValueError(why[len(path.name) + 2:] if why.startswith(f"{path.name}: ") else why) from None
     missing = [k for k in ("params", "opt", "step", "log") if not isinstance(blob, dict) or k not in blob]
     if missing:
         raise ValueError(f"not a trainer checkpoint (no {', '.join(missing)})")
     return blob
 
 
-def find_resume(out: Path, config_now: dict, map_location=None) -> tuple[dict, Path, list[str]]:
-    """(blob, its file, ``"file: why skipped"`` for every newer file that was unreadable):
-    the newest complete checkpoint of ``out``, after checking it was made by the same run."""
+def find_resume(out: Path, config_now: dict, map_location=None, note=None) -> tuple[dict, Path, list[str]]:
+    """(blob, its file, ``"file: why skipped"`` for every newer file that was damaged or
+    unreadable): the newest intact checkpoint of ``out``, after checking it was made by the
+    same run. ``note(line)``: told when that checkpoint has no checksum to verify."""
     out = Path(out)
     files = _candidates(out)
     if not files:
         ck = out / CKPT
         log = out / "log.jsonl"
+        if any(out.glob("ckpt_stage*.pt")) or any(out.glob("ckpt_step*_stage*.pt")):
+            raise RunDirError(f"--resume: {out} holds a pipeline run (ckpt_stage{{s}}.pt files), not a trainer's: "
+                              f"continue it with torchrun --nproc-per-node P -m gpu_runs.pipeline ... --resume "
+                              f"(or convert it: python -m gpu_runs.pipeline_ckpt to-trainer {out})")
         what = (f"{log} has {sum(1 for _ in open(log))} records but no checkpoint was written "
                 f"(the run had --ckpt-every 0 or was killed before its first checkpoint)"
                 if log.exists() else f"{out} holds no run")
@@ -205,12 +208,12 @@ def find_resume(out: Path, config_now: dict, map_location=None) -> tuple[dict, P
     skipped = []
     for f in files:
         try:
-            blob = _load_complete(f, map_location)
+            blob = _load_complete(f, map_location, note)
         except ValueError as e:
             skipped.append(f"{f.name}: {e}")
             continue
         _check_same_run(out, f, blob, config_now)
-        return blob, f, skipped
+        return blob, _as_named(out, f), skipped
     raise RunDirError(f"--resume: no complete checkpoint in {out} ({'; '.join(skipped)}). Start a fresh "
                       f"run with another --out (the existing files were left untouched)")
 

@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpu_runs.pipeline.launch import free_port
+from gpu_runs.pipeline.launch import close_rank_logs, free_port, rank_logs
 
 SCHEDULES = ("gpipe", "1f1b")
 
@@ -95,7 +95,7 @@ def _launch(module: str, argv: list[str], nproc: int, timeout: float, fork: bool
     deadline = time.monotonic() + timeout
     if fork:
         import multiprocessing as mp
-        tmp = tempfile.mkdtemp(prefix="pipe_ref_")
+        tmp = rank_logs()
         logs = [str(Path(tmp) / f"rank{r}.log") for r in range(nproc)]
         procs = [mp.get_context("fork").Process(target=_forked_child,
                                                   args=(module, argv, _rank_env(r, nproc, port), logs[r]))
@@ -109,6 +109,8 @@ def _launch(module: str, argv: list[str], nproc: int, timeout: float, fork: bool
                 p.join()
             if p.exitcode:
                 fails.append(f"rank {r} exited {p.exitcode}:\n{Path(logs[r]).read_text()[-3000:]}")
+        if (note := close_rank_logs(tmp, bool(fails))):
+            fails.append(note)
     else:
         for r in range(nproc):
             env = dict(os.environ, **_rank_env(r, nproc, port))

@@ -41,7 +41,7 @@ import torch
 from lmo.base import apply_updates, load_state_dict, state_dict
 from lmo.pipedream import history_load, history_push, history_state_dict, mixed_point
 
-from gpu_runs import checkpoint, run_lock
+from gpu_runs import checkpoint, interrupt, run_lock
 from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.data import Batcher, get_corpus, val_batches
 from gpu_runs.diagnostics import Diagnostics
@@ -96,7 +96,8 @@ def _open_run_dir(cfg: TrainConfig, out: Path, dev, say):
     if not cfg.resume:
         checkpoint.check_fresh(out)
         return None
-    blob, f, skipped = checkpoint.find_resume(out, cfg.as_dict(), map_location=dev)
+    note = lambda line: print(f"[gpu_runs.train] note: {line}", file=sys.stderr, flush=True)
+    blob, f, skipped = checkpoint.find_resume(out, cfg.as_dict(), map_location=dev, note=note)
     if skipped:
         print(f"[gpu_runs.train] skipped unreadable checkpoints ({'; '.join(skipped)}); falling back to "
               f"{f}, the newest complete one (step {int(blob['step'])})", file=sys.stderr, flush=True)
@@ -263,10 +264,8 @@ def main(argv=None) -> int:
     except USER_ERRORS as e:
         print(f"python -m gpu_runs.train: error: {error_line(e)}", file=sys.stderr, flush=True)
         return 2
-    except KeyboardInterrupt:
-        how = (f"; continue with the same options and --resume (last checkpoint in {cfg.out})"
-               if cfg.out and cfg.ckpt_every != 0 else "")
-        print(f"python -m gpu_runs.train: interrupted{how}", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:   # nothing new is saved; the newest checkpoint and how to resume
+        print(interrupt.trainer_line(cfg.out, argv), file=sys.stderr, flush=True)
         return 130
     print(f"final val loss {res.final_val_loss:.4f} | {res.tokens_per_s:,.0f} tok/s")
     return 0

@@ -48,7 +48,8 @@ def adamw(lr: ScalarOrSchedule = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
 
     = scale_by_adam, then add_decoupled_decay. Weight decay is decoupled and sees x_t (the
     ``params`` given to ``update``). ``mu`` overrides beta1 as beta1 = 1 - mu. Elementwise,
-    so leading batch dims are free.
+    so leading batch dims are free. A complex parameter is a pair of reals (its real and
+    imaginary parts, torch.view_as_real), as in torch.optim.AdamW; g_t^2 is taken per part.
 
     Also cross-checked against heavyball's ``AdamW(lr, betas, weight_decay)`` (fp32 rounding;
     tests/lmo/test_reference_heavyball.py).
@@ -58,7 +59,7 @@ def adamw(lr: ScalarOrSchedule = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
     check_nonneg(eps, "eps")
     check_nonneg(weight_decay, "weight_decay")
     return compose("adamw", lr, scale_by_adam(b1, b2, eps, amsgrad), add_decoupled_decay(weight_decay),
-                   state=AdamWState,
+                   state=AdamWState, complex_as_real=True,
                    hyper=dict(lr=lr, betas=(b1, b2), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad))
 
 

@@ -188,10 +188,49 @@ def decoupled_decay(d: torch.Tensor, eta, weight_decay: float, params: Params | 
 
 
 def check_finite(grads: Params, name: str = "grads") -> None:
-    """Refuse NaN / Inf gradients before any state changes, naming the offending entry."""
+    """Refuse sparse and NaN / Inf gradients before any state changes, naming the offending
+    entry (:func:`check_dense` first: a sparse tensor has no elementwise isfinite)."""
+    check_dense(grads, name)
     for k, g in grads.items():
         if not torch.isfinite(g).all():
             raise FloatingPointError(f"{name}['{k}'] contains NaN or Inf")
+
+
+def check_dense(grads: Params, name: str = "grads") -> None:
+    """Refuse sparse gradients (an ``nn.Embedding(sparse=True)``), naming the entry: every
+    lmo update is a dense tensor the size of its parameter."""
+    for k, g in grads.items():
+        if g.layout != torch.strided:
+            raise ValueError(f"{name}['{k}'] is a sparse tensor ({g.layout}); lmo optimizers take dense gradients "
+                             f"only: make that parameter's gradient dense (nn.Embedding(..., sparse=False)) or "
+                             f"train it with torch.optim.SparseAdam")
+
+
+def check_real(tree: Params, optimizer: str, name: str = "params") -> None:
+    """Refuse complex entries for an optimizer defined on real parameters only, naming the
+    entry (lmo.adamw takes them, as torch.optim.AdamW does: as pairs of reals)."""
+    for k, v in tree.items():
+        if v.is_complex():
+            raise ValueError(f"{optimizer}: {name}['{k}'] is complex ({v.dtype}); {optimizer} is defined for real "
+                             f"parameters only (lmo.adamw takes complex ones as pairs of reals, as "
+                             f"torch.optim.AdamW does)")
+
+
+def check_step_lr(value, what: str = "lr") -> float:
+    """eta_t as one step uses it: a finite number >= 0 (a schedule may reach 0, never below:
+    a negative lr ascends the loss). FloatingPointError / ValueError naming ``what`` and
+    the value, before the step changes anything; returns it as a float."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError, RuntimeError):
+        v = None
+    if v is None or isinstance(value, bool):
+        raise TypeError(f"{what} is {value!r}; it must be one number")
+    if not math.isfinite(v):
+        raise FloatingPointError(f"{what} is {v}; it must be finite")
+    if v < 0:
+        raise ValueError(f"{what} is {v} < 0; a negative lr ascends the loss")
+    return v
 
 
 def check_same_keys(grads: Params, params: Params | None, name: str = "grads") -> None:
@@ -212,16 +251,7 @@ def resolve_lr(lr: ScalarOrSchedule, step: torch.Tensor):
     if not callable(lr):
         return lr
     eta = lr(step)
-    try:
-        value = float(eta)
-    except (TypeError, ValueError, RuntimeError):
-        value = None
-    if value is None or isinstance(eta, bool):
-        raise TypeError(f"lr schedule returned {eta!r} at step {int(step)}; it must return one number")
-    if not math.isfinite(value):
-        raise FloatingPointError(f"lr schedule returned {value} at step {int(step)}; it must be finite")
-    if value < 0:
-        raise ValueError(f"lr schedule returned {value} < 0 at step {int(step)}; a negative lr ascends the loss")
+    check_step_lr(eta, f"the lr schedule at step {int(step)}")
     return eta
 
 

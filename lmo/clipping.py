@@ -17,6 +17,7 @@ def squared_norm(tree, batch_dims: int = 0) -> torch.Tensor:
     An empty tree: 0."""
     total = None
     for g in tree.values():
+        g = torch.view_as_real(g) if g.is_complex() else g       # |z|^2 = re^2 + im^2
         sq = g.detach().double().pow(2)
         sq = sq.reshape(*g.shape[:batch_dims], -1).sum(-1) if batch_dims else sq.sum()
         total = sq if total is None else total + sq

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, NamedTuple
 
-from lmo.base import Optimizer, check_same_keys
+from lmo.base import Optimizer, check_finite, check_same_keys
 
 
 class ChainState(NamedTuple):
@@ -102,6 +102,7 @@ def partition(rules: Mapping[str, Optimizer], label_fn: Callable[[Mapping], Mapp
 
     def update(grads, state, params=None):
         check_same_keys(grads, params)
+        check_finite(grads)     # every group's gradients, before any group computes its update
         labels = labels_of(params if params is not None else grads)
         out, new = {}, {}
         for lab, opt in rules.items():

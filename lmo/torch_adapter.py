@@ -12,6 +12,10 @@ state, params)`` and adds the updates in place, as torch.optim does:
   step) is left unchanged: no update, no weight decay. Its gradient enters the functional
   state as zero (``skip_no_grad=False`` restores the old behaviour: it is updated with a
   zero gradient, so weight decay still shrinks it);
+- a step is all or nothing: every group's lr and gradients are checked, and every group's
+  update computed, before any parameter changes (a NaN gradient in the second group, a
+  sparse gradient, or an lr a scheduler drove to NaN or below 0 is refused naming its
+  group and leaves every parameter and state as it was);
 - every group's ``"lr"`` is live: torch's lr schedulers (StepLR, LambdaLR, ...) set it,
   and the step scales the group's update by ``group["lr"] / base``, where ``base`` is the lr
   the group's optimizer was built with. Exact because every lmo update is linear in
@@ -41,7 +45,7 @@ import math
 
 import torch
 
-from lmo.base import Optimizer, load_state_dict, state_dict
+from lmo.base import Optimizer, check_finite, check_step_lr, load_state_dict, state_dict
 
 #: param-group keys the adapter understands ("param_names": torch's, from named pairs;
 #: "initial_lr": set by torch's lr schedulers)
@@ -156,23 +160,33 @@ class TorchOptimizer(torch.optim.Optimizer):
     # ------------------------------------------------------------------ step
     @torch.no_grad()
     def step(self, closure=None):
+        """One step of every group, all or nothing: every group's lr (:func:`lmo.base.check_step_lr`:
+        a scheduler may have driven it non-finite or negative), weight decay and gradients
+        (dense, finite) are checked and every group's update is computed (pure: nothing
+        changes) before any parameter or state is; a refusal in any group leaves them all
+        as they were."""
         loss = None
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
+        scales, grads = [], []
         for gi, (group, g) in enumerate(zip(self.param_groups, self._groups)):
             if g["weight_decay"] is not None and group.get("weight_decay") != g["weight_decay"]:
                 raise ValueError(f"param group {gi}: weight_decay changed to {group.get('weight_decay')!r}; "
                                  f"lmo optimizers fix it at construction (add a group with its own optimizer)")
-            self._step_group(group, g)
+            scales.append(check_step_lr(group["lr"], f"param group {gi}: lr") / g["base"])
+            grads.append({n: (p.grad.detach() if p.grad is not None else torch.zeros_like(p))
+                          for n, p in g["params"].items()})
+        for gi, gr in enumerate(grads):
+            check_finite(gr, f"param group {gi}: grads")
+        steps = [g["opt"].update(gr, g["fstate"], self._current(g)) for g, gr in zip(self._groups, grads)]
+        for g, scale, (updates, fstate) in zip(self._groups, scales, steps):
+            self._apply(g, updates, scale)
+            g["fstate"] = fstate
         return loss
 
-    def _step_group(self, group: dict, g: dict) -> None:
-        params = g["params"]
-        grads = {n: (p.grad.detach() if p.grad is not None else torch.zeros_like(p)) for n, p in params.items()}
-        updates, g["fstate"] = g["opt"].update(grads, g["fstate"], self._current(g))
-        scale = group["lr"] / g["base"]
-        for n, p in params.items():
+    def _apply(self, g: dict, updates: dict, scale: float) -> None:
+        for n, p in g["params"].items():
             if self.skip_no_grad and p.grad is None:
                 continue
             u = updates[n].to(p.dtype)

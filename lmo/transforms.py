@@ -21,6 +21,10 @@ gradients, params present when weight decay needs them), resolving eta_t, the st
 counter, and the state as the optimizer's own NamedTuple ``(counter, *entries)`` (so
 state_dict keys are the optimizer's field names).
 
+Complex parameters: :func:`compose` refuses them by name, except for the optimizers built
+with ``complex_as_real`` (AdamW), which treat each as a pair of reals as torch.optim.AdamW
+does (:func:`as_real`).
+
 The one exponential moving average of the package, :func:`ema`, is torch's lerp:
 ``ema(m, x, w) = (1 - w) m + w x`` (bit-for-bit torch.optim's momentum buffers).
 """
@@ -32,7 +36,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 import torch
 
-from lmo.base import (Optimizer, ScalarOrSchedule, check_finite, check_same_keys, decoupled_decay,
+from lmo.base import (Optimizer, ScalarOrSchedule, check_finite, check_real, check_same_keys, decoupled_decay,
                       resolve_lr, step_counter, zeros_like_tree)
 
 
@@ -84,15 +88,33 @@ def per_entry(fn: Callable, name: str, **kw) -> Transform:
     return stateless(lambda u, params, step: {k: fn(k, v, params, step) for k, v in u.items()}, name, **kw)
 
 
+def as_real(tree):
+    """Complex entries as their real views (shape (..., 2): real and imaginary parts), the
+    others as they are: how torch.optim.AdamW treats a complex parameter (a pair of reals)."""
+    if tree is None:
+        return None
+    return {k: torch.view_as_real(v) if v.is_complex() else v for k, v in tree.items()}
+
+
+def as_complex(updates, like):
+    """The inverse of :func:`as_real` for the entries that are complex in ``like``."""
+    return {k: torch.view_as_complex(u.contiguous()) if like[k].is_complex() else u for k, u in updates.items()}
+
+
 def compose(name: str, lr: ScalarOrSchedule | None, *transforms: Transform, state: type,
-            hyper: dict) -> Optimizer:
+            hyper: dict, complex_as_real: bool = False) -> Optimizer:
     """The named optimizer ``transforms[-1] o ... o transforms[0]`` (module docstring), its
     state ``state(counter, *entries of every transform)``. ``lr``: eta_t's source (a number
-    or a schedule of the counter), resolved once per update."""
+    or a schedule of the counter), resolved once per update. Complex parameters are refused
+    (naming the entry) unless ``complex_as_real``: then they are treated as pairs of reals
+    (:func:`as_real`; their state entries are real, shape (..., 2)), as torch.optim.AdamW does."""
     transforms = tuple(t for t in transforms if t is not None)
     needs_params = any(t.needs_params for t in transforms)
 
     def init(params):
+        if complex_as_real:
+            params = as_real(params)
+        check_real(params, name)
         for tr in transforms:
             if tr.check_params is not None:
                 tr.check_params(params, "params")
@@ -105,10 +127,14 @@ def compose(name: str, lr: ScalarOrSchedule | None, *transforms: Transform, stat
         check_same_keys(grads, params)
         check_same_keys(grads, next(e for e in st[1:] if isinstance(e, Mapping)),
                         "grads and optimizer state")
+        check_finite(grads)
+        given = grads
+        if complex_as_real:
+            grads, params = as_real(grads), as_real(params)
+        check_real(grads, name, "grads")
         for tr in transforms:
             if tr.check_grads is not None:
                 tr.check_grads(grads, "grads")
-        check_finite(grads)
         if needs_params and params is None:
             raise ValueError("params is required when weight_decay != 0")
         count = st[0]
@@ -119,7 +145,7 @@ def compose(name: str, lr: ScalarOrSchedule | None, *transforms: Transform, stat
             u, entries = tr.update(u, tuple(st[i:i + n]), params, info)
             new.extend(entries)
             i += n
-        return u, state(count + 1, *new)
+        return (as_complex(u, given) if complex_as_real else u), state(count + 1, *new)
 
     return Optimizer(init, update, name=name, hyper=hyper)
 

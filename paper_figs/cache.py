@@ -11,9 +11,10 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping
+
+from gpu_runs.verified_files import atomic_write
 
 
 def canonical_json(obj: Any) -> str:
@@ -56,18 +57,12 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def write_atomically(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file and a rename: a reader (or a
-    crash) never sees half a file. Creates the parent directory; returns ``path``."""
+    """Write ``text`` to ``path`` through a temporary file and a rename
+    (:func:`gpu_runs.verified_files.atomic_write`): a reader (or a crash) never sees half a
+    file, and the file gets the usual permissions (0644 under the default umask). Creates
+    the parent directory; returns ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, lambda f: f.write(text.encode()))
     return path
 
 
@@ -78,12 +73,27 @@ class KeyedDir:
         self.root = Path(root)
 
     def path(self, key: str) -> Path:
-        if not key or any(c not in "0123456789abcdef" for c in key):
+        if not is_key(key):
             raise ValueError(f"key: expected lowercase hex digits, got {key!r}")
         return self.root / f"{key}.json"
 
     def keys(self) -> list[str]:
-        return sorted(p.stem for p in self.root.glob("*.json")) if self.root.is_dir() else []
+        """The keys of the records here (``<key>.json``, key in lowercase hex); other files
+        are not records (:meth:`strays`)."""
+        return sorted(p.stem for p in self._json() if is_key(p.stem))
+
+    def strays(self) -> list[Path]:
+        """The ``*.json`` files here that are not records (their name is not a key: a user's
+        ``notes.json``): every reader ignores them."""
+        return sorted(p for p in self._json() if not is_key(p.stem))
+
+    def _json(self) -> list[Path]:
+        return list(self.root.glob("*.json")) if self.root.is_dir() else []
+
+
+def is_key(name: str) -> bool:
+    """A record's key: lowercase hex digits (a config hash)."""
+    return bool(name) and all(c in "0123456789abcdef" for c in name)
 
 
 class Cache(KeyedDir):

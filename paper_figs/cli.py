@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 
 from .profiles import ALL_FIGURES, PROFILES, get_profile
@@ -126,7 +127,13 @@ def main(argv=None) -> int:
         print(f"python -m paper_figs: error: --out {args.out}: {bad}; nothing was run", file=sys.stderr)
         return 2
     from .pipeline import run_profile
-    result = run_profile(profile, args.out, only=args.only, force=args.force, reuse_kept=args.reuse_kept)
+    try:
+        result = run_profile(profile, args.out, only=args.only, force=args.force, reuse_kept=args.reuse_kept)
+    except KeyboardInterrupt as e:    # Ctrl-C: the workers are stopped already (paper_figs.stopping)
+        what = str(e) if str(e) else "every run that finished is cached"
+        again = shlex.join(["python", "-m", "paper_figs", *(sys.argv[1:] if argv is None else argv)])
+        print(f"python -m paper_figs: interrupted: {what}; continue with: {again}", file=sys.stderr, flush=True)
+        return 130
     print(result["report"])
     return 0
 

@@ -135,7 +135,11 @@ class KeptStore(KeyedDir):
     def refuse_broken(self, say) -> bool:
         """Say each refused record and a summary line through ``say``; True if there was any
         (the callers then exit 1: a record that cannot be trusted is never read, nor counted
-        as merely missing)."""
+        as merely missing). A file that is not a record at all (:meth:`strays`) gets a
+        warning and is ignored."""
+        for p in self.strays():
+            say(f"warning: {p} is not a kept record (records are named <key>.json, key in "
+                f"lowercase hex); ignored")
         bad = self.broken()
         for line in bad:
             say(line)

@@ -47,6 +47,24 @@ def split_runs(profile: Profile, names: Sequence[str], force: bool = False) -> d
     return out
 
 
+def run_counts(name: str, figures: list, live: list, looked_up: list, key_of) -> str:
+    """The console line that counts the runs: distinct runs (by key, as the kept records and
+    the README count them), not their uses by the figures (figures share runs: Figure 3's
+    seed-0 runs appear in Table 1, lr_tuning, ...)."""
+    def keys(runs):
+        out = set()
+        for s in runs:
+            try:
+                out.add(key_of(s))
+            except Exception:  # noqa: BLE001 - a run the trainer refuses: counted alone (reported later)
+                out.add(repr(sorted(s.items())))
+        return out
+    trained, other = keys(live), keys(looked_up)
+    return (f"[paper_figs] profile {name}: figures {figures}; {len(trained)} run(s) to train live, "
+            f"{len(other - trained)} more read from the cache or kept records ({len(trained | other)} distinct "
+            f"runs, {len(live) + len(looked_up)} uses over the figures)")
+
+
 def pooled_noise(ctx: Context, names: Sequence[str] = tuple(CATALOG)) -> NoiseModel:
     """The seed SDs of a paired difference pooled over the multi-seed cells of the figures
     ``names`` (default: every figure the profile runs, so that a figure's verdicts do not
@@ -94,8 +112,7 @@ def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequenc
     if reuse_kept:
         have = [s for s in live if runner.kept.get(runner.key_of(s)) is not None]
         live, from_kept = [s for s in live if s not in have], from_kept + have
-    log(f"[paper_figs] profile {profile.name}: figures {list(split)}; {len(live)} live run slots, "
-        f"{len(from_kept)} read from the cache or kept records")
+    log(run_counts(profile.name, list(split), live, from_kept, runner.key_of))
     runner.run_all(live)
     looked_up = runner.run_all(from_kept, train=False)
     ctx.noise = pooled_noise(ctx)

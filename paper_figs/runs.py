@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from . import stopping
 from .cache import Cache, config_hash, to_jsonable
 from .deps import Deps, Unavailable
 from .kept import KeptError, KeptStore
@@ -164,10 +165,13 @@ def _train_one(deps: Deps, cache: Cache, key: str, settings: dict, full: dict,
                progress: bool, command: str, fresh: bool = False) -> float:
     """Train one run, checkpointing at every evaluation into :func:`run_dir` and resuming
     from a checkpoint a killed attempt left there (unless ``fresh``); cache the result and
-    remove the run directory. ``out``, ``resume`` and ``ckpt_every`` are not in the key."""
+    remove the run directory. ``out``, ``resume`` and ``ckpt_every`` are not in the key. A run
+    directory without a checkpoint (a run stopped before its first one: its log holds the
+    records of a few steps) is removed first: the run starts over, as the Ctrl-C line says,
+    instead of being refused as "already holds a run" at every later invocation."""
     t0 = time.time()
     d = run_dir(cache, key)
-    if fresh and d.exists():
+    if (fresh or not can_resume(cache, key)) and d.exists():
         shutil.rmtree(d)
     where = {"out": str(d), "resume": can_resume(cache, key),
              "ckpt_every": max(1, int(full.get("eval_every") or 0) or int(full.get("steps", 1)))}
@@ -212,7 +216,8 @@ def _worker(cache_root: str, key: str, settings: dict, full: dict, threads: int,
     try:
         deps = deps_factory() if deps_factory else Deps()
         sys.stdout = _Prefixed(sys.__stdout__, f"  [{describe(settings)}] ")
-        wall = _train_one(deps, Cache(cache_root), key, settings, full, True, command, fresh)
+        with stopping.training():   # the parent's SIGTERM (Ctrl-C) ends the run here, cleanly
+            wall = _train_one(deps, Cache(cache_root), key, settings, full, True, command, fresh)
         return key, None, wall
     except Exception as e:  # reported, not cached: it reruns next time
         return key, f"{type(e).__name__}: {e}", 0.0
@@ -333,6 +338,8 @@ class Runner:
             try:
                 wall, err = _train_one(self.deps, self.cache, key, s, full, self.progress, self.command,
                                        self.force), None
+            except KeyboardInterrupt:
+                raise self._interrupted(todo, [key]) from None
             except Unavailable as e:
                 wall, err = 0.0, str(e)
             except Exception as e:
@@ -341,10 +348,14 @@ class Runner:
             self._finish(key, err, wall, i, n, t0)
 
     def _parallel(self, todo: dict) -> None:
+        """Train ``todo`` in ``jobs`` spawned workers; on Ctrl-C stop them all at once
+        (:mod:`paper_figs.stopping`) and raise :class:`paper_figs.stopping.RunsInterrupted`."""
         import multiprocessing as mp
         t0, n = time.time(), len(todo)
-        with ProcessPoolExecutor(max_workers=self.jobs, mp_context=mp.get_context("spawn")) as ex:
-            futs = {}
+        ex = ProcessPoolExecutor(max_workers=self.jobs, mp_context=mp.get_context("spawn"),
+                                 initializer=stopping.worker_signals)
+        futs = {}
+        try:
             for key, (s, full) in todo.items():
                 self.log(f"[queued] {self._verb(key)} {describe(s)} (key {key})")
                 futs[ex.submit(_worker, str(self.cache.root), key, s, full, self.threads,
@@ -355,3 +366,28 @@ class Runner:
                 except Exception as e:  # the worker process died
                     key, err, wall = futs[fut], f"worker crashed: {type(e).__name__}: {e}", 0.0
                 self._finish(key, err, wall, i, n, t0)
+        except KeyboardInterrupt:
+            restore = stopping.ignoring_sigint()     # a second Ctrl-C must not cut the clean-up short
+            try:
+                running = [k for f, k in futs.items() if f.running()]
+                # the workers go first; the pool then fails what was left (cancelling futures
+                # ourselves races its management thread)
+                stopping.terminate(list((getattr(ex, "_processes", None) or {}).values()))
+                ex.shutdown(wait=True)
+            finally:
+                restore()
+            # a run handed to a worker that had not begun it (no run directory yet) never started
+            raise self._interrupted(todo, [k for k in running if run_dir(self.cache, k).exists()]) from None
+        finally:
+            ex.shutdown(wait=True)
+
+    def _interrupted(self, todo: dict, running: list[str]) -> stopping.RunsInterrupted:
+        """What became of ``todo`` when Ctrl-C came while ``running`` trained."""
+        # finished: trained and read back, or (a worker that finished as the Ctrl-C came) in the
+        # cache, which held none of ``todo`` when it started unless ``force``
+        done = [k for k in todo if self.outcomes[k].trained or (not self.force and self.cache.get(k) is not None)]
+        started = [k for k in running if k not in done]
+        return stopping.RunsInterrupted(stopping.summary(
+            len(done), len(todo), [(describe(todo[k][0]), stopping.checkpoint_step(run_dir(self.cache, k)))
+                                   for k in started],
+            len(todo) - len(done) - len(started)))

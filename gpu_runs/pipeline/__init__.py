@@ -70,7 +70,10 @@ last stage once per step), and ``val_loss`` is cross-entropy alone, as the train
 Failure handling: bad arguments are refused before any process group starts; any
 exception, a peer's death (gloo reports a closed connection) or ``--timeout`` seconds
 without progress (a watchdog thread) make the rank print ``[pipeline rank s/P] …`` and
-exit non-zero at once; torchrun then stops the remaining ranks.
+exit non-zero at once; torchrun then stops the remaining ranks. Ctrl-C (SIGINT to every
+rank) stops every rank at once (exit 130); rank 0 prints one line naming the newest set of
+stage checkpoints intact on every stage and the torchrun command that resumes from it
+(``gpu_runs.interrupt``). Stage checkpoints carry sha256 sidecars (``gpu_runs.verified_files``).
 
 Example: ``torchrun --nproc-per-node 2 -m gpu_runs.pipeline --schedule 2bw -M 4
 --config tiny --optimizer muon --steps 200 --out runs/pp_2bw``.

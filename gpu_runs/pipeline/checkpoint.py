@@ -37,6 +37,7 @@ import torch
 
 from lmo.base import state_dict
 
+from gpu_runs import verified_files
 from gpu_runs.checkpoint import config_differences, holds_run, save_checkpoint
 from gpu_runs.cli import show_defaults
 from gpu_runs.pipeline.args import Job, build_parser, run_spec
@@ -76,7 +77,7 @@ def prune_stage(out: Path, rank: int, step: int) -> None:
     """Remove this stage's periodic checkpoints older than the newest KEEP_SETS (default cadence)."""
     steps = sorted(k for k in _periodic_steps(out, rank) if k <= step)
     for k in steps[:-KEEP_SETS]:
-        stage_file(out, rank, k).unlink(missing_ok=True)
+        verified_files.remove(stage_file(out, rank, k))
 
 
 def _periodic_steps(run_dir, s: int) -> list[int]:
@@ -91,11 +92,14 @@ def latest_set(run_dir, P: int) -> int | None:
 
 
 def _complete(path: Path) -> str | None:
-    """None when ``path`` loads as a stage checkpoint, else why not (one line)."""
+    """None when ``path`` is an intact stage checkpoint (its sha256 sidecar matches, or it has
+    none: written before checksums) that loads, else why not (one line naming the file)."""
     try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # noqa: BLE001 - truncated / empty / garbage files raise many kinds
-        return f"{path.name}: {type(e).__name__}: {(str(e).splitlines() or ['unreadable'])[0]}"
+        blob = verified_files.load(path, map_location="cpu")
+    except OSError as e:
+        return f"{path.name}: {e.strerror or e}"
+    except verified_files.Damaged as e:
+        return str(e)
     if not isinstance(blob, dict) or "step" not in blob:
         return f"{path.name}: not a stage checkpoint"
     return None
@@ -105,8 +109,9 @@ def find_set(run_dir, P: int) -> tuple[int | None, list[str]]:
     """(k, skipped): the newest complete set of stage checkpoints, tried in this order: the
     final files ``ckpt_stage{s}.pt`` when every stage has one (k = None), then the
     ``ckpt_step{k}_stage{s}.pt`` sets every stage has, largest k first (a killed run). A
-    set with an unreadable file (truncated, empty, garbage) is skipped, and ``skipped``
-    says which file and why; ValueError when no complete set remains."""
+    set is usable only when every stage's file in it is intact: one that fails its sha256
+    check (truncated, garbage, a flipped bit) or does not load makes the whole set skipped,
+    and ``skipped`` says which file and why; ValueError when no complete set remains."""
     run_dir = Path(run_dir)
     common = set(_periodic_steps(run_dir, 0))
     for s in range(1, P):
@@ -197,14 +202,13 @@ def holds_pipeline_run(out: Path) -> bool:
 
 
 def load(path) -> dict:
-    """A stage checkpoint; ValueError naming the file when it is unreadable (OSError as is)."""
+    """A stage checkpoint after its sha256 check (:func:`gpu_runs.verified_files.load`);
+    ValueError naming the file when it is damaged or unreadable (OSError as is)."""
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except OSError:
-        raise
-    except Exception as e:  # noqa: BLE001 - truncated / empty / garbage files raise many kinds
-        raise ValueError(f"{path}: unreadable checkpoint ({type(e).__name__}: "
-                         f"{(str(e).splitlines() or ['?'])[0]})") from None
+        return verified_files.load(path, map_location="cpu")
+    except verified_files.Damaged as e:
+        why = str(e).removeprefix(f"{Path(path).name}: ")
+        raise ValueError(f"{path}: unreadable checkpoint ({why})") from None
 
 
 def resume_step(job: Job) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -77,13 +78,31 @@ def _forked_rank(argv, env, log_path):
     os._exit(rc or 0)
 
 
+def rank_logs() -> str:
+    """A fresh folder for the ranks' log files in the system temp directory (``pipeline_*``);
+    :func:`close_rank_logs` removes it."""
+    return tempfile.mkdtemp(prefix="pipeline_")
+
+
+def close_rank_logs(tmp: str, failed: bool) -> str | None:
+    """Remove the rank-log folder ``tmp`` after a launch that succeeded; after a failure keep
+    it and return a line saying where it is (None otherwise)."""
+    if failed:
+        return f"[gpu_runs.pipeline.launch] a rank failed: its logs are kept in {tmp}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    return None
+
+
 def run_forked(argv: list[str], nproc: int, timeout: float = 120.0, tmp: str | None = None):
     """Like :func:`run_local` but the ranks are ``fork``-ed from this process (which has
     already imported torch), skipping the interpreter start; POSIX only, for tests.
-    Returns a list of (returncode, output) per rank."""
+    Returns a list of (returncode, output) per rank. The ranks write their output into
+    ``tmp`` (default: a ``pipeline_*`` folder in the system temp directory, removed after
+    the launch unless a rank failed; then stderr says where it is)."""
     ctx = mp.get_context("fork")
     port = free_port()
-    tmp = tmp or tempfile.mkdtemp(prefix="pipeline_")
+    own = tmp is None
+    tmp = tmp or rank_logs()
     procs = []
     for r in range(nproc):
         env = dict(RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(nproc), LOCAL_WORLD_SIZE=str(nproc),
@@ -99,4 +118,6 @@ def run_forked(argv: list[str], nproc: int, timeout: float = 120.0, tmp: str | N
             p.kill()
             p.join()
         res.append((p.exitcode, Path(tmp, f"rank{r}.out").read_text()))
+    if own and (note := close_rank_logs(tmp, any(rc != 0 for rc, _ in res))):
+        print(note, file=sys.stderr, flush=True)
     return res

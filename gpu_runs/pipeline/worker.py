@@ -24,7 +24,7 @@ from lmo.variants import TWO_BW
 from gpu_runs.pipeline import diagnostics as pipeline_diag
 from gpu_runs.pipeline.args import Job, build_parser, parse_job
 from gpu_runs.pipeline import data_parallel as dpar
-from gpu_runs import run_lock
+from gpu_runs import interrupt, run_lock
 from gpu_runs.recorder import RunRecorder, ckpt_cadence, ckpt_due, eval_due, step_record
 from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, load_resume,
                                           prune_stage, resume_step, save_stage)
@@ -381,6 +381,9 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(f"{tag} refused: {e}", file=sys.stderr, flush=True)
         return 2
+    except KeyboardInterrupt:
+        print(f"{tag} interrupted before training started; nothing was written", file=sys.stderr, flush=True)
+        return 130
     run, opts = job.run, job.opts
     if skipped and rank == 0:
         print(f"{tag} skipped unreadable checkpoints ({'; '.join(skipped)}); resuming from the newest "
@@ -388,17 +391,26 @@ def main(argv=None) -> int:
               file=sys.stderr, flush=True)
     watchdog = Watchdog(opts.timeout, tag)
     backend = "nccl" if run.device.startswith("cuda") else "gloo"
+    stop = interrupt.OnceInterrupt().install()   # Ctrl-C: one KeyboardInterrupt per rank, then a line
     try:
-        layout = dpar.init_layout(run.parallel.dp, backend, opts.timeout)
-        watchdog.beat()
-        summary = run_stage(job, layout.stage, P, watchdog, layout.pp_group, layout)
-        dist.barrier()
-    except OSError as e:     # the file system (disk full, a directory removed): one line, exit 2
-        fail(tag, f"{type(e).__name__}: {e}", 2)
-    except BaseException as e:  # noqa: BLE001 - every failure must end the process
-        if not isinstance(e, (RuntimeError, ValueError, KeyboardInterrupt)):
-            traceback.print_exc()
-        fail(tag, f"{type(e).__name__}: {e}")
+        try:
+            layout = dpar.init_layout(run.parallel.dp, backend, opts.timeout)
+            watchdog.beat()
+            summary = run_stage(job, layout.stage, P, watchdog, layout.pp_group, layout)
+            dist.barrier()
+        except BaseException as e:  # noqa: BLE001 - every failure must end the process
+            if stop.seen or isinstance(e, KeyboardInterrupt):   # a peer's Ctrl-C ends this rank too
+                raise KeyboardInterrupt from None
+            if isinstance(e, OSError):     # the file system (disk full, a directory removed): one line, exit 2
+                fail(tag, f"{type(e).__name__}: {e}", 2)
+            if not isinstance(e, (RuntimeError, ValueError, FloatingPointError)):
+                traceback.print_exc()
+            fail(tag, f"{type(e).__name__}: {e}")
+    except KeyboardInterrupt:    # every rank stops now; rank 0 says where the newest checkpoints are
+        if rank == 0:
+            print(f"{tag} {interrupt.pipeline_line(run.out, P, N, argv)}", file=sys.stderr, flush=True)
+        os._exit(130)
+    stop.restore()
     watchdog.done.set()
     if not opts.quiet and rank == P - 1:  # the last stage of replica 0
         print(f"{tag} done: {run.steps} steps in {summary['wall']:.2f} s", flush=True)

@@ -12,7 +12,11 @@ import test_pipeline_dp as T  # noqa: E402
 
 
 def main():
-    d = pathlib.Path(tempfile.mkdtemp(prefix="dp_table_"))
+    with tempfile.TemporaryDirectory(prefix="dp_table_") as tmp:
+        table(pathlib.Path(tmp))
+
+
+def table(d):
     corpus = d / "corpus"
     corpus.mkdir()
     rng = np.random.default_rng(0)  # the corpus of test_pipeline_llama's fixture

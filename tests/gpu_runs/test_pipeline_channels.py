@@ -73,7 +73,11 @@ def test_random_pipelines_finish_and_follow_the_order_rule(schedule, P, tied, ev
     cooldown): every rank finishes, every step and evaluation is logged, NCCL's order rule holds."""
     import tempfile
     from pathlib import Path
-    out = Path(tempfile.mkdtemp(prefix="channels_"))
+    with tempfile.TemporaryDirectory(prefix="channels_") as d:   # a fixture's tmp_path is one per test, not per example
+        _random_pipeline(Path(d), schedule, P, tied, eval_every, steps, extra_mb, sync)
+
+
+def _random_pipeline(out, schedule, P, tied, eval_every, steps, extra_mb, sync):
     M = P + extra_mb
     argv = ["--schedule", schedule, "--steps", str(steps), "--batch-size", str(2 * M), "--seq-len", "4",
             "--microbatches", str(M), "--eval-every", str(eval_every), "--eval-batches", "1"]

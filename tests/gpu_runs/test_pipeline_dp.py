@@ -92,12 +92,12 @@ def test_one_checkpoint_per_stage_resumable_under_another_dp(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["exit", "raise"])
-def test_a_dead_replica_ends_every_rank(kind):
+def test_a_dead_replica_ends_every_rank(kind, tmp_path):
     """Rank 3 (replica 1's last stage) dies at step 2: all four ranks exit non-zero."""
     argv = ["--schedule", "1f1b", "--model", "toy", "--optimizer", "sgd", "--batch-size", "4",
             "--seq-len", "8", "--microbatches", "2", "--eval-every", "0", "--steps", "50", "--quiet",
             "--timeout", "5", "--dp", "2", "--fault", f"3:2:{kind}"]
-    res = run_forked(argv, 4, timeout=GUARD)
+    res = run_forked(argv, 4, timeout=GUARD, tmp=str(tmp_path))    # failing ranks: their logs kept there
     codes = [rc for rc, _ in res]
     assert all(rc not in (0, None) for rc in codes), codes
     assert "[pipeline rank 0/4] error" in res[0][1], res[0][1][-2000:]

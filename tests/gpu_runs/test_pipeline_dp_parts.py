@@ -48,17 +48,17 @@ def _rank(rank, D, env, path, ns_dtype):
 def run_ranks(D, ns_dtype):
     ctx = mp.get_context("fork")
     env = dict(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()))
-    tmp = tempfile.mkdtemp(prefix="dp_parts_")
-    procs = [ctx.Process(target=_rank, args=(r, D, dict(env, RANK=str(r), WORLD_SIZE=str(D)),
-                                             os.path.join(tmp, f"{r}.pt"), ns_dtype)) for r in range(D)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(120)
-        if p.is_alive():
-            p.kill()
-    assert [p.exitcode for p in procs] == [0] * D
-    return [torch.load(os.path.join(tmp, f"{r}.pt")) for r in range(D)]
+    with tempfile.TemporaryDirectory(prefix="dp_parts_") as tmp:
+        procs = [ctx.Process(target=_rank, args=(r, D, dict(env, RANK=str(r), WORLD_SIZE=str(D)),
+                                                 os.path.join(tmp, f"{r}.pt"), ns_dtype)) for r in range(D)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(120)
+            if p.is_alive():
+                p.kill()
+        assert [p.exitcode for p in procs] == [0] * D
+        return [torch.load(os.path.join(tmp, f"{r}.pt")) for r in range(D)]
 
 
 @pytest.mark.parametrize("D, ns_dtype", [(2, torch.float32), pytest.param(3, torch.bfloat16, marks=pytest.mark.slow)])

@@ -29,9 +29,9 @@ def test_killed_rank_makes_the_other_exit(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["raise", "hang"])
-def test_raising_or_hanging_rank(kind):
+def test_raising_or_hanging_rank(kind, tmp_path):
     res = run_forked(["--schedule", "1f1b", "--steps", "50", "--timeout", "4", "--quiet",
-                      "--fault", f"1:2:{kind}", *ARGV], 2, timeout=GUARD)
+                      "--fault", f"1:2:{kind}", *ARGV], 2, timeout=GUARD, tmp=str(tmp_path))
     codes = [rc for rc, _ in res]
     assert all(rc not in (0, None) for rc in codes), codes
     out0, out1 = res[0][1], res[1][1]

@@ -55,5 +55,6 @@ def test_resume_across_the_switch(kw, corpus_dir, tmp_path):  # noqa: F811
     pipeline_log("2bw", corpus_dir, a, argv_of(kw) + ["--ckpt-every", "4"])
     for s in range(2):
         (a / f"ckpt_step4_stage{s}.pt").replace(a / f"ckpt_stage{s}.pt")
+        (a / f"ckpt_step4_stage{s}.pt.sha256").replace(a / f"ckpt_stage{s}.pt.sha256")   # its checksum
     got, got_params = pipeline_log("2bw", corpus_dir, b, argv_of(kw) + ["--resume", str(a)])
     assert_same(want[:4] + got, want, got_params, want_params)

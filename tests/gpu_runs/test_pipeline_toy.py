@@ -165,6 +165,7 @@ def test_pipedream_resume_continues_the_same_trajectory(P_, tied, ckpt_every, tm
     if ckpt_every:
         for s in range(P_):
             (a / f"ckpt_step{k}_stage{s}.pt").replace(a / f"ckpt_stage{s}.pt")
+            (a / f"ckpt_step{k}_stage{s}.pt.sha256").replace(a / f"ckpt_stage{s}.pt.sha256")   # its checksum
     for s in range(P_):
         assert sorted(torch.load(a / f"ckpt_stage{s}.pt")["versions"]) == list(range(max(0, k - (P_ - 1 - s)), k + 1))
     res = run_forked(base + ["--steps", str(T), "--out", str(b), "--resume", str(a)], P_, timeout=120)

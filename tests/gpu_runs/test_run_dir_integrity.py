@@ -51,7 +51,7 @@ def test_checkpoint_temporary_names_are_unique_and_synced(tmp_path, monkeypatch)
     ckpt.save_checkpoint(tmp_path / "ckpt.pt", {"x": torch.zeros(2)})
     assert torch.equal(torch.load(tmp_path / "ckpt.pt", weights_only=True)["x"], torch.zeros(2))
     assert synced
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt.pt", "ckpt.tmp"]   # no leftovers
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt.pt", "ckpt.pt.sha256", "ckpt.tmp"]   # no leftovers
 
 
 def test_trainer_keeps_the_newest_checkpoints(tmp_path):

@@ -74,7 +74,7 @@ def test_toy_pipeline_and_trainer_agree_on_eval_and_ckpt_every_zero(tmp_path):
     assert all(rc == 0 for rc, _ in res), [o[-1000:] for _, o in res]
     log = [json.loads(x) for x in (tmp_path / "q" / "log.jsonl").read_text().splitlines()]
     assert [r["step"] for r in log if "val_loss" in r] == [2, 3]          # None: at every evaluation
-    assert sorted(p.name for p in (tmp_path / "q").glob("ckpt*")) == [
+    assert sorted(p.name for p in (tmp_path / "q").glob("ckpt*.pt")) == [
         "ckpt_stage0.pt", "ckpt_stage1.pt", "ckpt_step2_stage0.pt", "ckpt_step2_stage1.pt"]
 
     out = tmp_path / "t"

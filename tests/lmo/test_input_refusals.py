@@ -79,7 +79,7 @@ def test_schedule_with_a_bad_lr_refused(ctor, value, kind):
     p = {"w": torch.randn(4, 3)}
     s = opt.init(p)
     _, s = opt.update({"w": torch.randn(4, 3)}, s, p)
-    with pytest.raises(kind, match="lr schedule returned .* at step 1"):
+    with pytest.raises(kind, match="lr schedule at step 1 is "):
         opt.update({"w": torch.randn(4, 3)}, s, p)
 
 

@@ -1,0 +1,284 @@
+"""Files that say whether they are whole: atomic writes with a sha256 sidecar, verified reads.
+
+Every checkpoint (the trainer's ``ckpt_step{k}.pt`` / ``ckpt.pt``, a pipeline stage's
+``ckpt_stage{s}.pt`` / ``ckpt_step{k}_stage{s}.pt``) is written by :func:`write_verified`:
+
+1. the content goes into a uniquely named temporary file next to ``path``, hashed (sha256)
+   as it is written, and fsync-ed;
+2. its digest goes into a temporary ``<name>.sha256`` the same way (``sha256sum`` format,
+   ``<hex>  <name>``, so ``sha256sum -c`` checks a file by hand);
+3. only when both are complete are they moved in place with ``os.replace``, the sidecar
+   first, and the directory is fsync-ed.
+
+So a failed write (a full disk, a read-only file system) never touches the file it was to
+replace: its temporary files are removed and :class:`NotWritten` (an OSError naming the path
+and the cause, never torch's ``inline_container.cc`` message) is raised. A kill between the
+two renames leaves a sidecar that does not match its file, which :func:`check` refuses like
+any other damage (4 KiB of garbage, a flipped bit that keeps every tensor finite), so a
+reader falls back to an older checkpoint. A file without a sidecar was written before
+checksums existed (the writer renames the sidecar first): :func:`check` calls it unverified
+and the readers load it, saying so, so that a run started before checksums still resumes.
+
+:func:`load`: the checked ``torch.load(weights_only=True)``; :class:`Damaged` (a ValueError)
+says why a file cannot be used in one line, and never passes on torch's advice to load with
+``weights_only=False`` (unsafe for a file that failed its check).
+
+Files are created with the permissions of any other file the process creates (0666 minus
+the umask: 0644 by default), not ``mkstemp``'s 0600.
+"""
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import torch
+
+SUFFIX = ".sha256"
+CHUNK = 1 << 20
+
+
+class NotWritten(OSError):
+    """A file could not be written; ``filename`` is the path, ``strerror`` the cause. The
+    file it was to replace, if any, is untouched and no temporary file is left."""
+
+    def __str__(self) -> str:
+        return f"could not write {self.filename}: {self.strerror}; nothing was replaced"
+
+
+class Damaged(ValueError):
+    """A file that failed its check or could not be loaded (the message says which and why)."""
+
+
+def sidecar(path) -> Path:
+    """``<path>.sha256``: the digest of ``path``."""
+    path = Path(path)
+    return path.with_name(path.name + SUFFIX)
+
+
+def _mode() -> int:
+    """0666 minus the process's umask: what ``open(path, "w")`` would create."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def fsync_dir(d: Path) -> None:
+    """fsync a directory (its entries: a rename is durable after this); best effort."""
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class _HashingWriter:
+    """A binary file object that hashes what goes through it and keeps the OS error a write
+    raised (torch.save wraps it in a RuntimeError that says nothing about the cause)."""
+
+    def __init__(self, f):
+        self.f, self.h, self.error = f, hashlib.sha256(), None
+
+    def write(self, b) -> int:
+        try:
+            n = self.f.write(b)
+        except OSError as e:
+            self.error = e
+            raise
+        self.h.update(b)
+        return n
+
+    def flush(self) -> None:
+        self.f.flush()
+
+
+def _temp(path: Path) -> tuple[int, str]:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, _mode())
+    return fd, tmp
+
+
+def _write_temp(path: Path, write) -> tuple[str, str]:
+    """(temporary file next to ``path`` holding what ``write(f)`` wrote, fsync-ed; its sha256
+    hex digest). On failure the temporary file is removed and the OS error re-raised (as
+    :class:`NotWritten` when the cause is an OS error)."""
+    try:
+        fd, tmp = _temp(path)
+    except OSError as e:
+        raise _not_written(path, e) from None
+    w = None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            w = _HashingWriter(f)
+            write(w)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        cause = w.error if w is not None and w.error is not None else e
+        if isinstance(cause, OSError):
+            raise _not_written(path, cause) from None
+        raise
+    return tmp, w.h.hexdigest()
+
+
+def _not_written(path: Path, e: OSError) -> NotWritten:
+    code = e.errno if e.errno is not None else errno.EIO
+    why = e.strerror or str(e) or type(e).__name__
+    return NotWritten(code, why, str(path))
+
+
+def atomic_write(path, write) -> str:
+    """``write(f)`` into a uniquely named temporary file next to ``path``, fsync it,
+    ``os.replace`` it onto ``path`` and fsync the directory (no sidecar): a kill or a second
+    writer never leaves half a file or collides on the temporary name. Returns the sha256."""
+    path = Path(path)
+    tmp, digest = _write_temp(path, write)
+    _replace([(tmp, path)])
+    return digest
+
+
+def _replace(moves: list[tuple[str, Path]]) -> None:
+    """``os.replace`` each (temporary, final) in order, then fsync the directory; on failure
+    the temporary files not yet moved are removed."""
+    try:
+        for i, (tmp, final) in enumerate(moves):
+            try:
+                os.replace(tmp, final)
+            except OSError as e:
+                for t, _ in moves[i:]:
+                    with contextlib.suppress(OSError):
+                        os.unlink(t)
+                raise _not_written(final, e) from None
+    finally:
+        fsync_dir(moves[0][1].parent)
+
+
+def _sidecar_text(path: Path, digest: str) -> bytes:
+    return f"{digest}  {path.name}\n".encode()
+
+
+def write_verified(path, write) -> str:
+    """``write(f)`` into ``path`` with its sidecar ``<path>.sha256`` (module docstring: both
+    written in full, then moved in place, the sidecar first). Returns the sha256."""
+    path = Path(path)
+    tmp, digest = _write_temp(path, write)
+    _move_in_with_sidecar(tmp, path, digest)
+    return digest
+
+
+def _move_in_with_sidecar(tmp: str, path: Path, digest: str) -> None:
+    """Write ``path``'s sidecar (``digest``) to a temporary file, then move it and ``tmp`` in
+    place, the sidecar first; if the sidecar cannot be written, ``tmp`` is removed."""
+    try:
+        side, _ = _write_temp(sidecar(path), lambda f: f.write(_sidecar_text(path, digest)))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _replace([(side, sidecar(path)), (tmp, path)])
+
+
+def save(path, obj) -> str:
+    """``torch.save(obj)`` into ``path`` through :func:`write_verified`; returns the sha256."""
+    return write_verified(path, lambda f: torch.save(obj, f))
+
+
+def link_verified(src, dst, digest: str) -> None:
+    """``dst`` becomes the same content as ``src`` (whose sha256 is ``digest``): a hard link,
+    or a copy where the file system has none, with its own sidecar; atomically as
+    :func:`write_verified`."""
+    src, dst = Path(src), Path(dst)
+    try:
+        fd, tmp = _temp(dst)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise _not_written(dst, e) from None
+    try:
+        try:
+            os.link(src, tmp)
+        except OSError:   # no hard links here: a copy, fsync-ed
+            shutil.copyfile(src, tmp)
+            with open(tmp, "rb+") as f:
+                os.fsync(f.fileno())
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise _not_written(dst, e) from None
+    _move_in_with_sidecar(tmp, dst, digest)
+
+
+def remove(path) -> None:
+    """Remove ``path`` and its sidecar (either may be missing)."""
+    Path(path).unlink(missing_ok=True)
+    sidecar(path).unlink(missing_ok=True)
+
+
+def file_sha256(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+#: what :func:`check` says of a file without a sidecar (it loads, unverified)
+UNVERIFIED = "unverified"
+
+
+def check(path) -> str | None:
+    """None when ``path`` matches its sidecar; :data:`UNVERIFIED` when it has none (written
+    before checksums); else why it cannot be trusted (one line, naming the file). OSError
+    (the file itself missing or unreadable) as is."""
+    path = Path(path)
+    try:
+        recorded = sidecar(path).read_text().split()
+    except FileNotFoundError:
+        path.stat()          # the file itself missing: FileNotFoundError for it, not its sidecar
+        return UNVERIFIED
+    except (OSError, UnicodeDecodeError) as e:
+        return f"{path.name}: its checksum file {sidecar(path).name} is unreadable ({type(e).__name__})"
+    if not recorded or len(recorded[0]) != 64:
+        return f"{path.name}: its checksum file {sidecar(path).name} is malformed"
+    if file_sha256(path) != recorded[0]:
+        return f"{path.name}: content does not match its sha256 (damaged after it was written)"
+    return None
+
+
+def load_error(e: BaseException) -> str:
+    """One line for a failed ``torch.load``: its kind and first line, without torch's advice
+    to retry with ``weights_only=False``."""
+    first = (str(e).splitlines() or [""])[0]
+    if "weights_only" in str(e) or "Weights only" in first:
+        first = "holds objects that a tensors-only load refuses"
+    return f"{type(e).__name__}: {first}" if first else type(e).__name__
+
+
+def load(path, map_location=None, *, unverified=None):
+    """The object in ``path`` after :func:`check`; :class:`Damaged` (one line naming the
+    file) when it fails its check or cannot be loaded; OSError when it cannot be read.
+    ``unverified(path)`` is called for a file without a sidecar (default: loaded silently)."""
+    path = Path(path)
+    why = check(path)
+    if why == UNVERIFIED:
+        if unverified is not None:
+            unverified(path)
+    elif why is not None:
+        raise Damaged(why)
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except OSError:
+        raise
+    except Exception as e:  # noqa: BLE001 - truncated / garbage files raise many kinds
+        raise Damaged(f"{path.name}: {load_error(e)}") from None
