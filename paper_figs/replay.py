@@ -14,8 +14,8 @@ and :func:`compare_log` lists every row that differs:
 initialisation are seeded), and 2e-4 leaves room for another CPU's float summation order
 over 30 steps; a changed schedule, optimizer or model moves the loss by far more. Over a
 whole run another CPU's rounding grows to a few thousandths, so the later rows are held to
-``END_ATOL`` = :data:`paper_figs.report.LIVE_KEPT_TOL` (0.01 nats/byte, the tolerance the
-report holds a live run to against its kept twin); :func:`largest_difference` says how far
+``END_ATOL`` = :data:`paper_figs.protocol.TOLERANCE_UNMEASURED` (0.01 nats/byte, the
+protocol's live-vs-kept tolerance where a regime's cross-machine spread is not measured); :func:`largest_difference` says how far
 the replay actually was (0 on the machine that kept the record). A kept record that no
 longer matches means the trainer changed since it was kept: retrain it.
 """
@@ -26,10 +26,10 @@ import json
 import tempfile
 from pathlib import Path
 
-from .report import LIVE_KEPT_TOL
+from .protocol import TOLERANCE_UNMEASURED
 
 ATOL = 2e-4
-END_ATOL = LIVE_KEPT_TOL
+END_ATOL = TOLERANCE_UNMEASURED
 LR_RTOL = 1e-9
 
 
