@@ -138,7 +138,10 @@ def load_shard(path: str | os.PathLike) -> np.ndarray:
     if not path.is_file():
         raise FileNotFoundError(f"data: shard {path} does not exist")
     if path.suffix == ".npy":
-        arr = np.load(path, mmap_mode="r")
+        try:   # allow_pickle stays False: a pickled array is refused, never unpickled
+            arr = np.load(path, mmap_mode="r")
+        except ValueError as e:
+            raise ValueError(f"data: shard {path} is not a plain .npy array of token ids ({e})") from None
         if arr.ndim != 1 or arr.dtype not in (np.uint16, np.uint32, np.int32, np.int64):
             raise ValueError(f"data: shard {path} must be a 1-D integer array, got {arr.dtype} {arr.shape}")
         return arr

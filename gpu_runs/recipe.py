@@ -113,6 +113,28 @@ def resolve_device(name: str) -> str:
     return ("cuda" if torch.cuda.is_available() else "cpu") if name == "auto" else name
 
 
+def check_device(name: str) -> None:
+    """ValueError naming ``--device`` when ``name`` is not ``auto`` or a torch device this
+    build and machine can use (a CUDA device on a torch without CUDA, or without a GPU)."""
+    if name == "auto":
+        return
+    try:
+        dev = torch.device(name)
+    except RuntimeError:
+        raise ValueError(f"TrainConfig.device (--device): unknown device {name!r}; "
+                         f"use auto, cpu, cuda or cuda:N") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"TrainConfig.device (--device) {name!r}: no CUDA device here "
+                         f"(torch.cuda.is_available() is False); use --device cpu or auto")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ValueError(f"TrainConfig.device (--device) {name!r}: this machine has "
+                         f"{torch.cuda.device_count()} CUDA device(s)")
+    if dev.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"TrainConfig.device (--device) {name!r}: only cpu, cuda and mps are supported")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"TrainConfig.device (--device) {name!r}: MPS is not available here; use --device cpu or auto")
+
+
 #: fields that are no command-line option of their own (a dict, a section)
 NOT_OPTIONS = ("opt_kwargs", "parallel")
 
@@ -222,6 +244,14 @@ class TrainConfig:
         if self.ckpt_every is not None and self.ckpt_every < 0:
             raise ValueError(f"{_opt('ckpt_every')} must be >= 0 (0: never; None: at every evaluation), "
                              f"got {self.ckpt_every}")
+        if not 0 <= self.seed < 2 ** 32:
+            raise ValueError(f"{_opt('seed')} must lie in [0, 2**32), got {self.seed}")
+        if self.mode == TWO_BW and (self.sync_start or self.sync_cooldown) \
+                and self.sync_start + self.sync_cooldown >= self.steps:
+            raise ValueError(f"{_opt('sync_start')} + {_opt('sync_cooldown')} = "
+                             f"{self.sync_start + self.sync_cooldown} leaves none of the {self.steps} "
+                             f"steps delayed: that run is synchronous (--delay sync; pipeline: --schedule 1f1b)")
+        check_device(self.device)
         self.validate_recipe(names=names)
         if self.resume and not self.out:
             raise ValueError("TrainConfig.resume needs out= (the run directory)")

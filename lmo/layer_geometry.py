@@ -53,7 +53,7 @@ import math
 from typing import Callable, Mapping
 
 from lmo.alias import lmo_momentum, muon
-from lmo.base import Optimizer, ScalarOrSchedule, check_lr, check_nonneg
+from lmo.base import Optimizer, ScalarOrSchedule, check_lr, check_nonneg, check_real
 from lmo.combine import partition
 from lmo.geometry import L2, RowNorm, Sign
 
@@ -155,9 +155,11 @@ def scion(lr: ScalarOrSchedule = 0.02, momentum: float = 0.95, nesterov: bool = 
         return partition({g: rules[g] for g in SCION_GROUPS if g in groups}, labels_of)
 
     def init(params):
+        check_real(params, "scion")          # named as scion, not as the group that meets it first
         return opt_for(set(labels_of(params).values())).init(params)
 
     def update(grads, state, params=None):
+        check_real(grads, "scion", "grads")
         return opt_for(state.inner).update(grads, state, params)
 
     hyper = dict(lr=lr, momentum=1.0 - mu, nesterov=nesterov, weight_decay=weight_decay,

@@ -27,7 +27,9 @@ def _fake_set(d, P, step=None, **changes):
 
 @pytest.mark.parametrize("extra, words", [
     (["--optimizer", "muonn"], ["muonn", "adamw"]), (["--lr", "-1"], ["lr"]),
-    (["--ckpt-every", "-2"], ["--ckpt-every"]), (["--data", "/nonexistent/x"], ["--data", "nonexistent"])])
+    (["--ckpt-every", "-2"], ["--ckpt-every"]), (["--data", "/nonexistent/x"], ["--data", "nonexistent"]),
+    (["--device", "foo"], ["--device", "foo"]), (["--device", "cuda:99"], ["--device", "cuda:99"]),
+    (["--seed", "-1"], ["--seed", "-1"])])
 def test_bad_options_refused_without_traceback(extra, words, capsys):
     assert main([*BASE, *extra]) == 2
     err = capsys.readouterr().err

@@ -2,6 +2,7 @@
 errors without tracebacks, defaults in --help, progress on a time cadence, --compile."""
 import json
 
+import numpy as np
 import pytest
 import torch
 
@@ -71,7 +72,10 @@ def test_checkpoint_by_default_at_every_evaluation(tmp_path, monkeypatch, capsys
     (["--lr", "-0.1"], ["lr", "-0.1"]), (["--lr", "nan"], ["lr"]),
     (["--delay", "async"], ["--delay", "sync", "2bw", "pipedream"]),
     (["--delay", "pipedream", "--stages", "0"], ["stages"]), (["--config", "huge"], ["huge", "tiny"]),
-    (["--momentum", "1.5"], ["momentum"]), (["--ef"], ["ef", "2bw"])])
+    (["--momentum", "1.5"], ["momentum"]), (["--ef"], ["ef", "2bw"]),
+    (["--device", "foo"], ["--device", "foo"]), (["--device", "cuda:99"], ["--device", "cuda:99"]),
+    (["--seed", "-1"], ["--seed", "-1"]), (["--seed", str(2 ** 32)], ["--seed"]),
+    (["--delay", "2bw", "--sync-start", "5"], ["--sync-start", "none of the 4 steps", "synchronous"])])
 def test_user_errors_are_messages_not_tracebacks(argv, words, capsys):
     with pytest.raises(SystemExit) as e:
         main([*ARGV, *argv])
@@ -84,6 +88,21 @@ def test_missing_data_is_a_message(tmp_path, capsys):
     assert main([*ARGV, "--data", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err
     assert "nope" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("write, words", [
+    (lambda p: np.save(p, np.zeros(0, np.uint16)), ["no tokens"]),
+    (lambda p: np.save(p, np.array([{"a": 1}], dtype=object), allow_pickle=True), ["not a plain .npy"])])
+def test_bad_data_files_are_one_line_naming_the_file(tmp_path, capsys, write, words):
+    """An empty or a pickled .npy ends in one line naming the file (a pickled array is refused,
+    never unpickled), with nothing written to the run directory."""
+    shard = tmp_path / "shard.npy"
+    write(shard)
+    assert main([*ARGV, "--data", str(shard), "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "shard.npy" in err and all(w in err for w in words), err
+    assert "allow_pickle" not in err.replace("(", " ").split("not a plain")[0]
+    assert not (tmp_path / "run" / "config.json").exists()      # nothing written: --out is reusable
 
 
 def test_help_shows_defaults(capsys):

@@ -153,9 +153,12 @@ def test_the_console_counts_distinct_runs_as_the_readme_does(tmp_path):
     key_of = lambda s: config_hash(full_config(TrainConfig, s))
     line = run_counts("quick", list(split), live, kept_runs, key_of)
     distinct = len({key_of(s) for s in live + kept_runs})
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    said = re.search(r"the kept records hold all (\d+) distinct runs of the full profile", " ".join(readme.split()))
-    assert said and int(said.group(1)) == distinct              # the README counts what the console counts
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    said = re.search(r"the full profile has (\d+) distinct runs \(the figures use them (\d+) times\) and the "
+                     r"kept records hold (\d+) of them", readme)
+    uses = len(live) + len(kept_runs)
+    kept_here = len({k for k in map(key_of, live + kept_runs) if KeptStore().get(k) is not None})
+    assert said and [int(g) for g in said.groups()] == [distinct, uses, kept_here]   # the README counts what is there
     assert line.endswith(f"; 6 run(s) to train live, {distinct - 6} more read from the cache or kept records "
                          f"({distinct} distinct runs, {len(live) + len(kept_runs)} uses over the figures)")
     assert len(live) + len(kept_runs) > distinct                # the figures share runs
