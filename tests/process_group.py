@@ -22,8 +22,12 @@ def start(cmd: list[str], slow_step_s: float = 0.0, **env) -> subprocess.Popen:
     if slow_step_s:
         e.update(SLOW_STEP_S=str(slow_step_s), PYTHONPATH=os.pathsep.join(
             [SLOW_STEPS, *filter(None, [os.environ.get("PYTHONPATH")])]))
+    # SIGINT at its default in the child, as in a terminal's job: a test suite started in the
+    # background (`make test &`, nohup) ignores SIGINT, its children inherit that, and Python
+    # then installs no KeyboardInterrupt handler, so the Ctrl-C under test would be ignored
     return subprocess.Popen(cmd, start_new_session=True, text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=e)
+                            stderr=subprocess.PIPE, env=e,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def interrupt_when(p: subprocess.Popen, ready, timeout: float = GUARD) -> tuple[str, str]:
