@@ -114,8 +114,8 @@ def resolve_device(name: str) -> str:
 
 
 def check_device(name: str) -> None:
-    """ValueError naming ``--device`` when ``name`` is not ``auto`` or a torch device this
-    build and machine can use (a CUDA device on a torch without CUDA, or without a GPU)."""
+    """ValueError naming ``--device`` when ``name`` is not ``auto`` or a device this package
+    runs on (cpu, cuda, cuda:N, mps): the run spec's own check, true on every machine."""
     if name == "auto":
         return
     try:
@@ -123,14 +123,23 @@ def check_device(name: str) -> None:
     except RuntimeError:
         raise ValueError(f"TrainConfig.device (--device): unknown device {name!r}; "
                          f"use auto, cpu, cuda or cuda:N") from None
+    if dev.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"TrainConfig.device (--device) {name!r}: only cpu, cuda and mps are supported")
+
+
+def check_device_here(name: str) -> None:
+    """ValueError naming ``--device`` when this torch build and machine cannot run on ``name``
+    (CUDA without CUDA, cuda:N beyond the machine's devices, MPS without MPS): checked where a
+    run starts, not in the spec (a GPU profile is a valid spec on a CPU machine)."""
+    if name == "auto":
+        return
+    dev = torch.device(name)
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"TrainConfig.device (--device) {name!r}: no CUDA device here "
                          f"(torch.cuda.is_available() is False); use --device cpu or auto")
     if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
         raise ValueError(f"TrainConfig.device (--device) {name!r}: this machine has "
                          f"{torch.cuda.device_count()} CUDA device(s)")
-    if dev.type not in ("cpu", "cuda", "mps"):
-        raise ValueError(f"TrainConfig.device (--device) {name!r}: only cpu, cuda and mps are supported")
     if dev.type == "mps" and not torch.backends.mps.is_available():
         raise ValueError(f"TrainConfig.device (--device) {name!r}: MPS is not available here; use --device cpu or auto")
 

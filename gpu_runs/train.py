@@ -42,6 +42,7 @@ from lmo.base import apply_updates, load_state_dict, state_dict
 from lmo.pipedream import history_load, history_push, history_state_dict, mixed_point
 
 from gpu_runs import checkpoint, interrupt, run_lock
+from gpu_runs.recipe import check_device_here
 from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.data import Batcher, get_corpus, val_batches
 from gpu_runs.diagnostics import Diagnostics
@@ -81,6 +82,7 @@ def train(cfg: TrainConfig, progress: bool = True, keep_ckpts: int = checkpoint.
     cannot be written, is refused before any work. ``keep_ckpts``: how many
     ``ckpt_step{k}.pt`` to keep (``gpu_runs.checkpoint``)."""
     cfg.validate()
+    check_device_here(cfg.device)
     cfg = resolved(cfg)
     out = Path(cfg.out) if cfg.out else None
     fd = run_lock.acquire(out) if out else None
@@ -240,6 +242,7 @@ def parse_args(argv=None) -> TrainConfig:
     cfg = TrainConfig(**a)
     try:
         cfg.validate()
+        check_device_here(cfg.device)
     except ValueError as e:
         p.error(str(e))
     return cfg

@@ -16,7 +16,7 @@ from pathlib import Path
 from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.model import CONFIGS
 from gpu_runs.parallelism import MODE_OF_SCHEDULE, SCHEDULES, Parallelism
-from gpu_runs.recipe import TrainConfig, resolve_device
+from gpu_runs.recipe import TrainConfig, check_device_here, resolve_device
 
 
 #: TrainConfig fields that are pipeline options, generated with the fields' defaults
@@ -182,8 +182,10 @@ def check_options(args, num_stages: int) -> None:
 def parse_job(args, num_stages: int, num_layers: int | None = None) -> Job:
     """The command line as a checked :class:`Job`: :func:`check_options`, :func:`run_spec`,
     then ``TrainConfig.validate`` (names against the registries for ``--model llama``; P at
-    most ``num_layers``, default the model config's). ValueError naming the option."""
+    most ``num_layers``, default the model config's) and the device on this machine
+    (``check_device_here``). ValueError naming the option."""
     check_options(args, num_stages)
     run = run_spec(args, num_stages)
     run.validate(names=args.model == "llama", num_layers=num_layers)
+    check_device_here(run.device)
     return Job(run, args)
