@@ -52,7 +52,8 @@ from gpu_runs.recorder import RunRecorder, ckpt_due, eval_due, step_record
 from gpu_runs.recorder import ckpt_cadence as recorder_cadence
 from gpu_runs.recipe import (COMPILE_BACKEND, MODES, TrainConfig, base_optimizer, bind_data, build_optimizer,  # noqa: F401
                              evaluate, loss_and_grads, loss_fn, lr_schedule, make_history, model_config,
-                             peak_lr, resolve_device, resolved, resumed)  # the recipe's old home: its names stay importable here
+                             peak_lr, resolve_device, resolved,  # the recipe's old home: its names stay importable here
+                             resumed)
 
 
 @dataclass

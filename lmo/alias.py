@@ -143,9 +143,10 @@ def muon(lr: ScalarOrSchedule = 1e-3, momentum: float = 0.95, nesterov: bool = T
     (default; None means the same) computes in ``lmo.choose_ns_dtype(g.device)``, a pure
     function of the gradient's device: bf16 on CUDA, fp32 elsewhere (no timing, no
     environment variable; a training run resolves it once for its machine and passes the
-    dtype, gpu_runs.ns_choice); a name ("float32", "bfloat16") or a dtype: that dtype. torch.optim.Muon runs NS in bf16 even on CPU; ``ns_dtype=torch.bfloat16``
+    dtype, gpu_runs.recipe.resolve_ns_dtype); a name ("float32", "bfloat16") or a dtype:
+    that dtype. torch.optim.Muon runs NS in bf16 even on CPU; ``ns_dtype=torch.bfloat16``
     reproduces it to rounding. NS runs once per matrix shape per step (same-shape matrices
-    batched, lmo.polar_factor.newton_schulz_many); ``ns_method="gram"`` iterates on the
+    batched, lmo.polar_factor.orthogonalize_many); ``ns_method="gram"`` iterates on the
     Gram matrix (faster on wide/tall matrices). ``geometry``: a Spectral (subclass) to use
     instead of the one the NS keywords build, e.g. one that shards Newton-Schulz over
     data-parallel ranks (gpu_runs.pipeline.sharded_muon).

@@ -8,7 +8,7 @@ through one function, ``lmo.polar_factor.orthogonalize_many``::
 each gradient's device (bf16 on CUDA, fp32 elsewhere: a pure function of the device, no
 timing, no environment); a name ("float32", "bfloat16", ...) or a floating torch dtype ->
 that dtype (torch.bfloat16 reproduces torch.optim.Muon, which always runs NS in bf16). A
-training run resolves "auto" once for its machine and passes the dtype (gpu_runs.ns_choice).
+training run resolves "auto" once for its machine and passes the dtype (gpu_runs.recipe.resolve_ns_dtype).
 """
 from __future__ import annotations
 

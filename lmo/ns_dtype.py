@@ -15,7 +15,7 @@ bf16 instructions, not reliably faster; a Muon step in bf16 on a CPU without the
 an AdamW step). An optimizer given "auto" applies this to each gradient's device (a CUDA
 tensor: bf16, as torch.optim.Muon; a CPU tensor: fp32). A caller that knows the machine
 passes ``bf16_native`` (gpu_runs asks the CUDA device for its capability), resolves once
-per run and records the result (gpu_runs.ns_choice), so a run never depends on how the
+per run and records the result (gpu_runs.recipe.resolve_ns_dtype), so a run never depends on how the
 machine happens to decide later.
 """
 from __future__ import annotations

@@ -190,7 +190,8 @@ def check_same_run(job: Job, P: int) -> None:
 def check_run_dir(job: Job, P: int) -> list[str]:
     """The run-directory checks before any process group: ``--resume`` needs a complete set
     of checkpoints of the same run (sets ``job.opts.resume_set``); a fresh run never writes over
-    an existing one. ``--ns-dtype auto`` is settled here, once (:func:`settle_ns_dtype`). Returns the unreadable checkpoints the resume skipped (:func:`find_set`)."""
+    an existing one. ``--ns-dtype auto`` is settled here, once (:func:`settle_ns_dtype`).
+    Returns the unreadable checkpoints the resume skipped (:func:`find_set`)."""
     skipped, opts = [], job.opts
     if opts.resume is not None:
         opts.resume_set, skipped = find_set(opts.resume, P)
