@@ -83,16 +83,13 @@ NS_DTYPES = ("auto", "float32", "bfloat16", "float64")
 
 
 def resolve_ns_dtype(name: str, device: str) -> str:
-    """The one resolution of ``--ns-dtype auto`` (trainer, pipeline, paper_figs' runs through the
-    trainer), from what the machine is, never from a timing::
+    """The one resolution of ``--ns-dtype auto`` (trainer, pipeline, paper_figs via the trainer),
+    from what the machine is, never a timing (``lmo.ns_dtype.choose_ns_dtype``)::
 
-        name != "auto"                           -> name
         "auto" on a CUDA device of capability >= 8.0 (native bf16 matmul) -> "bfloat16"
-        "auto" on an older CUDA device, on a CPU or anything else          -> "float32"
+        "auto" on an older CUDA device, a CPU or anything else -> "float32";  other names -> name
 
-    (``lmo.ns_dtype.choose_ns_dtype(device, bf16_native)``; ``device`` "auto" as
-    :func:`resolve_device`). The caller resolves once per run and records the answer in
-    config.json and the checkpoints; ``--resume`` reuses the recorded one (:func:`resumed`)."""
+    Resolved once per run, recorded in config.json and the checkpoints, reused by --resume."""
     if name != "auto":
         return name
     dev = torch.device(resolve_device(device))
@@ -107,10 +104,8 @@ def resolved(cfg: "TrainConfig") -> "TrainConfig":
 
 
 def resumed(cfg: "TrainConfig", recorded: str | None) -> "TrainConfig":
-    """The run spec of a ``--resume``: ``ns_dtype`` "auto" takes the value the run recorded
-    (``recorded``; resolved afresh only when there is none), so a resumed run computes in what
-    it computed in before, whatever this machine would choose now; a concrete ns_dtype stays
-    (the resume check compares it with the recorded one)."""
+    """The run spec of a ``--resume``: ns_dtype "auto" takes the run's ``recorded`` one (resolved
+    only when there is none), whatever this machine would choose now; a concrete one stays."""
     if cfg.ns_dtype == "auto" and recorded not in (None, "auto"):
         return replace(cfg, ns_dtype=recorded)
     return resolved(cfg)
