@@ -12,7 +12,9 @@ Rules (each refused with a message that says what to do):
   the existing log);
 - ``--resume`` compares the saved configuration with this one: every field that defines
   the trajectory (``IDENTITY`` = all fields but ``RESUME_SAFE``) must be equal; the fields
-  that differ are listed;
+  that differ are listed. ``ns_dtype`` counts only where it can change a number (an
+  optimizer of ``lmo.registry.NS_OPTIMIZERS`` running Newton-Schulz: :func:`ns_dtype_matters`),
+  and an unresolved ``auto`` takes the recorded value (``gpu_runs.recipe.resumed``);
 - one writer at a time (``gpu_runs.run_lock``: ``OUT/.lock`` holds the writer's pid).
 
 Checkpoints: every save writes ``ckpt_step{k}.pt`` with its sha256 in ``ckpt_step{k}.pt.sha256``
@@ -31,6 +33,8 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+
+from lmo.registry import NS_OPTIMIZERS
 
 from gpu_runs import verified_files
 
@@ -110,10 +114,27 @@ def holds_run(out: Path) -> bool:
 ADDED_FIELDS = {"aux_groups": 1}
 
 
+#: the run-spec field of the Newton-Schulz dtype ("auto" until the run resolves it)
+NS_FIELD = "ns_dtype"
+
+
+def ns_dtype_matters(config: dict) -> bool:
+    """Can ``ns_dtype`` change a number of the run ``config``? Only for an optimizer of
+    ``lmo.registry.NS_OPTIMIZERS`` that runs Newton-Schulz (not ``exact``: the SVD polar
+    factor) at the run's dtype (no ``ns_dtype`` of its own in ``opt_kwargs``)."""
+    kw = config.get("opt_kwargs") or {}
+    return config.get("optimizer") in NS_OPTIMIZERS and not kw.get("exact") and NS_FIELD not in kw
+
+
 def config_differences(saved: dict, now: dict, safe=RESUME_SAFE) -> list[str]:
     """``"field: saved -> now"`` for every field outside ``safe`` whose value differs
-    (a field present on one side only counts as different)."""
+    (a field present on one side only counts as different). ``ns_dtype`` is skipped where
+    it cannot change the run on either side (:func:`ns_dtype_matters`: AdamW, Lion, ...) and
+    where ``now`` has it unresolved ("auto": the resumed run takes the recorded one). The
+    comparison only: the run's records (config.json, paper_figs' cache keys) are unchanged."""
     keys = sorted((set(saved) | set(now)) - set(safe))
+    if now.get(NS_FIELD) == "auto" or not (ns_dtype_matters(saved) or ns_dtype_matters(now)):
+        keys = [k for k in keys if k != NS_FIELD]
     missing = object()
     out = []
     for k in keys:
@@ -218,10 +239,16 @@ def find_resume(out: Path, config_now: dict, map_location=None, note=None) -> tu
                       f"run with another --out (the existing files were left untouched)")
 
 
+def saved_config(out: Path, blob: dict) -> dict | None:
+    """The configuration the checkpoint ``blob`` of ``out`` was made with (its own record, else
+    ``out/config.json``; None when neither exists), fields added since filled in (ADDED_FIELDS)."""
+    saved = json.loads(blob["config"]) if "config" in blob else _config_json(Path(out))
+    return None if saved is None else {**ADDED_FIELDS, **saved}
+
+
 def _check_same_run(out: Path, ck: Path, blob: dict, config_now: dict) -> None:
-    saved = json.loads(blob["config"]) if "config" in blob else _config_json(out)
+    saved = saved_config(out, blob)
     if saved is not None:
-        saved = {**ADDED_FIELDS, **saved}
         diff = config_differences(saved, config_now)
         if diff:
             raise RunDirError(f"--resume: {ck} was made by a different run; these fields differ "

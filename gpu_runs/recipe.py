@@ -21,7 +21,7 @@ import torch
 from lmo import registry
 from lmo.clipping import clip_by_global_norm
 from lmo.combine import chain
-from lmo.polar_factor import choose_ns_dtype
+from lmo.ns_dtype import choose_ns_dtype, dtype_name
 from lmo.pipedream import history_init, pipedream_delays
 from lmo.presets import DECOUPLED_DECAY, DEFAULT_LR
 from lmo.registry import OPTIMIZERS
@@ -67,8 +67,9 @@ FIELD_HELP = {
     "diag_micro": "independent microbatches for sigma / momentum error",
     "log_every": "a log.jsonl record every N steps (evaluations always)",
     "compile": "torch.compile the loss (Dynamo traces the functional call)",
-    "ns_dtype": "Newton-Schulz dtype of muon / normuon / adamuon: auto (bf16 where this machine's "
-                "bf16 matmul is fast, else fp32; the run records the choice), float32, bfloat16, float64",
+    "ns_dtype": "Newton-Schulz dtype of muon / normuon / adamuon / scion: auto (bfloat16 on a CUDA GPU "
+                "with native bf16, else float32; resolved once, recorded, reused by --resume), float32, "
+                "bfloat16, float64",
     "resume": "continue the run in OUT from its newest complete checkpoint (identical trajectory; refused "
               "if the saved run differs; a finished run is left as it is)",
     "parallel": "the layout over processes (gpu_runs.parallelism.Parallelism; the pipeline's --schedule, "
@@ -82,16 +83,32 @@ NS_DTYPES = ("auto", "float32", "bfloat16", "float64")
 
 
 def resolve_ns_dtype(name: str, device: str) -> str:
-    """``auto`` -> lmo.choose_ns_dtype(device) by name ("bfloat16" / "float32"); others unchanged."""
+    """The one resolution of ``--ns-dtype auto`` (trainer, pipeline, paper_figs via the trainer),
+    from what the machine is, never a timing (``lmo.ns_dtype.choose_ns_dtype``)::
+
+        "auto" on a CUDA device of capability >= 8.0 (native bf16 matmul) -> "bfloat16"
+        "auto" on an older CUDA device, a CPU or anything else -> "float32";  other names -> name
+
+    Resolved once per run, recorded in config.json and the checkpoints, reused by --resume."""
     if name != "auto":
         return name
-    return str(choose_ns_dtype(torch.device(resolve_device(device)))).removeprefix("torch.")
+    dev = torch.device(resolve_device(device))
+    native = torch.cuda.get_device_capability(dev) >= (8, 0) if dev.type == "cuda" else None
+    return dtype_name(choose_ns_dtype(dev, native))
 
 
 def resolved(cfg: "TrainConfig") -> "TrainConfig":
     """``cfg`` with every run-time choice made concrete (today: ns_dtype), so that config.json,
     checkpoints and the resume check record what the run actually computed in."""
     return replace(cfg, ns_dtype=resolve_ns_dtype(cfg.ns_dtype, cfg.device))
+
+
+def resumed(cfg: "TrainConfig", recorded: str | None) -> "TrainConfig":
+    """The run spec of a ``--resume``: ns_dtype "auto" takes the run's ``recorded`` one (resolved
+    only when there is none), whatever this machine would choose now; a concrete one stays."""
+    if cfg.ns_dtype == "auto" and recorded not in (None, "auto"):
+        return replace(cfg, ns_dtype=recorded)
+    return resolved(cfg)
 
 
 def bind_data(cfg: "TrainConfig", corpus) -> "TrainConfig":
@@ -310,8 +327,8 @@ def base_optimizer(cfg: TrainConfig, params: dict):
     and vectors follows the same warmup-cosine shape from its own peak. Returns (opt, sched)
     with ``sched`` the schedule of the named optimizer's peak (the logged lr)."""
     kw = dict(cfg.opt_kwargs)
-    if cfg.optimizer in registry.MATRIX_OPTIMIZERS and "ns_dtype" not in kw:
-        kw["ns_dtype"] = getattr(torch, resolve_ns_dtype(cfg.ns_dtype, cfg.device))
+    if cfg.optimizer in registry.NS_OPTIMIZERS and "ns_dtype" not in kw:
+        kw["ns_dtype"] = resolve_ns_dtype(cfg.ns_dtype, cfg.device)   # a name: lmo takes it
     opt = registry.build(cfg.optimizer, params, lr=peak_lr(cfg), momentum=cfg.momentum,
                          weight_decay=cfg.weight_decay, schedule=lambda peak: lr_schedule(cfg, peak), **kw)
     return opt, lr_schedule(cfg)

@@ -53,7 +53,8 @@ from gpu_runs.recorder import RunRecorder, ckpt_due, eval_due, step_record
 from gpu_runs.recorder import ckpt_cadence as recorder_cadence
 from gpu_runs.recipe import (COMPILE_BACKEND, MODES, TrainConfig, base_optimizer, bind_data, build_optimizer,  # noqa: F401
                              evaluate, loss_and_grads, loss_fn, lr_schedule, make_history, model_config,
-                             peak_lr, resolve_device, resolved)  # the recipe's old home: its names stay importable here
+                             peak_lr, resolve_device, resolved,  # the recipe's old home: its names stay importable here
+                             resumed)
 
 
 @dataclass
@@ -83,7 +84,8 @@ def train(cfg: TrainConfig, progress: bool = True, keep_ckpts: int = checkpoint.
     ``ckpt_step{k}.pt`` to keep (``gpu_runs.checkpoint``)."""
     cfg.validate()
     check_device_here(cfg.device)
-    cfg = resolved(cfg)
+    if not cfg.resume:
+        cfg = resolved(cfg)     # --resume: the recorded ns_dtype (_train, recipe.resumed)
     out = Path(cfg.out) if cfg.out else None
     fd = run_lock.acquire(out) if out else None
     try:
@@ -127,6 +129,8 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
     corpus = get_corpus(cfg.data)
     cfg = bind_data(cfg, corpus)   # the tokens' sha256 joins the identity (config.json, resume check)
     blob = _open_run_dir(cfg, out, dev, say) if out else None
+    if cfg.resume:     # "auto" becomes what the run recorded, never a new choice of this machine
+        cfg = resumed(cfg, (checkpoint.saved_config(out, blob) or {}).get("ns_dtype"))
     if blob is not None and (done := _finished(cfg, out, blob, say)) is not None:
         return done
     amp = dev.type == "cuda"

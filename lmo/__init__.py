@@ -33,7 +33,7 @@ A short tour::
   ``ColNorm``, ``RowNorm``; each has ``norm``, ``dual_norm``, ``lmo`` and ``rho``.
 - Newton-Schulz: ``newton_schulz(G)`` (``method="gram"`` for Gram NS; its module, with the
   coefficient sets and helpers, is ``lmo.polar_factor``), ``polar``,
-  ``ns_inexactness``, ``choose_ns_dtype`` (bf16 only where bf16 matmul is fast).
+  ``ns_inexactness``, ``choose_ns_dtype`` (what ns_dtype="auto" means: bf16 on CUDA, fp32 elsewhere).
 - Composition: ``chain``, ``partition`` (module ``lmo.combine``), ``clip_by_global_norm``
   (``lmo.clipping``), ``warmup_cosine``. No name here is also a module's: ``lmo.combine``,
   ``lmo.clipping``, ``lmo.ef_correction`` (``error_feedback``) and ``lmo.polar_factor`` are the modules.

@@ -140,11 +140,13 @@ def muon(lr: ScalarOrSchedule = 1e-3, momentum: float = 0.95, nesterov: bool = T
 
     ``ns_coefficients``: "keller" (3.4445, -4.7750, 2.0315), "polar_express", a tuple
     (a, b, c) or a per-step list (see lmo.polar_factor). NS dtype: ``ns_dtype="auto"``
-    (default; None means the same) computes in ``lmo.choose_ns_dtype(device)``: bf16 where
-    bf16 matmul is fast (CUDA, CPUs with bf16 instructions that measure fast), fp32 where
-    not. torch.optim.Muon runs NS in bf16 even on CPU; ``ns_dtype=torch.bfloat16``
+    (default; None means the same) computes in ``lmo.choose_ns_dtype(g.device)``, a pure
+    function of the gradient's device: bf16 on CUDA, fp32 elsewhere (no timing, no
+    environment variable; a training run resolves it once for its machine and passes the
+    dtype, gpu_runs.recipe.resolve_ns_dtype); a name ("float32", "bfloat16") or a dtype:
+    that dtype. torch.optim.Muon runs NS in bf16 even on CPU; ``ns_dtype=torch.bfloat16``
     reproduces it to rounding. NS runs once per matrix shape per step (same-shape matrices
-    batched, lmo.polar_factor.newton_schulz_many); ``ns_method="gram"`` iterates on the
+    batched, lmo.polar_factor.orthogonalize_many); ``ns_method="gram"`` iterates on the
     Gram matrix (faster on wide/tall matrices). ``geometry``: a Spectral (subclass) to use
     instead of the one the NS keywords build, e.g. one that shards Newton-Schulz over
     data-parallel ranks (gpu_runs.pipeline.sharded_muon).
@@ -527,9 +529,9 @@ def _check_second_moment_args(lr: ScalarOrSchedule, momentum: float, beta2: floa
 
 def _ns_options(exact: bool, ns_steps: int, ns_coefficients, ns_eps: float, ns_dtype,
                 ns_method: str) -> dict:
-    """The keywords of ``orthogonalize_many``, ``ns_dtype`` checked (None / "auto" -> "auto")."""
-    return dict(exact=exact, ns_steps=ns_steps, ns_coefficients=ns_coefficients, ns_eps=ns_eps,
-                ns_dtype=muon_ns_dtype(ns_dtype), ns_method=ns_method)
+    """The keywords of ``lmo.polar_factor.orthogonalize_many``, ``ns_dtype`` checked (None / "auto" -> "auto")."""
+    return dict(exact=exact, steps=ns_steps, coefficients=ns_coefficients, eps=ns_eps,
+                dtype=muon_ns_dtype(ns_dtype), method=ns_method)
 
 
 def _muon_second_moment(name: str, lr: ScalarOrSchedule, beta: float, nesterov: bool,
@@ -549,8 +551,8 @@ def _muon_second_moment(name: str, lr: ScalarOrSchedule, beta: float, nesterov: 
     so that its expressions, and hence its floating-point results, stay exactly its own.
     """
     hyper = dict(lr=lr, momentum=beta, weight_decay=weight_decay, nesterov=nesterov, **hyper,
-                 ns_steps=ns["ns_steps"], ns_coefficients=ns["ns_coefficients"],
-                 ns_dtype=str(ns["ns_dtype"]), ns_method=ns["ns_method"], exact=ns["exact"])
+                 ns_steps=ns["steps"], ns_coefficients=ns["coefficients"],
+                 ns_dtype=str(ns["dtype"]), ns_method=ns["method"], exact=ns["exact"])
     return compose(name, lr, scale_by_momentum(1 - beta, nesterov, beta=beta), orthogonalize(ns, name, pre),
                    scale_by_second_moment(second_moment_like, step), add_decoupled_decay(weight_decay),
                    state=SecondMomentState, hyper=hyper)

@@ -35,8 +35,9 @@ from torch import Tensor
 
 from lmo import norms as N
 from lmo.base import check_int
-from lmo.polar_factor import (newton_schulz, newton_schulz_many, polar, resolve_coefficients,
-                               resolve_dtype)
+from lmo import polar_factor
+from lmo.ns_dtype import check_ns_dtype
+from lmo.polar_factor import resolve_coefficients
 
 __all__ = ["Geometry", "Spectral", "Frobenius", "Sign", "L2", "RMSToRMS", "ColNorm", "RowNorm",
            "get_geometry", "GEOMETRIES"]
@@ -112,30 +113,23 @@ class Spectral(Geometry):
         if ns_method not in ("standard", "gram"):
             raise ValueError(f"ns_method must be 'standard' or 'gram', got {ns_method!r}")
         resolve_coefficients(ns_coefficients, ns_steps)  # validate now, fail loudly
-        if isinstance(ns_dtype, str) and ns_dtype != "auto":
-            raise ValueError(f"ns_dtype must be a floating torch.dtype, None or 'auto', got {ns_dtype!r}")
-        if not isinstance(ns_dtype, str):
-            resolve_dtype(ns_dtype, "cpu")
         self.method, self.ns_steps, self.ns_coefficients = method, ns_steps, ns_coefficients
-        self.eps, self.ns_dtype, self.ns_method = eps, ns_dtype, ns_method
+        self.eps, self.ns_dtype, self.ns_method = eps, check_ns_dtype(ns_dtype), ns_method
 
     def _ns_kwargs(self) -> dict:
-        return dict(steps=self.ns_steps, coefficients=self.ns_coefficients, eps=self.eps,
-                    dtype=self.ns_dtype, method=self.ns_method)
+        return dict(exact=self.method == "svd", steps=self.ns_steps, coefficients=self.ns_coefficients,
+                    eps=self.eps, dtype=self.ns_dtype, method=self.ns_method)
 
     def lmo(self, g: Tensor) -> Tensor:
         N.check_matrix(g, "g")
-        if self.method == "svd":
-            return -polar(g)
-        return -newton_schulz(g, **self._ns_kwargs())
+        return -polar_factor.orthogonalize_many([g], **self._ns_kwargs())[0]
 
     def lmo_many(self, gs: Sequence[Tensor]) -> list:
-        """``[self.lmo(g) for g in gs]``, NS batched over same-shape matrices (newton_schulz_many)."""
-        if self.method == "svd":
-            return [self.lmo(g) for g in gs]
+        """``[self.lmo(g) for g in gs]``: -lmo.polar_factor.orthogonalize_many(gs) (NS batched over
+        same-shape matrices), the Muon family's one route to Newton-Schulz."""
         for g in gs:
             N.check_matrix(g, "g")
-        return [-o for o in newton_schulz_many(list(gs), **self._ns_kwargs())]
+        return [-o for o in polar_factor.orthogonalize_many(list(gs), **self._ns_kwargs())]
 
     def rho(self, shape) -> float:
         m, n = _shape2(shape)

@@ -39,10 +39,10 @@ import torch
 from torch import Tensor
 
 from lmo.base import check_int
-from lmo.ns_dtype import choose_ns_dtype
+from lmo.ns_dtype import AUTO, check_ns_dtype, choose_ns_dtype
 
 __all__ = ["NS_COEFFICIENTS", "NS_SAFETY", "KELLER_BAND", "GRAM_RESTARTS", "resolve_coefficients",
-           "resolve_dtype", "newton_schulz", "newton_schulz_many", "gram_iterate", "sym_product",
+           "resolve_dtype", "newton_schulz", "newton_schulz_many", "orthogonalize_many", "gram_iterate", "sym_product",
            "polar", "ns_inexactness", "choose_ns_dtype"]
 
 _KELLER = (3.4445, -4.7750, 2.0315)
@@ -158,15 +158,11 @@ def sym_product(X: Tensor, C: Tensor | None = None, beta: float = 0.0, alpha: fl
 
 
 def resolve_dtype(dtype, device) -> torch.dtype | None:
-    """``dtype`` for NS on ``device``: "auto" -> choose_ns_dtype(device) (lmo.ns_dtype),
-    None -> None (the input's dtype), a floating torch.dtype -> itself."""
-    if isinstance(dtype, str):
-        if dtype != "auto":
-            raise ValueError(f"dtype must be a floating torch.dtype, None or 'auto', got {dtype!r}")
-        return choose_ns_dtype(device)
-    if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
-        raise ValueError(f"dtype must be a floating torch.dtype, None or 'auto', got {dtype}")
-    return dtype
+    """``dtype`` for NS on ``device``: "auto" -> choose_ns_dtype(device) (lmo.ns_dtype, a pure
+    function of the device: bf16 on CUDA, fp32 elsewhere), None -> None (the input's dtype),
+    a name ("float32", "bfloat16", ...) or a floating torch.dtype -> that dtype."""
+    dtype = check_ns_dtype(dtype, "dtype")
+    return choose_ns_dtype(device) if dtype == AUTO else dtype
 
 
 def newton_schulz(G: Tensor, steps: int = 5, coefficients: Coefficients = "keller",
@@ -178,7 +174,7 @@ def newton_schulz(G: Tensor, steps: int = 5, coefficients: Coefficients = "kelle
     X_0 = G / max(s ||G||_F, eps) per matrix (s = ``safety``, default NS_SAFETY of the
     named set, else 1), then ``steps`` quintic steps X <- a X + (b A + c A^2) X with
     A = X X^T (the smaller Gram: tall matrices are transposed). Computes in ``dtype``
-    (default: G's dtype; e.g. torch.bfloat16 like Muon; "auto": ``choose_ns_dtype``)
+    (default: G's dtype; e.g. torch.bfloat16 like Muon; "auto": ``choose_ns_dtype(G.device)``)
     and returns G's dtype. Batched over leading dims (per-matrix normalisation; the
     batch never mixes; the batched products are the 2-D path's, so a slice of a batch
     equals the 2-D result below the blocked size). Zero matrices map to zero.
@@ -286,6 +282,19 @@ def newton_schulz_many(Gs: Sequence[Tensor], steps: int = 5, coefficients: Coeff
         for j, (i, t) in enumerate(zip(idx, tall)):
             out[i] = res[j].mT if t else res[j]
     return out
+
+
+def orthogonalize_many(Gs: Sequence[Tensor], exact: bool = False, steps: int = 5,
+                       coefficients: Coefficients = "keller", eps: float = 1e-7,
+                       dtype: torch.dtype | str | None = None, method: str = "standard") -> list[Tensor]:
+    """[polar(G) (``exact``) or NS(G) (:func:`newton_schulz_many`, same-shape matrices batched)
+    for G in Gs], each in G's dtype: the one route by which the Muon family (Muon and Scion's
+    hidden group through ``lmo.geometry.Spectral``, NorMuon and AdaMuon through
+    ``lmo.transforms.orthogonalize``, the data-parallel ``ShardedSpectral``) orthogonalises."""
+    if exact:
+        return [polar(G) for G in Gs]
+    return newton_schulz_many(list(Gs), steps=steps, coefficients=coefficients, eps=eps, dtype=dtype,
+                              method=method)
 
 
 def polar(G: Tensor, rtol: float | None = None) -> Tensor:

@@ -40,6 +40,9 @@ OPTIMIZERS: dict[str, Callable[..., Optimizer]] = Registry({
 })
 #: optimizers that only take matrices; build() routes the rest to AdamW
 MATRIX_OPTIMIZERS = ("muon", "normuon", "adamuon")
+#: optimizers that run Newton-Schulz (those with an ``ns_dtype`` option): for every other one
+#: the NS dtype cannot change a number
+NS_OPTIMIZERS = ("muon", "normuon", "adamuon", "scion")
 
 
 def check_name(name) -> str:

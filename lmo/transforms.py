@@ -372,12 +372,14 @@ def scale_by_adan(b1: float, b2: float, b3: float, eps: float) -> Transform:
 # ----------------------------------------------------------------------------- Muon family
 def orthogonalize(ns: dict, name: str, pre: Callable | None = None) -> Transform:
     """O = NS(pre(u)) ~ polar(pre(u)) for every entry (exact: the SVD polar factor), NS
-    batched over same-shape matrices (lmo.muon_family.orthogonalize_many with the keywords
-    ``ns``), each cast back to u's dtype; params must be matrices (..., m, n)."""
-    from lmo.muon_family import check_matrices, orthogonalize_many
+    batched over same-shape matrices: lmo.polar_factor.orthogonalize_many with the keywords
+    ``ns`` (the Muon family's one route, as Spectral's LMO), each in u's dtype; params must be
+    matrices (..., m, n)."""
+    from lmo import polar_factor
+    from lmo.muon_family import check_matrices
 
     def fn(u, params, step):
-        Os = orthogonalize_many([v if pre is None else pre(v) for v in u.values()], **ns)
+        Os = polar_factor.orthogonalize_many([v if pre is None else pre(v) for v in u.values()], **ns)
         return dict(zip(u, Os))
 
     return stateless(fn, "orthogonalize", check_params=lambda tree, what: check_matrices(tree, name))

@@ -14,7 +14,9 @@ to the stage's parameter block:
 - ``versions`` (pipedream): {j: u_j} for j = k - tau_s .. k, tau_s = P - 1 - s, the
   stashed versions the forwards of microbatches k .. k + tau_s - 1 run on;
 - ``args``: the run's options as given on the command line (JSON), from which
-  ``gpu_runs.pipeline.args.run_spec`` rebuilds the run spec (resume check, conversion).
+  ``gpu_runs.pipeline.args.run_spec`` rebuilds the run spec (resume check, conversion);
+- ``ns_dtype``: the Newton-Schulz dtype the run computes in (``--ns-dtype auto`` resolved
+  once, before any process group; ``--resume`` with auto reuses it, :func:`settle_ns_dtype`).
 
 Trainer format (``gpu_runs.train``): ``params`` (the full x_k), ``opt`` (its optimizer's
 state_dict: ``inner/<clip chain>/...`` inside the 2bw wrapper, ``pending`` / ``prev`` /
@@ -44,7 +46,7 @@ from gpu_runs.pipeline.args import Job, build_parser, run_spec
 from gpu_runs.pipeline.delay import DelayRule
 from gpu_runs.pipeline.llama import llama_problem, run_config, spec_dict
 from gpu_runs.pipeline.stage_module import StageModule, split_layers
-from gpu_runs.recipe import build_optimizer, resolve_device
+from gpu_runs.recipe import build_optimizer, resolve_device, resolved, resumed
 
 
 FIELDS = ("step", "train_loss", "lr", "tokens", "step_time", "val_loss", "routing")  # the trainer's record fields
@@ -61,7 +63,7 @@ def save_stage(out: Path, rank: int, engine, step: int, job: Job, final: bool = 
     params = engine.ckpt_params if engine.ckpt_params is not None else engine.params
     schedule = job.run.parallel.schedule
     blob = dict(step=step, stage=rank, schedule=schedule, stages=engine.P, microbatches=job.M,
-                params={k: v.detach().cpu() for k, v in params.items()},
+                ns_dtype=job.run.ns_dtype, params={k: v.detach().cpu() for k, v in params.items()},
                 opt_state=state_dict(engine.opt_state), args=json.dumps(vars(job.opts)))
     if schedule == "pipedream":
         blob["versions"] = engine.checkpoint_versions()
@@ -148,11 +150,37 @@ def run_identity(job: Job) -> dict:
     return {k: v for k, v in dict(spec_dict(job.run), **toy).items() if k != "steps"}
 
 
+def recorded_ns_dtype(run_dir, ck: dict) -> str | None:
+    """The Newton-Schulz dtype the run that wrote stage checkpoint ``ck`` computed in: the
+    checkpoint's ``ns_dtype`` (:func:`save_stage`), else its recorded options' when concrete,
+    else ``run_dir/config.json``'s (checkpoints written before the field); None when none names one."""
+    value = ck.get("ns_dtype")
+    if value in (None, "auto"):
+        value = json.loads(ck["args"]).get("ns_dtype")
+    if value in (None, "auto"):
+        f = Path(run_dir) / "config.json"
+        value = json.loads(f.read_text()).get("ns_dtype") if f.exists() else None
+    return None if value in (None, "auto") else value
+
+
+def settle_ns_dtype(job: Job, recorded: str | None = None) -> Job:
+    """``job`` with the run spec's ns_dtype concrete (what config.json and every stage checkpoint
+    record): "auto" takes ``recorded`` (the run's own, on --resume) or is resolved once from the
+    machine (``gpu_runs.recipe.resolve_ns_dtype``: no timing, so every rank resolves alike)."""
+    job.run = resumed(job.run, recorded) if recorded is not None else resolved(job.run)
+    return job
+
+
+def _saved_run_job(run_dir, ck: dict, P: int) -> Job:
+    """:func:`_saved_job` with the ns_dtype the saved run computed in (:func:`recorded_ns_dtype`)."""
+    return settle_ns_dtype(_saved_job(ck, P), recorded_ns_dtype(run_dir, ck))
+
+
 def check_same_run(job: Job, P: int) -> None:
     """ValueError listing the options that differ from the run that wrote ``--resume``'s set."""
     f = stage_file(job.opts.resume, 0, job.opts.resume_set)
     ck = load(f)
-    saved = run_identity(_saved_job(ck, P))
+    saved = run_identity(_saved_run_job(job.opts.resume, ck, P))
     diff = config_differences(saved, run_identity(job), RESUME_SAFE)
     if diff:
         raise ValueError(f"--resume: {f} was made by a different run; these options differ "
@@ -162,11 +190,16 @@ def check_same_run(job: Job, P: int) -> None:
 def check_run_dir(job: Job, P: int) -> list[str]:
     """The run-directory checks before any process group: ``--resume`` needs a complete set
     of checkpoints of the same run (sets ``job.opts.resume_set``); a fresh run never writes over
-    an existing one. Returns the unreadable checkpoints the resume skipped (:func:`find_set`)."""
+    an existing one. ``--ns-dtype auto`` is settled here, once (:func:`settle_ns_dtype`).
+    Returns the unreadable checkpoints the resume skipped (:func:`find_set`)."""
     skipped, opts = [], job.opts
     if opts.resume is not None:
         opts.resume_set, skipped = find_set(opts.resume, P)
+        ck = load(stage_file(opts.resume, 0, opts.resume_set))
+        settle_ns_dtype(job, recorded_ns_dtype(opts.resume, ck))   # "auto": the run's own dtype
         check_same_run(job, P)
+    else:
+        settle_ns_dtype(job)
     check_fresh(job)
     return skipped
 
@@ -278,7 +311,7 @@ def merge_stages(run_dir, step: int | None = None):
                          "history is per parameter, the stages' stash per microbatch)")
     P = int(ck0["stages"])
     cks = [ck0] + [load(stage_file(run_dir, s, step)) for s in range(1, P)]
-    job = _saved_job(ck0, P)
+    job = _saved_run_job(run_dir, ck0, P)
     if job.opts.model != "llama":
         raise ValueError(f"to-trainer: --model llama only, got {job.opts.model!r}")
     k = int(ck0["step"])
@@ -338,9 +371,10 @@ def from_trainer(train_dir, stages: int, out_dir, microbatches: int | None = Non
     argv += ["--ef"] if cfg["ef"] else []
     argv += ["--lr", str(cfg["lr"])] if cfg["lr"] is not None else []
     argv += ["--momentum", str(cfg["momentum"])] if cfg["momentum"] is not None else []
+    argv += ["--ns-dtype", cfg.get("ns_dtype", "auto")]    # the dtype the trainer recorded
     args = build_parser().parse_args(argv)
     args.device = resolve_device(args.device)
-    run = run_spec(args, stages)
+    run = settle_ns_dtype(Job(run_spec(args, stages), args)).run
     prob = llama_problem(run)
     model = prob.model
     to_tr = _key_maps(run)
@@ -357,7 +391,7 @@ def from_trainer(train_dir, stages: int, out_dir, microbatches: int | None = Non
         opt_state = {key: blob["opt"][to_tr(key)] for key in keys}
         save_checkpoint(stage_file(out_dir, s), dict(
             step=int(blob["step"]), stage=s, schedule=schedule, stages=stages, microbatches=run.parallel.microbatches,
-            params=own, opt_state=opt_state, args=json.dumps(vars(args))))
+            ns_dtype=run.ns_dtype, params=own, opt_state=opt_state, args=json.dumps(vars(args))))
     return out_dir
 
 

@@ -112,7 +112,7 @@ def base_optimizer(tc, params: dict, group, dp: int):
         raise ValueError(f"sharded NS is for --optimizer muon, got {tc.optimizer!r}")
     if tc.opt_kwargs.get("exact"):
         raise ValueError("exact: the sharded Muon orthogonalizes by Newton-Schulz only")
-    dtype = tc.opt_kwargs.get("ns_dtype", getattr(torch, resolve_ns_dtype(tc.ns_dtype, tc.device)))
+    dtype = tc.opt_kwargs.get("ns_dtype", resolve_ns_dtype(tc.ns_dtype, tc.device))
     geometry = ShardedSpectral(group, dp, ns_dtype=muon_ns_dtype(dtype),
                                **{k: tc.opt_kwargs[k] for k in NS_KEYWORDS if k in tc.opt_kwargs})
     return recipe_optimizer(replace(tc, opt_kwargs={**tc.opt_kwargs, "geometry": geometry}), params)[0]
