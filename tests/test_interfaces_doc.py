@@ -74,18 +74,19 @@ def resolve(path: str):
 
 # ----------------------------------------------------------------------------- parameters
 def parse_params(params: str) -> list[tuple[str, str, str | None]]:
-    """(kind, name, default as ``ast.dump``) per parameter of a parameter list written as Python."""
+    """(kind, name, default) per parameter of a parameter list written as Python; the default as
+    ``ast.unparse`` writes it (so ``0.10`` and ``0.1``, ``"a"`` and ``'a'`` are the same)."""
     fn = ast.parse(f"def f({params}): pass").body[0].args
     out = []
     pos = fn.posonlyargs + fn.args
     defaults = [None] * (len(pos) - len(fn.defaults)) + fn.defaults
     for i, (a, d) in enumerate(zip(pos, defaults)):
         out.append(("positional-only" if i < len(fn.posonlyargs) else "positional", a.arg,
-                    None if d is None else ast.dump(d)))
+                    None if d is None else ast.unparse(d)))
     if fn.vararg:
         out.append(("*args", fn.vararg.arg, None))
     for a, d in zip(fn.kwonlyargs, fn.kw_defaults):
-        out.append(("keyword-only", a.arg, None if d is None else ast.dump(d)))
+        out.append(("keyword-only", a.arg, None if d is None else ast.unparse(d)))
     if fn.kwarg:
         out.append(("**kwargs", fn.kwarg.arg, None))
     return out
@@ -141,21 +142,17 @@ def differences(doc: str, code: str) -> list[str]:
     names_a, names_b = [n for _, n, _ in a], [n for _, n, _ in b]
     if names_a != names_b:
         missing, extra = [n for n in names_b if n not in names_a], [n for n in names_a if n not in names_b]
-        out.append(f"names: documented {names_a}, the code has {names_b}"
-                   + (f" (missing {missing})" if missing else "") + (f" (not in the code {extra})" if extra else ""))
-        return out
+        if not missing and not extra:
+            return [f"order: documented {names_a}, the code has {names_b}"]
+        return [("the code has parameters the doc lacks: " + ", ".join(missing) if missing else "")
+                + ("; " if missing and extra else "")
+                + ("the doc has parameters the code lacks: " + ", ".join(extra) if extra else "")]
     for (ka, n, da), (kb, _, db) in zip(a, b):
         if ka != kb:
             out.append(f"{n}: documented {ka}, the code has it {kb}")
         if da != db:
-            out.append(f"{n}: documented default {_unparse(da)}, the code's is {_unparse(db)}")
+            out.append(f"{n}: documented default {da or '(none)'}, the code's is {db or '(none)'}")
     return out
-
-
-def _unparse(dump: str | None) -> str:
-    if dump is None:
-        return "(none)"
-    return ast.unparse(eval(dump, vars(ast)))  # noqa: S307 (an ast.dump of our own parse)
 
 
 def render(path: str, obj) -> str:
