@@ -15,7 +15,8 @@ import sys
 from lmo.variants import PIPEDREAM, SYNC, VARIANTS, mode_of
 
 from gpu_runs.cli import show_defaults
-from gpu_runs.train import TrainConfig, train
+from gpu_runs.recipe import TrainConfig
+from gpu_runs.train import train
 
 
 def runs(diag_every: int) -> dict:

@@ -156,7 +156,7 @@ def _candidates(out: Path) -> list[Path]:
     """The ``ckpt_step{k}.pt`` newest first, then ``ckpt.pt``: the order resume tries them.
     ``ckpt.pt`` points at the newest step file once that is complete, so a run stopped in
     between (Ctrl-C, a kill) has a newer step file than ``ckpt.pt``; ``ckpt.pt`` alone (made by
-    ``gpu_runs.pipeline_ckpt to-trainer``) is read when there is no step file."""
+    ``python -m gpu_runs.pipeline.convert to-trainer``) is read when there is no step file."""
     steps = [step_file(out, k) for k in reversed(kept_steps(out))]
     return [p for p in [*steps, out / CKPT] if p.exists()]
 
@@ -220,7 +220,7 @@ def find_resume(out: Path, config_now: dict, map_location=None, note=None) -> tu
         if any(out.glob("ckpt_stage*.pt")) or any(out.glob("ckpt_step*_stage*.pt")):
             raise RunDirError(f"--resume: {out} holds a pipeline run (ckpt_stage{{s}}.pt files), not a trainer's: "
                               f"continue it with torchrun --nproc-per-node P -m gpu_runs.pipeline ... --resume "
-                              f"(or convert it: python -m gpu_runs.pipeline_ckpt to-trainer {out})")
+                              f"(or convert it: python -m gpu_runs.pipeline.convert to-trainer {out})")
         what = (f"{log} has {sum(1 for _ in open(log))} records but no checkpoint was written "
                 f"(the run had --ckpt-every 0 or was killed before its first checkpoint)"
                 if log.exists() else f"{out} holds no run")

@@ -1,7 +1,7 @@
 """A grid of diagnosed trainer runs for ``gpu_runs.predict``: ``python -m gpu_runs.sweep OUT ...``.
 
 The grid is optimizers x lr multipliers x momenta x variants; every run is one
-``gpu_runs.train.TrainConfig`` with ``diag_every`` on, written to ``OUT/<name>`` where
+``gpu_runs.recipe.TrainConfig`` with ``diag_every`` on, written to ``OUT/<name>`` where
 
     name = f"{optimizer}_lr{m:g}x_b{beta:g}_{variant}"     variant in {sync, 2bw, ef}
 

@@ -42,7 +42,6 @@ from lmo.base import apply_updates, load_state_dict, state_dict
 from lmo.pipedream import history_load, history_push, history_state_dict, mixed_point
 
 from gpu_runs import checkpoint, interrupt, run_lock
-from gpu_runs.recipe import check_device_here
 from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.data import Batcher, get_corpus, val_batches
 from gpu_runs.diagnostics import Diagnostics
@@ -51,10 +50,8 @@ from gpu_runs.moe import routing_stats
 from gpu_runs.progress import StepProgress
 from gpu_runs.recorder import RunRecorder, ckpt_due, eval_due, step_record
 from gpu_runs.recorder import ckpt_cadence as recorder_cadence
-from gpu_runs.recipe import (COMPILE_BACKEND, MODES, TrainConfig, base_optimizer, bind_data, build_optimizer,  # noqa: F401
-                             evaluate, loss_and_grads, loss_fn, lr_schedule, make_history, model_config,
-                             peak_lr, resolve_device, resolved,  # the recipe's old home: its names stay importable here
-                             resumed)
+from gpu_runs.recipe import (MODES, TrainConfig, bind_data, build_optimizer, check_device_here, evaluate,
+                             loss_and_grads, loss_fn, make_history, model_config, resolve_device, resolved, resumed)
 
 
 @dataclass
@@ -67,11 +64,6 @@ class TrainResult:
     tokens_per_s: float          # training steps only
     wall_tokens_per_s: float = 0.0  # including eval, diagnostics, logging, checkpoints
     diagnostics: list = field(default_factory=list)
-
-
-# ----------------------------------------------------------------------------- checkpoints
-save_checkpoint = checkpoint.save_checkpoint   # old names, kept for importers
-_write_log = checkpoint.write_log
 
 
 # ----------------------------------------------------------------------------- the loop

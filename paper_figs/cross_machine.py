@@ -91,7 +91,9 @@ def measure(rec: dict) -> dict:
     """Retrain ``rec``'s configuration here (one thread) and compare with the kept result."""
     import torch
 
-    from gpu_runs.train import TrainConfig, train
+    from gpu_runs.recipe import TrainConfig
+
+    from gpu_runs.train import train
     torch.set_num_threads(1)
     t0 = time.time()
     res = train(TrainConfig(**rec["settings"]), progress=False)

@@ -54,7 +54,7 @@ Sources (a shared machine: absolute numbers drift with other load, ratios less s
   its 12 runs 6 s and the rest of ``run_profile`` 1 s (2026-12-03, load average 5).
 - ``PAIR_FACTOR``: a pair of tiny 1500-step runs side by side (1 thread each) took 150-176 s
   against ~100 s for one 2-thread run: 1.75x, so ``jobs=2`` costs 1.75 / 2 of the serial time.
-- ``EXTERNAL_S``: ``pipeline_bench.run_bench(quick=True)`` 54-79 s; ``verify.report(quick=True)``
+- ``EXTERNAL_S``: ``gpu_runs.pipeline.bench.run_bench(quick=True)`` 54-79 s; ``verify.report(quick=True)``
   with its figures 19 s, the delay-price curves < 1 s (idle machine; 195 s and 46 s under a
   load average of 6). The non-quick calls are unmeasured.
 Unknown entries print as "unknown", never as a guess.

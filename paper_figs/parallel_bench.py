@@ -17,7 +17,9 @@ from concurrent.futures import ProcessPoolExecutor
 def _one(settings: dict, threads: int) -> float:
     import torch
 
-    from gpu_runs.train import TrainConfig, train
+    from gpu_runs.recipe import TrainConfig
+
+    from gpu_runs.train import train
     torch.set_num_threads(threads)
     t0 = time.time()
     train(TrainConfig(**settings), progress=False)

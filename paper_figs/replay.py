@@ -76,7 +76,7 @@ def replay(record: dict, steps: int | None = None, train=None, TrainConfig=None)
     """Retrain ``record``'s configuration (to its last step; stopped after ``steps`` when
     given) in a temporary directory and return the rows the trainer logged."""
     if train is None or TrainConfig is None:
-        from gpu_runs.train import TrainConfig as TC
+        from gpu_runs.recipe import TrainConfig as TC
         from gpu_runs.train import train as tr
         train, TrainConfig = train or tr, TrainConfig or TC
     if steps is not None and steps < 1:

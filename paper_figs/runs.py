@@ -1,6 +1,6 @@
 """Training runs: settings -> cache key -> a result trained live, cached, or kept.
 
-A run is the keyword arguments of ``gpu_runs.train.TrainConfig``. Its cache key is
+A run is the keyword arguments of ``gpu_runs.recipe.TrainConfig``. Its cache key is
 ``config_hash(TrainConfig(**settings).as_dict())`` minus the fields that only say where and
 how often to write (``NOT_IN_KEY``), so trainer defaults are part of the key: a changed
 default reruns what it touches. ``as_dict`` is ``dataclasses.asdict`` with one rule: a

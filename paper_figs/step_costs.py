@@ -20,7 +20,9 @@ def measure(configs: list[str], optimizers: list[str], steps: int, rounds: int, 
     TrainResult.tokens_per_s)."""
     import torch
 
-    from gpu_runs.train import TrainConfig, train
+    from gpu_runs.recipe import TrainConfig
+
+    from gpu_runs.train import train
     torch.set_num_threads(threads)
     out = {(c, o): [] for c in configs for o in optimizers}
     for r in range(rounds):

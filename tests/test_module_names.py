@@ -140,7 +140,8 @@ def test_importing_a_package_does_not_import_its_commands(pkg):
     assert r.stdout.strip() == "[]", f"import {pkg} imports its command modules {r.stdout.strip()}"
 
 
-@pytest.mark.parametrize("cmd", ["gpu_runs.train", "verify.coverage", "gpu_runs.builtin_corpus"])
+@pytest.mark.parametrize("cmd", ["gpu_runs.train", "verify.coverage", "gpu_runs.builtin_corpus", "gpu_runs.pipeline.bench",
+                                 "gpu_runs.pipeline.convert"])
 def test_command_runs_with_runtime_warnings_as_errors(cmd):
     r = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-m", cmd, "--help"], cwd=ROOT,
                        capture_output=True, text=True, timeout=300)

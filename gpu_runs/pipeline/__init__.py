@@ -92,13 +92,13 @@ them, built from ``comm`` (messages, the tied embedding / head), ``weight_versio
 stashing) and ``step_rule`` (cross-stage clip, DC-ASGD, update, apply)), ``delay`` (the trainer's delay wrappers per stage block), ``problem`` / ``llama`` /
 ``toy`` (what a stage trains), ``data_parallel`` / ``sharded_muon`` (``--dp``), ``worker`` (one process: ``run_stage``, ``main``),
 ``checkpoint`` (stage checkpoints, resume, conversion to and from the trainer's ``ckpt.pt``;
-``python -m gpu_runs.pipeline_ckpt``), ``diagnostics`` (``--diag-every``), ``launch``
-(local multi-process runs for tests and benchmarks), ``bench`` (``python -m gpu_runs.pipeline_bench``;
+``python -m gpu_runs.pipeline.convert``), ``diagnostics`` (``--diag-every``), ``launch``
+(local multi-process runs for tests and benchmarks), ``bench`` (``python -m gpu_runs.pipeline.bench``;
 ``--setting dp``: step time and all-reduce share vs D).
 """
+from gpu_runs.parallelism import SCHEDULES
 from gpu_runs.pipeline.args import Job, build_parser, check_options, parse_job, run_spec
 from gpu_runs.pipeline.problem import Problem
-from gpu_runs.pipeline.schedules import SCHEDULES
 from gpu_runs.pipeline.worker import eval_steps_of, main, prepare, run_stage, validate_args
 
 __all__ = ["build_parser", "run_spec", "parse_job", "Job", "check_options", "prepare", "validate_args", "main",

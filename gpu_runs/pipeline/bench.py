@@ -1,4 +1,4 @@
-"""Throughput of the pipeline schedules, side by side in one run: ``python -m gpu_runs.pipeline_bench``.
+"""Throughput of the pipeline schedules, side by side in one run: ``python -m gpu_runs.pipeline.bench``.
 
 For each P in {2, 4} and several M, every schedule (gpipe, 1f1b, 2bw) trains the same
 problem in a fresh P-process gloo group; the measured quantity is the median steady-state
@@ -134,7 +134,7 @@ def format_table(result: dict) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m gpu_runs.pipeline_bench", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog="python -m gpu_runs.pipeline.bench", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--full", action="store_true", help="larger grid, more steps")
     p.add_argument("--setting", choices=("synthetic", "model", "both", "dp"), default="synthetic",

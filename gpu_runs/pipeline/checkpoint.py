@@ -1,6 +1,6 @@
 """Per-stage checkpoints of ``gpu_runs.pipeline`` and their interchange with the trainer's
-single ``ckpt.pt``: ``python -m gpu_runs.pipeline_ckpt to-trainer RUN_DIR [--out FILE]``
-and ``from-trainer TRAIN_DIR --stages P [-M M] --out DIR``.
+single ``ckpt.pt`` (``to_trainer``, ``from_trainer``; the command is
+:mod:`gpu_runs.pipeline.convert`).
 
 A stage checkpoint after k steps (``ckpt_stage{s}.pt`` at the end, ``ckpt_step{k}_stage{s}.pt``
 every ``--ckpt-every``) is taken at U(k - 1) and holds the trainer's checkpoint restricted
@@ -30,9 +30,7 @@ counters are equal on every stage. Conversion covers gpipe / 1f1b (trainer mode 
 """
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
 
 import torch
@@ -41,7 +39,6 @@ from lmo.base import state_dict
 
 from gpu_runs import verified_files
 from gpu_runs.checkpoint import config_differences, holds_run, save_checkpoint
-from gpu_runs.cli import show_defaults
 from gpu_runs.pipeline.args import Job, build_parser, run_spec
 from gpu_runs.pipeline.delay import DelayRule
 from gpu_runs.pipeline.llama import llama_problem, run_config, spec_dict
@@ -393,35 +390,3 @@ def from_trainer(train_dir, stages: int, out_dir, microbatches: int | None = Non
             step=int(blob["step"]), stage=s, schedule=schedule, stages=stages, microbatches=run.parallel.microbatches,
             ns_dtype=run.ns_dtype, params=own, opt_state=opt_state, args=json.dumps(vars(args))))
     return out_dir
-
-
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m gpu_runs.pipeline_ckpt", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    sub = p.add_subparsers(dest="cmd", required=True)
-    a = sub.add_parser("to-trainer", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="merge RUN_DIR/ckpt_stage{s}.pt into the trainer's ckpt.pt")
-    a.add_argument("run_dir")
-    a.add_argument("--out", default=None, help="output file (default RUN_DIR/ckpt.pt)")
-    a.add_argument("--step", type=int, default=None, help="use ckpt_step{STEP}_stage{s}.pt (default: the final ones)")
-    b = sub.add_parser("from-trainer", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="split TRAIN_DIR/ckpt.pt into ckpt_stage{s}.pt files")
-    b.add_argument("train_dir")
-    b.add_argument("--stages", "-P", type=int, required=True)
-    b.add_argument("--microbatches", "-M", type=int, default=None)
-    b.add_argument("--schedule", choices=("gpipe", "1f1b", "2bw"), default=None,
-                   help="default: 2bw for a 2bw run, 1f1b for sync")
-    b.add_argument("--out", required=True, help="directory for the stage checkpoints")
-    show_defaults(p)
-    ns = p.parse_args(argv)
-    try:
-        if ns.cmd == "to-trainer":
-            print(to_trainer(ns.run_dir, ns.out, ns.step))
-        else:
-            print(from_trainer(ns.train_dir, ns.stages, ns.out, ns.microbatches, ns.schedule))
-    except (ValueError, OSError) as e:
-        print(f"python -m gpu_runs.pipeline_ckpt: error: {e}", file=sys.stderr)
-        return 2
-    return 0
-
-
-# the command is ``python -m gpu_runs.pipeline_ckpt`` (no ``__main__`` block here: the package
-# imports this module, so ``-m`` on it would run a second copy)

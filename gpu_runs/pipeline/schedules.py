@@ -35,10 +35,9 @@ from typing import NamedTuple
 
 from lmo.delay import phase
 
-#: the schedules, the trainer mode each one runs and their checks live with the run spec's
-#: parallelism section (gpu_runs.parallelism); their names stay importable here
-from gpu_runs.parallelism import (MODE_OF_SCHEDULE, SCHEDULES, SYNC_SCHEDULES,  # noqa: F401
-                                  check_schedule_args, check_sync_args)
+#: the schedules' names, the trainer mode each one runs and their checks live with the run spec's
+#: parallelism section (gpu_runs.parallelism)
+from gpu_runs.parallelism import SYNC_SCHEDULES, check_schedule_args, check_sync_args
 
 
 class Action(NamedTuple):

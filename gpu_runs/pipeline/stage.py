@@ -20,7 +20,7 @@ from gpu_runs.pipeline.channels import TAG_ACT, TAG_EVAL, TAG_GRAD
 from gpu_runs.pipeline.comm import NoTied, StageComm
 from gpu_runs.pipeline.schedules import Action
 from gpu_runs.pipeline.stage_module import StageModule
-from gpu_runs.pipeline.step_rule import StepRule, clip_coefficient  # noqa: F401  (its old home)
+from gpu_runs.pipeline.step_rule import StepRule
 from gpu_runs.pipeline.weight_versions import WeightVersions
 
 

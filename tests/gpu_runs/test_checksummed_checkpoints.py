@@ -15,7 +15,8 @@ import pytest
 import torch
 
 from gpu_runs import verified_files
-from gpu_runs.train import TrainConfig, main, train
+from gpu_runs.recipe import TrainConfig
+from gpu_runs.train import main, train
 
 FAST = dict(config="tiny", steps=4, batch_size=4, seq_len=16, eval_every=1, eval_batches=1, log_every=1)
 ARGV = ["--steps", "4", "--batch-size", "4", "--seq-len", "16", "--eval-every", "1", "--eval-batches", "1"]

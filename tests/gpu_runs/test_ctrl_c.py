@@ -11,7 +11,8 @@ from process_group import interrupt_when, start, survivors
 
 from gpu_runs import verified_files
 from gpu_runs.pipeline.checkpoint import find_set, stage_file
-from gpu_runs.train import TrainConfig, main, train
+from gpu_runs.recipe import TrainConfig
+from gpu_runs.train import main, train
 
 STEPS = ["--steps", "12", "--batch-size", "4", "--seq-len", "16", "--eval-every", "2", "--eval-batches", "1"]
 FAST = dict(config="tiny", steps=12, batch_size=4, seq_len=16, eval_every=2, eval_batches=1)

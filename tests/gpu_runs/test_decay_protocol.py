@@ -12,7 +12,7 @@ import dataclasses
 import pytest
 import torch
 
-from gpu_runs.train import TrainConfig, build_optimizer
+from gpu_runs.recipe import TrainConfig, build_optimizer
 from lmo.registry import OPTIMIZERS
 
 SHAPES = {"embed.weight": (16, 8), "layers.0.attn.wq.weight": (8, 8), "layers.0.mlp.w1.weight": (12, 8),

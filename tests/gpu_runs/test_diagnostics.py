@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from gpu_runs.diagnostics import geometries, product_dual, product_norm, product_rho, r_over_eta_summary
-from gpu_runs.train import TrainConfig, train
+from gpu_runs.recipe import TrainConfig
+from gpu_runs.train import train
 
 FAST = dict(config="tiny", steps=4, batch_size=4, seq_len=16, eval_every=4, eval_batches=1, diag_every=2)
 

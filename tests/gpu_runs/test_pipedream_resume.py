@@ -7,7 +7,8 @@ import torch
 
 from gpu_runs.model import Llama
 from gpu_runs.recipe import make_history, model_config
-from gpu_runs.train import TrainConfig, train
+from gpu_runs.recipe import TrainConfig
+from gpu_runs.train import train
 
 FAST = dict(config="tiny", optimizer="adamw", mode="pipedream", stages=2, steps=8, batch_size=4, seq_len=16,
             eval_every=0, eval_batches=1, log_every=1, ckpt_every=3, device="cpu")

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from gpu_runs.pipeline.launch import run_forked
-from gpu_runs.train import TrainConfig, train
+from gpu_runs.recipe import TrainConfig
+from gpu_runs.train import train
 
 STEPS, B, T, SEED = 8, 4, 16, 5
 
@@ -66,7 +67,7 @@ def pipedream_reference(corpus):
 
     from gpu_runs.data import Batcher, get_corpus, val_batches
     from gpu_runs.model import Llama, get_config, stage_of_params
-    from gpu_runs.train import build_optimizer, evaluate, loss_and_grads
+    from gpu_runs.recipe import build_optimizer, evaluate, loss_and_grads
 
     cfg = TrainConfig(config="tiny", mode="sync", steps=STEPS, batch_size=B, seq_len=T, seed=SEED,
                       data=corpus)

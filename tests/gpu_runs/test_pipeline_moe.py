@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from gpu_runs.moe import MoE, balance_loss, grouped_balance_loss
-from gpu_runs.train import TrainConfig, train
+from gpu_runs.recipe import TrainConfig
+from gpu_runs.train import train
 from test_pipeline_llama import run_pipeline
 
 STEPS, B, T, SEED, M = 6, 4, 16, 5, 2
@@ -173,7 +174,7 @@ def test_moe_pipeline_resumes_and_converts_to_the_trainer(tmp_path):
     --resume of the merged checkpoint (config aux_groups = M) both continue the trajectory."""
     import shutil
 
-    from gpu_runs.pipeline.checkpoint import main as ckpt_main
+    from gpu_runs.pipeline.convert import main as ckpt_main
     want = trainer_run("2bw", M)
     a, b, run = tmp_path / "a", tmp_path / "b", tmp_path / "run"
     pipeline_run("2bw", a, ["--ckpt-every", "3"])

@@ -11,8 +11,9 @@ import shutil
 import pytest
 import torch
 
-from gpu_runs.pipeline.checkpoint import from_trainer, main as ckpt_main, to_trainer
-from gpu_runs.train import TrainConfig
+from gpu_runs.pipeline.checkpoint import from_trainer, to_trainer
+from gpu_runs.pipeline.convert import main as ckpt_main
+from gpu_runs.recipe import TrainConfig
 from test_pipeline_llama import B, SEED, STEPS, T, corpus_dir, pipeline_log, trainer_log  # noqa: F401
 from test_pipeline_mitigations import argv_of, assert_same
 

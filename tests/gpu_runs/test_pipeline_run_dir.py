@@ -134,7 +134,7 @@ def test_resume_of_a_finished_run_changes_nothing(tmp_path, torchrun_env, capsys
 
 
 def test_pipeline_ckpt_unreadable_checkpoint_is_one_line(tmp_path, capsys):
-    from gpu_runs.pipeline.checkpoint import main as ckpt_main
+    from gpu_runs.pipeline.convert import main as ckpt_main
     _fake_set(tmp_path, 2)
     stage_file(tmp_path, 0).write_bytes(b"garbage")
     assert ckpt_main(["to-trainer", str(tmp_path)]) == 2

@@ -4,9 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpu_runs.pipeline.schedules import (SCHEDULES, all_actions, check_schedule_args, check_sync_args,
-                                         ideal_bubble_ratio, simulate, stage_actions,
-                                         with_evals)
+from gpu_runs.parallelism import SCHEDULES, check_schedule_args, check_sync_args
+from gpu_runs.pipeline.schedules import all_actions, ideal_bubble_ratio, simulate, stage_actions, with_evals
 
 
 def expected_version(schedule, stage, P, M, mb):

@@ -5,7 +5,8 @@ import math
 import pytest
 
 from gpu_runs.predict import main, predict_run, summarize
-from gpu_runs.train import TrainConfig, train
+from gpu_runs.recipe import TrainConfig
+from gpu_runs.train import train
 
 KW = dict(config="tiny", optimizer="muon", steps=4, batch_size=4, seq_len=16, eval_every=4, eval_batches=1,
           diag_every=2)

@@ -16,7 +16,7 @@ import torch
 
 from gpu_runs.pipeline import llama as pipeline_llama
 from gpu_runs.model import Llama, get_config
-from gpu_runs.train import TrainConfig, build_optimizer, peak_lr
+from gpu_runs.recipe import TrainConfig, build_optimizer, peak_lr
 from lmo.combine import muon_labels
 from lmo.registry import MATRIX_OPTIMIZERS, OPTIMIZERS, build
 

@@ -7,7 +7,8 @@ import torch
 
 from gpu_runs.data import Batcher, get_corpus
 from gpu_runs.model import Llama, get_config, stage_of_params
-from gpu_runs.train import TrainConfig, build_optimizer, loss_and_grads, train
+from gpu_runs.recipe import TrainConfig, build_optimizer, loss_and_grads
+from gpu_runs.train import train
 
 FAST = dict(config="tiny", steps=6, batch_size=4, seq_len=16, eval_every=3, eval_batches=1, log_every=1)
 

@@ -9,7 +9,8 @@ import torch
 import gpu_runs.checkpoint as ckpt
 import gpu_runs.progress as progress
 import gpu_runs.recipe as recipe
-from gpu_runs.train import TrainConfig, main, train
+from gpu_runs.recipe import TrainConfig
+from gpu_runs.train import main, train
 
 FAST = dict(config="tiny", steps=4, batch_size=4, seq_len=16, eval_every=2, eval_batches=1, log_every=1)
 ARGV = ["--steps", "4", "--batch-size", "4", "--seq-len", "16", "--eval-every", "2", "--eval-batches", "1"]

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from gpu_runs.train import TrainConfig
+from gpu_runs.recipe import TrainConfig
 
 
 @dataclass
 class FakeTrainConfig(TrainConfig):
-    """The real gpu_runs.train.TrainConfig (same fields, so the fake cannot drift from it)
+    """The real gpu_runs.recipe.TrainConfig (same fields, so the fake cannot drift from it)
     with test-sized defaults."""
 
     steps: int = 100

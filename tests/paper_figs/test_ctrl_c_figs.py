@@ -68,7 +68,8 @@ def test_a_run_stopped_before_its_first_checkpoint_starts_over_next_time(tmp_pat
     """Stopped after logging step 1 but before its first checkpoint (step 4): the next
     invocation starts it over and ends as an uninterrupted run (it was refused, "already
     holds a run", at every later invocation)."""
-    from gpu_runs.train import TrainConfig, train
+    from gpu_runs.recipe import TrainConfig
+    from gpu_runs.train import train
 
     from paper_figs.figures.common import variant
     from paper_figs.replay import stop_after

@@ -106,7 +106,8 @@ def test_keep_check_replays_a_record_to_its_end(tmp_path, capsys):
     """A micro run of 40 steps (evaluated at 20 and 40; its head is steps <= 30) kept, then
     replayed by `keep --check`: to its end by default. A kept number past the head moved by
     0.05 is caught by the full replay and missed by a replay of the first steps."""
-    from gpu_runs.train import TrainConfig, train
+    from gpu_runs.recipe import TrainConfig
+    from gpu_runs.train import train
 
     from paper_figs.figures.common import variant
     from paper_figs.runs import Runner

@@ -124,7 +124,8 @@ def test_real_trainer_micro_every_mode_and_cache(tmp_path):
     """The real gpu_runs.train at micro size through the figures that use every mode
     (sync, 2bw, 2bw+EF, sync start / cool-down, DC-ASGD, pipedream); a second invocation
     calls the trainer zero times."""
-    from gpu_runs.train import TrainConfig, train
+    from gpu_runs.recipe import TrainConfig
+    from gpu_runs.train import train
 
     calls = []
 
@@ -172,7 +173,8 @@ def test_a_run_killed_mid_way_resumes_from_its_checkpoint(tmp_path):
     """The real trainer at micro size: a run killed after 6 of 8 steps (checkpointed at its
     step-4 evaluation) resumes from there, says so, and ends exactly where an uninterrupted
     run ends; its run directory is gone once the result is cached."""
-    from gpu_runs.train import TrainConfig, train
+    from gpu_runs.recipe import TrainConfig
+    from gpu_runs.train import train
 
     from paper_figs.figures.common import variant
     from paper_figs.replay import stop_after

@@ -145,7 +145,8 @@ def test_replay_matches_kept_logs_micro_and_real_records(tmp_path):
     """Retrain the first steps of kept runs and match the kept logs: always a micro record
     produced here by the real trainer (AdamW sync, Muon delayed + EF), and a sample of the
     repository's kept records when there are any. A changed number is caught."""
-    from gpu_runs.train import TrainConfig, train
+    from gpu_runs.recipe import TrainConfig
+    from gpu_runs.train import train
 
     from paper_figs.figures import fig3
     from paper_figs.figures.common import variant
@@ -192,7 +193,7 @@ def test_list_counts_present_missing_and_stale_kept_records(tmp_path):
     from paper_figs.listing import list_profile
     from paper_figs.pipeline import split_runs
     from paper_figs.runs import full_config
-    from gpu_runs.train import TrainConfig
+    from gpu_runs.recipe import TrainConfig
     quick = get_profile("quick")
     store = KeptStore(tmp_path)
     kept_runs = [s for v in split_runs(quick, list(CATALOG)).values() for s in v["kept"]]

@@ -199,7 +199,8 @@ def test_estimate_charges_moe_runs_their_own_step_cost():
 def test_micro_moe_end_to_end_with_the_real_trainer(tmp_path):
     """micro, one seed: the real trainer trains tiny_moe in sync, 2BW and 2BW + EF at both
     horizons, the figure renders, and the report carries the paper's Table 3 row."""
-    from gpu_runs.train import TrainConfig, train
+    from gpu_runs.recipe import TrainConfig
+    from gpu_runs.train import train
 
     calls = []
 

@@ -319,7 +319,7 @@ def test_every_profiles_runs_are_valid_trainer_configs():
     """Every run of every profile passes the real TrainConfig.validate (and PipeDream's
     stages fit the model's layers), so a long profile cannot die on a typo hours in."""
     from gpu_runs.model import get_config
-    from gpu_runs.train import TrainConfig
+    from gpu_runs.recipe import TrainConfig
 
     from paper_figs.figures import CATALOG
     from paper_figs.figures.common import figure_runs

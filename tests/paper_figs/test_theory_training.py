@@ -43,7 +43,8 @@ def test_grid_diagnoses_every_lr_and_variant_and_its_twins_are_figure3s_runs():
 
 @pytest.fixture(scope="module")
 def diagnosed():
-    from gpu_runs.train import TrainConfig, train
+    from gpu_runs.recipe import TrainConfig
+    from gpu_runs.train import train
     torch.set_num_threads(1)
     cfg = dict(TINY, optimizer="muon", mode="2bw", ef=True)
     plain = train(TrainConfig(**cfg), progress=False)
