@@ -8,13 +8,16 @@ that land on one key and were made on one machine kind must have the same valida
 (else it refuses: they are not one training); the one with diagnostics is kept. Records of
 one identity made on two machine kinds are one configuration trained twice (6 of Figure 3's
 seed-0 runs, whose diagnosed twins were trained on another CPU): the diagnosed one is kept,
-and ``--dry-run`` prints how far the two realizations ended apart. The map old key -> new key is written to
-``MAP_FILE`` (tests/paper_figs/test_identity.py checks that every old key maps to one record).
+and ``--dry-run`` prints how far the two realizations ended apart. ``MAP_FILE`` gets
+``moves`` (old key -> new key) and ``kept_from`` (new key -> the old key of the record kept
+under it: what a sample drawn by key before the migration drew it by); the tests check that
+every old key maps to one record.
 Idempotent: a store already keyed by identity is left as it is.
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from pathlib import Path
 
@@ -23,6 +26,27 @@ from .identity import diagnosed, run_key
 from .kept import KeptError, KeptStore, content_sha256, dumps, seal
 
 MAP_FILE = Path(__file__).resolve().parent / "identity_migration.json"
+
+
+def original_keys(key: str, path: Path = MAP_FILE) -> tuple[str, ...]:
+    """The keys the record now under ``key`` was stored under before the migration (itself
+    alone if it did not move): a record that was two records of one training is each of them
+    for a sample drawn by key before the migration (paper_figs.cross_machine)."""
+    return _before(str(path)).get(key, (key,))
+
+
+@functools.lru_cache(maxsize=None)
+def _before(path: str) -> dict:
+    p = Path(path)
+    if not p.exists():
+        return {}
+    m = json.loads(p.read_text())
+    out: dict[str, tuple] = {}
+    for old, new in sorted(m["moves"].items()):
+        # a key that was a record's key before the migration too counts as one of its keys
+        base = (new,) if m["kept_from"].get(new, new) == new else ()
+        out[new] = out.get(new, base) + (old,)
+    return out
 
 
 def curve(rec: dict) -> list:
@@ -59,20 +83,22 @@ def machine(rec: dict) -> str:
     return str((rec.get("provenance") or {}).get("machine", "?")).split(",")[0]
 
 
-def migrate(store: KeptStore, moves: dict[str, str]) -> list[str]:
+def migrate(store: KeptStore, moves: dict[str, str]) -> dict[str, str]:
     """Apply ``moves``: write each identity's record (the diagnosed one where there is one) under
-    its new key, resealed, and remove the old files. Returns the removed keys."""
+    its new key, resealed, and remove the old files. Returns {new key: the old key of the
+    record kept under it} for every key that was written."""
     groups: dict[str, list[dict]] = {}
     for old, new in moves.items():
         groups.setdefault(new, []).append(read(store, old))
+    kept_from = {}
     for new, recs in groups.items():
         best = next((r for r in recs if diagnosed(r["config"])), recs[0])
         if best["key"] != new or len(recs) > 1:
+            kept_from[new] = best["key"]
             store.path(new).write_text(dumps(seal({**best, "key": new, "provenance": amended(best, recs, new)})))
-    removed = sorted(old for old in moves if old not in groups)
-    for old in removed:
+    for old in sorted(old for old in moves if old not in groups):
         store.path(old).unlink()
-    return removed
+    return kept_from
 
 
 def amended(best: dict, recs: list[dict], new: str) -> dict:
@@ -107,9 +133,10 @@ def main(argv=None) -> int:
           f"{len(set(moves.values()))} after")
     if a.dry_run or not changed:
         return 0
-    migrate(store, moves)
-    old_map = json.loads(MAP_FILE.read_text()) if MAP_FILE.exists() else {}
-    MAP_FILE.write_text(json.dumps({**old_map, **changed}, indent=1, sort_keys=True) + "\n")
+    kept_from = migrate(store, moves)
+    old = json.loads(MAP_FILE.read_text()) if MAP_FILE.exists() else {"moves": {}, "kept_from": {}}
+    MAP_FILE.write_text(json.dumps({"moves": {**old["moves"], **changed}, "kept_from": {**old["kept_from"], **kept_from}},
+                                   indent=1, sort_keys=True) + "\n")
     print(f"written: {store.root} and {MAP_FILE}")
     return 0
 

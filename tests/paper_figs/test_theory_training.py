@@ -9,6 +9,7 @@ import math
 import pytest
 import torch
 
+from paper_figs.identity import run_key
 from paper_figs.cache import config_hash
 from paper_figs.deps import Deps
 from paper_figs.figures import fig3, theory_training as tt
@@ -23,7 +24,7 @@ TINY = dict(config="tiny", batch_size=2, seq_len=16, eval_batches=1, eval_every=
 
 
 def _key(s):
-    return config_hash(full_config(Deps().TrainConfig, s))
+    return run_key(full_config(Deps().TrainConfig, s))
 
 
 def test_grid_diagnoses_every_lr_and_variant_and_its_twins_are_figure3s_runs():
