@@ -41,6 +41,15 @@ def identity(config: Mapping[str, Any]) -> dict:
     return out
 
 
+def settings_identity(settings: Mapping[str, Any]) -> dict:
+    """The same rule on a figure's settings (TrainConfig arguments, not the full config): a
+    preset momentum and the diagnostics fields left out."""
+    out = {k: v for k, v in settings.items() if k not in DIAGNOSTICS}
+    if out.get("momentum") is not None and DEFAULT_MOMENTUM.get(out.get("optimizer")) == out["momentum"]:
+        del out["momentum"]
+    return out
+
+
 def diagnosed(config: Mapping[str, Any]) -> bool:
     """Whether a run with ``config`` records the theory diagnostics (diag_every > 0)."""
     return bool(config.get("diag_every"))

@@ -70,11 +70,6 @@ def gap(res: dict, o: str, c: float, kind: str = TWO_BW) -> list[float]:
     return paired(res[DIAG, o, c][SYNC], res[DIAG, o, c][kind])
 
 
-def twin(settings: dict) -> dict:
-    """The same run without diagnostics (Figure 3's run at the preset lr)."""
-    return {k: v for k, v in settings.items() if k != "diag_every"}
-
-
 def summaries(ctx: Context, g: dict) -> list[dict]:
     """``gpu_runs.predict.summarize_record`` of every run that exists, tagged with its cell."""
     out = []

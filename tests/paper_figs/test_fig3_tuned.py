@@ -6,7 +6,6 @@ from paper_figs_fakes import StubContext
 
 from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM
 from paper_figs.identity import run_key
-from paper_figs.cache import config_hash
 from paper_figs.deps import Deps
 from paper_figs.figures import fig3, fig3_tuned, lr_tuning
 from paper_figs.figures.common import FigureOutput, runs_of

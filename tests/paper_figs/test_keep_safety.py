@@ -15,8 +15,8 @@ import pytest
 from paper_figs_fakes import fake_deps
 
 from paper_figs import cli, keep, kept
-from paper_figs.identity import run_key
 from paper_figs.cache import Cache, config_hash, write_atomically
+from paper_figs.identity import run_key
 from paper_figs.keep import main as keep_main
 from paper_figs.kept import KeptStore, compact, seal
 from paper_figs.profiles import get_profile

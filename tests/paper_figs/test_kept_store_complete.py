@@ -11,7 +11,6 @@ from __future__ import annotations
 import pytest
 
 from paper_figs.identity import run_key
-from paper_figs.cache import config_hash
 from paper_figs.deps import Deps
 from paper_figs.figures import CATALOG
 from paper_figs.keep import profile_runs

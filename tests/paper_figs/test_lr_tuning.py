@@ -8,7 +8,6 @@ from paper_figs_fakes import StubContext
 from lmo.presets import DEFAULT_LR
 
 from paper_figs.identity import run_key
-from paper_figs.cache import config_hash
 from paper_figs.deps import Deps
 from paper_figs.figures import fig4, lr_tuning, table1
 from paper_figs.figures.common import FigureOutput, best_lr, runs_of

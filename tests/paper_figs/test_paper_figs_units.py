@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paper_figs import paper_numbers as pn
-from paper_figs.identity import run_key
 from paper_figs.cache import Cache, config_hash, to_jsonable
+from paper_figs.identity import run_key
 from paper_figs.cli import main, parser
 from paper_figs.listing import list_profile
 from paper_figs.figures.pipeline import ideal_ratio

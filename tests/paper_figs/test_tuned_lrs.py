@@ -3,7 +3,6 @@ kept seed-0 records (a retrained record or a changed grid makes this fail, as it
 from __future__ import annotations
 
 from paper_figs.identity import run_key
-from paper_figs.cache import config_hash
 from paper_figs.deps import Deps
 from paper_figs.figures import lr_tuning
 from paper_figs.figures.common import retuned_gap
