@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 from .cache import write_atomically
+from .identity_migration import original_keys
 from .kept import KeptStore
 from .machine_regimes import REGIMES, machine_kind, regime_of
 from .provenance import provenance
@@ -62,7 +63,7 @@ def sample_plan(records: list[dict], here: str) -> list[dict]:
     which differs from ``here``'s "model [capability]"; the AMD records of this repository
     were made on AVX-512 machines, this sample's first machine has AVX2.)"""
     per_regime: dict[str, list[dict]] = {}
-    for rec in sorted(records, key=lambda r: _order(r["key"])):
+    for rec in sorted(records, key=lambda r: min(map(_order, original_keys(r["key"])))):   # as before re-keying
         if machine_kind(rec["provenance"]) != here:
             per_regime.setdefault(regime_of(rec["settings"]), []).append(rec)
     chosen: dict[str, list[dict]] = {}

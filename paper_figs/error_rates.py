@@ -38,6 +38,7 @@ from . import confirmatory, machine_noise
 from .deps import Deps
 from .figures import CATALOG
 from .figures.common import Context, figure_runs, lr_mult, replicate_gaps
+from .identity import settings_identity
 from .kept import KeptStore
 from .machine_noise import same_kind
 from .machine_regimes import machine_kind, regime_of
@@ -91,8 +92,9 @@ def _missing(key: str, settings: dict) -> SimOutcome:
 
 
 def _sig(settings) -> str:
-    """A settings dict's identity for the lookup (its items in key order; values as repr)."""
-    return repr(sorted(settings.items()))
+    """A settings dict's identity for the lookup (paper_figs.identity's rule: a diagnosed run and
+    its plain twin are one; its items in key order, values as repr)."""
+    return repr(sorted(settings_identity(settings).items()))
 
 
 @dataclass

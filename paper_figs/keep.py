@@ -18,7 +18,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from .cache import Cache, config_hash
+from .cache import Cache
+from .identity import run_key
 from .cli import HelpFormatter
 from .kept import KEPT_DIR, KeptError, KeptStore, compact
 from .profiles import PROFILES, get_profile
@@ -36,7 +37,7 @@ def profile_runs(profile_name: str) -> list[dict]:
     for name, mod in CATALOG.items():
         if p.runs_figure(name):
             for s in figure_runs(mod, p):
-                out.setdefault(config_hash(full_config(TrainConfig, s)), s)
+                out.setdefault(run_key(full_config(TrainConfig, s)), s)
     return [dict(s, _key=k) for k, s in out.items()]
 
 

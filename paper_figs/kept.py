@@ -1,12 +1,13 @@
 """Kept results: finished training runs stored in the repository, one small record per run.
 
-Layout: ``paper_figs/kept/<key>.json``, ``key`` = the run's cache key (``config_hash`` of its
-full TrainConfig without the where-to-write fields, :func:`paper_figs.runs.full_config`), so
+Layout: ``paper_figs/kept/<key>.json``, ``key`` = the run's cache key (``run_key``: the hash of
+the identity, :mod:`paper_figs.identity`, of its full TrainConfig without the where-to-write
+fields, :func:`paper_figs.runs.full_config`), so
 a kept record is found exactly when the wanted run has the same configuration, trainer
 defaults included. One record (a few KB)::
 
     {"format": 2, "key": ..., "settings": {profile's TrainConfig arguments},
-     "config": {the full TrainConfig; config_hash(config) == key},
+     "config": {the full TrainConfig; run_key(config) == key},
      "result": {"final_val_loss": ..., "log": [one row per evaluation: step, val_loss,
                 train_loss, lr], "head": [every logged row up to HEAD_STEPS: step,
                 train_loss, lr], "n_params": ..., "tokens_per_s": ...,
@@ -30,7 +31,8 @@ from pathlib import Path
 
 import hashlib
 
-from .cache import KeyedDir, canonical_json, config_hash, to_jsonable, write_atomically
+from .cache import KeyedDir, canonical_json, to_jsonable, write_atomically
+from .identity import run_key
 
 KEPT_DIR = Path(__file__).resolve().parent / "kept"
 FORMAT = 2
@@ -63,7 +65,7 @@ def compact(record: dict) -> dict:
         if k not in record:
             raise KeptError(f"record: no {k!r} field (is it a training record of the cache?)")
     key, log = record["key"], record["result"].get("log", [])
-    if config_hash(record["config"]) != key:
+    if run_key(record["config"]) != key:
         raise KeptError(f"record {key}: its config does not hash to its key")
     evals = [{f: r[f] for f in EVAL_FIELDS if f in r} for r in log if r.get("val_loss") is not None]
     head = [{f: r[f] for f in HEAD_FIELDS if f in r} for r in log if r.get("step", 0) <= HEAD_STEPS]
@@ -114,7 +116,7 @@ class KeptStore(KeyedDir):
             raise KeptError(f"kept record {p}: unreadable ({e})") from e
         if not isinstance(rec, dict) or rec.get("format") != FORMAT or rec.get("key") != key:
             raise KeptError(f"kept record {p}: not a format-{FORMAT} record of key {key}")
-        if config_hash(rec.get("config", {})) != key:
+        if run_key(rec.get("config", {})) != key:
             raise KeptError(f"kept record {p}: its config does not hash to {key} (edited by hand?)")
         if rec.get("sha256") != content_sha256(rec):
             raise KeptError(f"kept record {p}: its content does not match its sha256 (a result, log or "

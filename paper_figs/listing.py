@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .cache import Cache, config_hash
+from .cache import Cache
+from .identity import run_key
 from .deps import Deps
 from .estimates import (RENDER_S, STARTUP_S, bf16_fast, external_seconds, fmt_seconds, run_seconds,
                         total_seconds)
@@ -17,7 +18,7 @@ from .runs import KEEP_HINT, checkpoint_step, describe, full_config
 
 def _kept_state(store: KeptStore, TrainConfig, s: dict) -> str:
     try:
-        rec = store.get(config_hash(full_config(TrainConfig, s)))
+        rec = store.get(run_key(full_config(TrainConfig, s)))
     except KeptError as e:
         return f"kept record broken: {e}"
     return "kept record present" if rec else "NO kept record"
@@ -69,7 +70,7 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
         new_kept = [s for s in kept_runs if repr(sorted(s.items())) not in seen]
         seen.update(repr(sorted(s.items())) for s in kept_runs)
         all_live += new_live
-        wanted_keys.update(config_hash(full_config(TrainConfig, s)) for s in live + kept_runs)
+        wanted_keys.update(run_key(full_config(TrainConfig, s)) for s in live + kept_runs)
         states = [_kept_state(store, TrainConfig, s) for s in new_kept]
         absent = sum(st != "kept record present" for st in states)
         n_kept, n_absent = n_kept + len(new_kept), n_absent + absent
@@ -78,7 +79,7 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
                      f"({fmt_seconds(total_seconds(new_live, profile.jobs, fast))}), {len(new_kept)} new kept "
                      f"({len(new_kept) - absent} present, {absent} missing), {shared} shared with earlier figures")
         for s in new_live:
-            state, done = _cache_state(cache, config_hash(full_config(TrainConfig, s)), s["steps"], force)
+            state, done = _cache_state(cache, run_key(full_config(TrainConfig, s)), s["steps"], force)
             n_cached, n_mid = n_cached + (state == "cached"), n_mid + state.startswith("checkpoint")
             if state != "cached":
                 left.append({**s, "steps": s["steps"] - done})

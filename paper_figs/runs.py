@@ -1,8 +1,10 @@
 """Training runs: settings -> cache key -> a result trained live, cached, or kept.
 
 A run is the keyword arguments of ``gpu_runs.recipe.TrainConfig``. Its cache key is
-``config_hash(TrainConfig(**settings).as_dict())`` minus the fields that only say where and
-how often to write (``NOT_IN_KEY``), so trainer defaults are part of the key: a changed
+``run_key`` of ``TrainConfig(**settings).as_dict()`` minus the fields that only say where and
+how often to write (``NOT_IN_KEY``): the hash of the run's identity (:mod:`paper_figs.identity`:
+a preset momentum spelled out or omitted, with or without diagnostics, is one run), so trainer
+defaults are part of the key: a changed
 default reruns what it touches. ``as_dict`` is ``dataclasses.asdict`` with one rule: a
 section of the run spec that is at its default is left out (today the parallelism section,
 ``TrainConfig.parallel``, whose default is the trainer's one process), so adding a section
@@ -34,8 +36,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from . import stopping
-from .cache import Cache, config_hash, to_jsonable
+from .cache import Cache, to_jsonable
 from .deps import Deps, Unavailable
+from .identity import covers, representative, run_key
 from .kept import KeptError, KeptStore
 from .provenance import provenance
 
@@ -57,6 +60,7 @@ class Outcome:
     trained: bool = False
     source: str = ""  # "live", "cache" or "kept" once there is a record
     kept: dict | None = None  # the kept record of a run that was also trained live or cached
+    config: dict | None = None  # the full config its record has or will have (paper_figs.identity.covers)
 
     @property
     def ok(self) -> bool:
@@ -246,7 +250,7 @@ class Runner:
         self.trained = 0
 
     def key_of(self, settings: Mapping[str, Any]) -> str:
-        return config_hash(full_config(self.deps.TrainConfig, settings))
+        return run_key(full_config(self.deps.TrainConfig, settings))
 
     def _kept(self, key: str) -> tuple[dict | None, str | None]:
         """(kept record or None, why it cannot be used or None)."""
@@ -259,7 +263,8 @@ class Runner:
         return rec, None if rec else KEEP_HINT
 
     def run_all(self, settings_list: Iterable[Mapping[str, Any]], train: bool = True) -> list[Outcome]:
-        """Outcomes of ``settings_list`` in order (one per entry; duplicates share one run).
+        """Outcomes of ``settings_list`` in order (one per entry; settings of one identity,
+        :mod:`paper_figs.identity`, share one run: the one that asks for diagnostics).
 
         ``train=True``: a run not in the cache is trained (with ``force``: every run).
         ``train=False``: never trains; a run not in the cache comes from its kept record,
@@ -267,19 +272,34 @@ class Runner:
         settings_list = [dict(s) for s in settings_list]
         resolved: list[Outcome] = []
         todo: dict[str, tuple[dict, dict]] = {}
+        keyed, wanted = [], {}
         for s in settings_list:
             try:
                 full = full_config(self.deps.TrainConfig, s)
-                key = config_hash(full)
+                keyed.append((s, full, run_key(full)))
             except (Unavailable, ValueError) as e:
-                resolved.append(Outcome(None, s, error=str(e)))
+                keyed.append((s, None, str(e)))
+        groups: dict[str, list] = {}
+        for s, full, key in keyed:
+            if full is not None:
+                groups.setdefault(key, []).append((s, full))
+        for key, group in groups.items():   # one training per identity: the one asking for diagnostics
+            wanted[key] = group[representative([full for _, full in group])]
+        for s, full, key in keyed:
+            if full is None:
+                resolved.append(Outcome(None, s, error=key))
                 continue
-            if key in self.outcomes:
-                resolved.append(self.outcomes[key])
+            s_rep, full = wanted[key]
+            prev = self.outcomes.get(key)
+            if prev is not None and covers(prev.config or {}, full):
+                resolved.append(prev)
                 continue
             rec = None if self.force else self.cache.get(key)
-            out = Outcome(key, s, record=rec, source="cache" if rec else "")
+            rec = rec if rec is not None and covers(rec.get("config", {}), full) else None
+            out = Outcome(key, s_rep, record=rec, source="cache" if rec else "", config=full)
             kept, why = self._kept(key)
+            if kept is not None and not covers(kept.get("config", {}), full):
+                kept, why = None, f"the kept record has no diagnostics; {KEEP_HINT}"
             if rec is None and not train:
                 out.record, out.source, out.error = kept, ("kept" if kept else ""), why
             else:
@@ -287,7 +307,7 @@ class Runner:
             self.outcomes[key] = out
             resolved.append(out)
             if rec is None and train:
-                todo[key] = (s, full)
+                todo[key] = (s_rep, full)
         if todo:
             try:
                 self.deps.train  # resolve once: a missing trainer fails every run with one reason

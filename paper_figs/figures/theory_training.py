@@ -6,8 +6,8 @@ Runs: for each optimizer of ``p.theory_optimizers`` and each peak lr c x preset 
 ``p.momentum_lr_mults``), sync, 2BW and 2BW+EF on the main size, Figure 3's settings
 otherwise, with diagnostics every ``p.theory_diag_every`` steps (the profile's own
 ``diag_every`` when it sets one). The diagnostics only read the state and evaluate extra
-batches, so a diagnosed run should train its plain twin's trajectory; the report checks
-that against Figure 3's preset-lr runs.
+batches, so a diagnosed run trains its plain twin's trajectory: the two are one run
+(:mod:`paper_figs.identity`), and Figure 3's preset-lr cells read the diagnosed record.
 
 Predictions checked (``gpu_runs.predict``, ``gpu_runs.orderings``; docs/design.md §5), with
 L = each run's own median L_local, eta = its mean measured ||d_t||, mu = 1 - beta, K = steps,
@@ -68,11 +68,6 @@ def grid(p) -> dict:
 def gap(res: dict, o: str, c: float, kind: str = TWO_BW) -> list[float]:
     """Per-seed L_kind - L_sync of cell (optimizer ``o``, lr multiplier ``c``)."""
     return paired(res[DIAG, o, c][SYNC], res[DIAG, o, c][kind])
-
-
-def twin(settings: dict) -> dict:
-    """The same run without diagnostics (Figure 3's run at the preset lr)."""
-    return {k: v for k, v in settings.items() if k != "diag_every"}
 
 
 def summaries(ctx: Context, g: dict) -> list[dict]:
@@ -284,13 +279,11 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.notes.append("Optimizer-specific prediction: " + v4.reason + ". The theory names no optimizer: its "
                      "ranking comes only from each optimizer's measured L, eta and mu.")
 
-    same = [abs(ctx.get(s).final - ctx.get(twin(s)).final) for (_, o, c, k), ss in g.items() if c == 1
-            for s in ss if ctx.get(s).ok and ctx.get(twin(s)).ok]
-    if same:
-        out.notes.append(f"Diagnostics do not steer training: {len(same)} preset-lr run(s) against their plain "
-                         f"twins (Figure 3's), largest |difference in final loss| {max(same):.2g}. On one machine the "
-                         f"trajectories are bit-identical (tests/paper_figs/test_theory_training.py); twins trained on "
-                         f"different CPUs differ within the cross-machine tolerance (the report's header).")
+    out.notes.append("Diagnostics do not steer training: a diagnosed run and its plain twin (Figure 3's run at the "
+                     "preset lr) are one training (paper_figs.identity), so Figure 3 reads the diagnosed record. On "
+                     "one machine their trajectories are bit-identical (tests/paper_figs/test_theory_training.py); "
+                     "before the kept records were keyed by identity, 17 such pairs were stored twice with "
+                     "identical curves.")
     _plot(ctx, out, runs, cs, res, pred)
     return out
 

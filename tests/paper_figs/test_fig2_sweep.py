@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from paper_figs_fakes import StubContext
 
-from paper_figs.cache import config_hash
+from paper_figs.identity import run_key
 from paper_figs.deps import Deps
 from paper_figs.figures import fig2_sweep, fig2_table2
 from paper_figs.figures.common import FigureOutput, runs_of
@@ -15,7 +15,7 @@ from paper_figs.verdicts import FAILS, HOLDS, INCONCLUSIVE
 
 
 def _key(s):
-    return config_hash(full_config(Deps().TrainConfig, s))
+    return run_key(full_config(Deps().TrainConfig, s))
 
 
 def _all_runs(p):

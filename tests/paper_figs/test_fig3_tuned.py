@@ -5,7 +5,7 @@ from __future__ import annotations
 from paper_figs_fakes import StubContext
 
 from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM
-from paper_figs.cache import config_hash
+from paper_figs.identity import run_key
 from paper_figs.deps import Deps
 from paper_figs.figures import fig3, fig3_tuned, lr_tuning
 from paper_figs.figures.common import FigureOutput, runs_of
@@ -15,7 +15,7 @@ from paper_figs.tuned_lrs import chosen
 
 
 def _key(s):
-    return config_hash(full_config(Deps().TrainConfig, s))
+    return run_key(full_config(Deps().TrainConfig, s))
 
 
 def test_every_run_at_the_chosen_sync_lr_and_the_sync_runs_are_lr_tunings():

@@ -16,6 +16,7 @@ from paper_figs_fakes import fake_deps
 
 from paper_figs import cli, keep, kept
 from paper_figs.cache import Cache, config_hash, write_atomically
+from paper_figs.identity import run_key
 from paper_figs.keep import main as keep_main
 from paper_figs.kept import KeptStore, compact, seal
 from paper_figs.profiles import get_profile
@@ -151,7 +152,7 @@ def test_the_console_counts_distinct_runs_as_the_readme_does(tmp_path):
     split = split_runs(quick, list(quick.figures))
     live = [s for v in split.values() for s in v["live"]]
     kept_runs = [s for v in split.values() for s in v["kept"]]
-    key_of = lambda s: config_hash(full_config(TrainConfig, s))
+    key_of = lambda s: run_key(full_config(TrainConfig, s))
     line = run_counts("quick", list(split), live, kept_runs, key_of)
     distinct = len({key_of(s) for s in live + kept_runs})
     readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from paper_figs.cache import config_hash
+from paper_figs.identity import run_key
 from paper_figs.deps import Deps
 from paper_figs.figures import CATALOG
 from paper_figs.keep import profile_runs
@@ -40,7 +40,7 @@ def test_every_run_quick_reads_from_kept_records_has_one(store):
     wanted = [s for v in split_runs(quick, list(CATALOG)).values() for s in v["kept"]]
     assert wanted, "the quick profile reads no run from kept records"
     declared = {k for _, _, k in planned()}
-    missing = [describe(s) for s in wanted if store.get(k := config_hash(full_config(TrainConfig, s))) is None
+    missing = [describe(s) for s in wanted if store.get(k := run_key(full_config(TrainConfig, s))) is None
                and k not in declared]
     assert not missing, (f"{len(missing)} run(s) have no kept record (train them with "
                          f"`python -m paper_figs --profile full`, then `python -m paper_figs.keep`): "

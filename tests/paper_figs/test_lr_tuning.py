@@ -7,7 +7,7 @@ from paper_figs_fakes import StubContext
 
 from lmo.presets import DEFAULT_LR
 
-from paper_figs.cache import config_hash
+from paper_figs.identity import run_key
 from paper_figs.deps import Deps
 from paper_figs.figures import fig4, lr_tuning, table1
 from paper_figs.figures.common import FigureOutput, best_lr, runs_of
@@ -18,7 +18,7 @@ from paper_figs.verdicts import FAILS, HOLDS, INCONCLUSIVE
 
 
 def _key(s):
-    return config_hash(full_config(Deps().TrainConfig, s))
+    return run_key(full_config(Deps().TrainConfig, s))
 
 
 def test_sweep_shares_runs_with_table1_and_fig4():

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from paper_figs import paper_numbers as pn
 from paper_figs.cache import Cache, config_hash, to_jsonable
+from paper_figs.identity import run_key
 from paper_figs.cli import main, parser
 from paper_figs.listing import list_profile
 from paper_figs.figures.pipeline import ideal_ratio
@@ -245,7 +246,7 @@ def test_list_says_what_the_cache_holds_and_what_is_left(tmp_path):
     full = get_profile("full")
     runs = split_runs(full, ["fig6"], False)["fig6"]["live"]
     cache = Cache(tmp_path / "cache")
-    key = [config_hash(full_config(Deps().TrainConfig, s)) for s in runs]
+    key = [run_key(full_config(Deps().TrainConfig, s)) for s in runs]
     cache.put(key[0], {"kind": "train", "result": {"final_val_loss": 1.0, "log": []}})
     d = run_dir(cache, key[1])
     d.mkdir(parents=True)

@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from paper_figs.cache import config_hash
+from paper_figs.identity import run_key
 from paper_figs.deps import Deps
 from paper_figs.figures import fig3, theory_training as tt
 from paper_figs.figures.common import runs_of
@@ -23,7 +23,7 @@ TINY = dict(config="tiny", batch_size=2, seq_len=16, eval_batches=1, eval_every=
 
 
 def _key(s):
-    return config_hash(full_config(Deps().TrainConfig, s))
+    return run_key(full_config(Deps().TrainConfig, s))
 
 
 def test_grid_diagnoses_every_lr_and_variant_and_its_twins_are_figure3s_runs():
@@ -33,9 +33,13 @@ def test_grid_diagnoses_every_lr_and_variant_and_its_twins_are_figure3s_runs():
     assert len(runs) == len(p.theory_optimizers) * len(p.momentum_lr_mults) * 3 * len(p.seeds)
     assert all(s["diag_every"] == p.theory_diag_every for s in runs)
     f3 = {_key(s) for s in runs_of(fig3.grid(p))}
-    assert not {_key(s) for s in runs} & f3            # diagnosed runs are runs of their own
-    twins = {_key(tt.twin(s)) for (_, o, c, k), ss in g.items() if c == 1 for s in ss}
+    # at the preset lr a diagnosed run is Figure 3's run (one training, paper_figs.identity); elsewhere its own
+    own = {_key(s) for (_, o, c, k), ss in g.items() if c != 1 for s in ss}
+    twins = {_key(s) for (_, o, c, k), ss in g.items() if c == 1 for s in ss}
+    assert not own & f3
     assert twins <= f3 and len(twins) == len(p.theory_optimizers) * 3 * len(p.seeds)
+    assert twins == {_key({k: v for k, v in s.items() if k != "diag_every"})
+                     for (_, o, c, k), ss in g.items() if c == 1 for s in ss}
     # a profile that records diagnostics everywhere (gpu) keeps its own cadence
     assert tt.diag_every(get_profile("full", base={**p.base, "diag_every": 7})) == 7
     assert tt.grid(get_profile("full", theory_optimizers=())) == {}
@@ -64,7 +68,7 @@ def test_kept_record_keeps_what_the_predictions_read(diagnosed):
     from gpu_runs.predict import summarize_record
     cfg, _, diag = diagnosed
     full = full_config(Deps().TrainConfig, dict(cfg, diag_every=2))
-    cache_rec = {"key": config_hash(full), "config": full, "settings": cfg, "result": result_record(diag)}
+    cache_rec = {"key": run_key(full), "config": full, "settings": cfg, "result": result_record(diag)}
     kept_rec = compact(cache_rec)
     assert len(kept_rec["result"]["diagnostics"]) == len(diag.diagnostics)
     a = summarize_record(full, Outcome(None, cfg, record=cache_rec).diag_log())

@@ -2,7 +2,7 @@
 kept seed-0 records (a retrained record or a changed grid makes this fail, as it should)."""
 from __future__ import annotations
 
-from paper_figs.cache import config_hash
+from paper_figs.identity import run_key
 from paper_figs.deps import Deps
 from paper_figs.figures import lr_tuning
 from paper_figs.figures.common import retuned_gap
@@ -14,7 +14,7 @@ from paper_figs.tuned_lrs import CHOSEN, CHOSEN_ON
 
 def _loss(store, s, declared) -> float | None:
     """The kept final loss of ``s``; None for a run the protocol declared and nobody trained yet."""
-    key = config_hash(full_config(Deps().TrainConfig, s))
+    key = run_key(full_config(Deps().TrainConfig, s))
     rec = store.get(key)
     if rec is None and key in declared:
         return None
