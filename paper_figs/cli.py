@@ -58,7 +58,8 @@ def parser() -> argparse.ArgumentParser:
                          "no kept record (all trained on 'stdlib') stands in for these runs")
     ap.add_argument("--diag-every", type=int, default=None, metavar="K",
                     help="record the theory diagnostics (gpu_runs.diagnostics) every K steps in every run "
-                         "(not part of the run's identity: a record with these diagnostics answers a run that asks for none; default: the profile's)")
+                         "(not part of the run's identity: a record with these diagnostics also answers a run "
+                         "that asks for none; default: the profile's)")
     ap.add_argument("--list", action="store_true",
                     help="list the figures, their runs (live or kept; with what OUT's cache already holds) "
                          "and the time estimate, then exit")
