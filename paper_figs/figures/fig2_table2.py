@@ -10,10 +10,10 @@ Sensitivity reading (cells ``(SWEEP, ...)``, drawn by :func:`render_sweep`).
 Figure 2 / Table 2 run each mitigation at one setting of this package's choosing (the
 summary gives none): synchronous start and cool-down over 10 % of the steps, DC-ASGD with
 lambda = 0.04. Its verdict "limited or inconsistent" could be a verdict on those settings.
-Here, for ``p.mitigation_sweep_optimizers``, every mitigation is swept:
+Here, for ``mitigation_sweep_optimizers``, every mitigation is swept:
 
-    sync start / cool-down: the first / last w x steps synchronous, w in ``p.window_grid``
-    DC-ASGD:                g~ = g + lambda g * g * (y_t - x_t), lambda in ``p.dc_asgd_grid``
+    sync start / cool-down: the first / last w x steps synchronous, w in ``window_grid``
+    DC-ASGD:                g~ = g + lambda g * g * (y_t - x_t), lambda in ``dc_asgd_grid``
 
 and each setting's recovered fraction (L_2bw - L_mitigated) / (L_2bw - L_sync) is judged
 as Table 2's are (``verdicts.ef_recovers``). The claim checked is Figure 2's "limited" line
@@ -25,11 +25,11 @@ warm-up (``python -m gpu_runs.dc_asgd_scale``), so lambda = 0.04 changes the gra
 about 4 x 10^-7 of its norm: Table 2's DC-ASGD column is, at that lambda, the delayed run
 perturbed. 10^3 - 10^4 is where the correction is percents of the gradient.
 
-Seeds: every setting is run at ``p.sweep_seeds``, and its fraction is taken against the
+Seeds: every setting is run at ``sweep_seeds``, and its fraction is taken against the
 sync / 2BW / EF runs of the same seeds (cells ``(SWEEP, optimizer, BASE)``), paired per seed.
 
-Runs shared: the setting of Figure 2 (w = ``p.sync_start_frac`` / ``p.sync_cooldown_frac``,
-lambda = ``p.dc_asgd``) is Figure 2's own run (same settings, same key); the BASE cells are
+Runs shared: the setting of Figure 2 (w = ``sync_start_frac`` / ``sync_cooldown_frac``,
+lambda = ``dc_asgd``) is Figure 2's own run (same settings, same key); the BASE cells are
 Table 1's and Figure 3's runs of the same seeds.
 
 At the tuned sync lrs (``tuned=True``, the catalog's ``fig2_tuned``): Figure 2 trains every
