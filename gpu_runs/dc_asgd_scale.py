@@ -9,7 +9,7 @@ which depends on the model, the data and the lr. This trains the one-step-delaye
 (mode 2bw, no correction: what the correction would be applied to) for ``--steps`` steps
 and prints rho at each lambda of ``--lambdas`` at the steps of ``--at``, and the lambda
 at which rho would be 10 %. Figure 2's sensitivity reading chose its lambda grid from it
-(``paper_figs.figures.fig2_sweep``).
+(``paper_figs.figures.fig2_table2.sweep_grid``).
 """
 from __future__ import annotations
 

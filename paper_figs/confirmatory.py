@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .figures import CATALOG
+from .figures import CATALOG, fig2_table2, fig5, fig6, grids, moe
 from .protocol import ALPHA, CLAIMS_BY_ID, FAMILY
 from .t_tests import FAILS, HOLDS, INCONCLUSIVE, fmt_p, holm, holm_level, line_p
 from .verdicts import Evidence, Verdict, gate
@@ -71,25 +71,27 @@ def horizon(claim_id: str, p) -> str:
     """The training horizon and model a claim is judged at, in the profile ``p``."""
     fig = CLAIMS_BY_ID[claim_id].figure
     if claim_id == "C13":
-        return f"{p.steps} steps, {p.moe_size}"
+        return f"{p.steps} steps, {moe.spec(p).moe_size}"
     if fig == "table1":
         return f"{p.steps} steps, {p.sizes[0]}"
     if fig == "fig5":
-        return f"{' -> '.join(map(str, p.horizons))} steps, {p.main_size}"
+        return f"{' -> '.join(map(str, grids.shared(p).horizons))} steps, {p.main_size}"
     return figure_horizon(fig, p)
 
 
 def figure_horizon(fig: str, p) -> str:
     """The training horizon(s) and model of a figure's verdicts ('' for a figure without training)."""
-    hs = " -> ".join(map(str, p.horizons))
-    moe_hs = " -> ".join(map(str, sorted(set(p.horizons) | {p.steps})))
+    horizons, f2, f5 = grids.shared(p).horizons, fig2_table2.spec(p), fig5.spec(p)
+    hs = " -> ".join(map(str, horizons))
+    moe_hs = " -> ".join(map(str, moe.horizons(p)))
     main = f"{p.steps} steps, {p.main_size}"
+    scale = f"; {' -> '.join(map(str, f5.scale_horizons))} steps, {f5.scale_size}" if f5.scale_horizons else ""
     return {"fig3": main, "table1": f"{p.steps} steps, {' and '.join(p.sizes)}", "lr_tuning": main,
-            "fig3_tuned": main, "fig2_table2": f"{p.steps} steps, {p.mitigation_size}",
-            "fig2_tuned": f"{p.steps} steps, {p.mitigation_size}", "fig4": main, "theory_training": main,
-            "fig5": f"{hs} steps, {p.main_size}" + (f"; {' -> '.join(map(str, p.scale_horizons))} steps, {p.scale_size}"
-                                                    if p.scale_horizons else ""),
-            "fig6": f"{p.steps} steps, {p.pipedream_size}", "moe": f"{moe_hs} steps, {p.moe_size}"}.get(fig, "")
+            "fig3_tuned": main, "fig2_table2": f"{p.steps} steps, {f2.mitigation_size}",
+            "fig2_tuned": f"{p.steps} steps, {f2.mitigation_size}", "fig4": main, "theory_training": main,
+            "fig5": f"{hs} steps, {p.main_size}" + scale,
+            "fig6": f"{p.steps} steps, {fig6.spec(p).pipedream_size}",
+            "moe": f"{moe_hs} steps, {moe.spec(p).moe_size}"}.get(fig, "")
 
 
 def table(final: dict[str, Verdict], p) -> list[str]:

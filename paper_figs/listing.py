@@ -61,7 +61,8 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
             continue
         live, kept_runs = split[name]["live"], split[name]["kept"]
         if not live and not kept_runs:
-            e = external_seconds(name, profile.quick_external)
+            quick_mode = getattr(CATALOG[name], "quick_mode", None)   # a training figure whose grid is empty: none
+            e = external_seconds(name, quick_mode(profile)) if quick_mode else None
             ext.append(e)
             lines.append(f"  {name}: no training (calls verify / theory / the benchmark), {fmt_seconds(e)}")
             continue

@@ -2,22 +2,22 @@
 profile's grids before they are trained: ``python -m paper_figs.planned_runs`` lists them with
 the CPU time the kept records' ``wall_s`` predicts.
 
-- Figure 5 on the small model (``scale_horizons``: 1500 and 3000 steps, AdamW and Muon, sync
-  and 2BW, seeds 0-2): does the tiny model's shrinking gap depend on scale?
+- Figure 5 on the small model (``fig5.Spec.scale_horizons``: 1500 and 3000 steps, AdamW and
+  Muon, sync and 2BW, seeds 0-2): does the tiny model's shrinking gap depend on scale?
 - Grid extensions where a best lr lay at the edge of its grid (docs/protocol.md §6): Figure 4's
-  lr-retuned grid (``momentum_lr_extend``: AdamW and Lion at x0.25 and x4, Muon at x0.25, every
-  momentum) and lr_tuning's (``tuning_lr_extend``: MARS and Muon at x0.25; Muon's grid ends at
-  seeds 0-3).
+  lr-retuned grid (``fig4.Spec.momentum_lr_extend``: AdamW and Lion at x0.25 and x4, Muon at
+  x0.25, every momentum) and lr_tuning's (``grids.Shared.tuning_lr_extend``: MARS and Muon at
+  x0.25; Muon's grid ends at seeds 0-3).
 
-``AS_KEPT`` is the full profile as its kept records were trained; the planned runs are the
-full profile's runs that it did not have. Until they are kept, `make figs` lists them as
-missing with the command that trains them, and the verdicts that need them are inconclusive.
+``AS_KEPT`` is the full profile as its kept records were trained (the grid knobs it changes,
+``Profile.grid_changes``); the planned runs are the full profile's runs that it did not have.
+Until they are kept, `make figs` lists them as missing with the command that trains them, and
+the verdicts that need them are inconclusive.
 """
 from __future__ import annotations
 
 import statistics
 import sys
-from dataclasses import replace
 
 from .deps import Deps
 from .figures import CATALOG
@@ -26,15 +26,15 @@ from .kept import KeptStore
 from .profiles import get_profile
 from .runs import Runner, describe
 
-#: the full profile's fields as the kept records were trained (before the protocol's runs)
-AS_KEPT = {"scale_horizons": (), "scale_seeds": (), "momentum_lr_extend": (),
-           "tuning_lr_extend": (("adan", (16.0,)), ("mars", (16.0,)))}
+#: the full profile's grid knobs as the kept records were trained (before the protocol's runs)
+AS_KEPT = {"fig5": {"scale_horizons": (), "scale_seeds": ()}, "fig4": {"momentum_lr_extend": ()},
+           "grids": {"tuning_lr_extend": (("adan", (16.0,)), ("mars", (16.0,)))}}
 
 
 def planned(profile: str = "full") -> list[tuple[str, dict, str]]:
     """[(figure, settings, key)] of the profile's runs the kept profile did not have (each once)."""
     p = get_profile(profile)
-    before = replace(p, **AS_KEPT)
+    before = get_profile(profile, grid_changes=AS_KEPT)
     runner = Runner(Deps(), None)
     old = {runner.key_of(s) for n in CATALOG if before.runs_figure(n) for s in figure_runs(CATALOG[n], before)}
     out, seen = [], set(old)

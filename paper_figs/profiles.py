@@ -1,7 +1,8 @@
 """Profiles: how big each experiment is, which figures a profile shows, which runs train live.
 
-A profile fixes the training scale (model config, steps, batch) and, per figure, the
-grid (optimizers, momenta, horizons, seeds). Figures a profile leaves out are listed in
+A profile fixes the training scale (model config, steps, batch); each figure declares its
+grid (optimizers, momenta, horizons, seeds) in its own module, one row per profile
+(``paper_figs.figures``). Figures a profile leaves out are listed in
 the report as "not run in this profile" -- never run at a horizon too short to mean
 anything.
 
@@ -43,15 +44,22 @@ HORIZON_NOTE = (
     "Llama model once the Muon family's AdamW group follows the lr schedule). So no training "
     "figure runs below 1500 steps outside the micro profile."
 )
+MICRO_HORIZON_NOTE = "micro profile: a few steps, only to exercise the pipeline; its numbers mean nothing."
 
 
 @dataclass(frozen=True)
 class Profile:
-    """Scale and grid of one profile.
+    """Scale of one profile: what every figure shares.
 
     ``base`` holds TrainConfig settings shared by every run (anything not named takes the
     trainer's default, which is still part of the cache key). ``evals`` is the number of
-    validation points per run: eval_every = max(1, steps // evals).
+    validation points per run: eval_every = max(1, steps // evals). ``sizes``: the two model
+    sizes (Table 1's 135M and 360M stand-ins); the first is the main size. ``seeds``: every
+    breadth cell's (one seed: the pooled spread is borrowed). Each figure's own knobs (its
+    optimizers, grids, seeds, model) are a spec in its module, one row per profile name
+    (``paper_figs.figures.common.spec_of``), the knobs several figures share are in
+    ``paper_figs.figures.grids``; ``grid_changes`` {figure name (or "grids"): {knob: value}}
+    overrides them for this profile (:func:`with_grid`).
     """
 
     name: str
@@ -61,62 +69,24 @@ class Profile:
     evals: int
     figures: tuple
     sizes: tuple = ("tiny", "small")
-    main_size: str = "tiny"
-    seeds_main: tuple = (0,)           # Figure 3 and Table 1's headline cells (below)
-    seeds: tuple = (0,)                # every breadth cell (one seed: the pooled spread is borrowed)
-    # Table 1 cells at sizes[0] with seeds_main: the claims' optimizers (AdamW, MARS vs Muon; Adan
-    # vs Muon) and Lion, so that Lion's one-seed cells (Figure 4) borrow Lion's own seed spread
-    table1_headline: tuple = ("adamw", "muon", "mars", "adan", "lion")
-    horizon_seeds: tuple = (0,)        # Figure 5 (and its horizon check of Figure 3's verdict)
-    table1_optimizers: tuple = TABLE1_OPTIMIZERS
-    mitigation_optimizers: tuple = ("adamw", "muon")
-    mitigation_size: str = "tiny"
-    sync_start_frac: float = 0.1
-    sync_cooldown_frac: float = 0.1
-    dc_asgd: float = 0.04
-    # Figure 2's sensitivity reading: each mitigation's window / lambda swept for these optimizers
-    mitigation_sweep_optimizers: tuple = ()
-    window_grid: tuple = (0.05, 0.1, 0.2)             # sync start / cool-down: fraction of the steps
-    dc_asgd_grid: tuple = (0.04, 100.0, 1000.0, 10000.0)   # lambda (python -m gpu_runs.dc_asgd_scale)
-    sweep_seeds: tuple = (0,)          # the sweep's seeds (its unmitigated runs: the same seeds)
-    momentum_optimizers: tuple = ("adamw", "muon", "lion")
-    momentum_grid: tuple = (0.8, 0.9, 0.95, 0.98)
-    # Figure 4's lr-retuned reading: peak lr = multiplier x preset for each (optimizer, momentum),
-    # the gap taken between the best sync and the best 2BW run; () turns it off
-    momentum_lr_optimizers: tuple = ()
-    momentum_lr_mults: tuple = (0.5, 1.0, 2.0)
-    # ((optimizer, (extra multipliers, ...)), ...): Figure 4's lr grid goes on there for that optimizer, where
-    # a best lr lay at the grid's edge (docs/protocol.md §6: no verdict from a grid edge)
-    momentum_lr_extend: tuple = ()
-    lion_beta2_grid: tuple = ()        # Figure 4's second Lion reading: betas[1] swept, betas[0] at its preset
-    tuning_lr_mults: tuple = (0.5, 1.0, 2.0, 4.0, 8.0)   # lr_tuning's lr grid (x preset); () or one value: off
-    tuned_gap_optimizers: tuple = TABLE1_OPTIMIZERS   # lr_tuning: 2BW swept too (Table 1 at tuned lrs)
-    tuning_lr_extend: tuple = ()       # ((optimizer, (extra multipliers, ...)), ...): its grid goes on there
-    tuned_seeds: tuple = ()            # lr_tuning's held-out seeds at paper_figs.tuned_lrs.CHOSEN (() off)
-    lr_ends_seeds: tuple = ()          # ((optimizer, (seeds, ...)), ...): its grid's end lrs at these seeds too
-    # theory_training: runs recording the theory's diagnostics (sync / 2BW / EF at every lr multiplier)
-    theory_optimizers: tuple = ("adamw", "muon")
-    theory_diag_every: int = 100       # the profile's base diag_every wins when it sets one
-    horizons: tuple = (1500, 3000)
-    horizon_optimizers: tuple = ("adamw", "muon")
-    # Figure 5 on a second model size (sync and 2BW): does the gap's change with the horizon depend on scale?
-    scale_size: str = "small"
-    scale_horizons: tuple = ()
-    scale_seeds: tuple = ()
-    pipedream_optimizers: tuple = ("adamw", "muon")
-    pipedream_size: str = "small"  # stages <= layers: tiny has 2, small 4 (delays 3, 2, 1, 0 at P=4)
-    pipedream_stages: int = 4
-    moe_size: str = "tiny_moe"  # the MoE figure (Table 3, Figures 1 and 5): model, optimizer, seeds
-    moe_optimizer: str = "muon"
-    moe_seeds: tuple = (0,)
-    quick_external: bool = True
+    seeds: tuple = (0,)
     jobs: int = 1
     threads_per_job: int = 0  # 0: leave torch's default
     verdicts_meaningful: bool = True
-    horizon_note: str = HORIZON_NOTE
     live_figures: tuple | None = None  # None: every run trains live; else only these figures' runs
     live_seeds: tuple | None = None  # ... and of those only these seeds (None: all)
     kept_profile: str = ""  # the profile whose kept records fill the other runs
+    grid_changes: dict = field(default_factory=dict)
+
+    @property
+    def main_size(self) -> str:
+        """The main model size: the first of ``sizes``."""
+        return self.sizes[0]
+
+    @property
+    def horizon_note(self) -> str:
+        """Why the profile's horizon is what it is (the report's Horizon section)."""
+        return HORIZON_NOTE if self.verdicts_meaningful else MICRO_HORIZON_NOTE
 
     def settings(self, **overrides: Any) -> dict:
         """TrainConfig keyword arguments of one run: ``base``, then scale, then ``overrides``."""
@@ -161,24 +131,7 @@ FULL = _register(Profile(
                 "(Muon, 2 seeds, every horizon)",
     base=_CPU_BASE, steps=1500, evals=15,
     figures=ALL_FIGURES,
-    seeds_main=(0, 1, 2, 3),
-    horizon_seeds=(0, 1),
-    mitigation_optimizers=TABLE1_OPTIMIZERS,
-    mitigation_sweep_optimizers=("adamw", "muon"), sweep_seeds=(0, 1, 2),
-    # Adan's and MARS's grids go on to x16 (best sync lr at x8); MARS's and Muon's down to x0.25 (best 2BW,
-    # resp. both, lr at x0.5, the grid's lowest: docs/protocol.md §6)
-    tuning_lr_extend=(("adan", (16.0,)), ("mars", (0.25, 16.0)), ("muon", (0.25,))), tuned_seeds=(1, 2, 3),
-    lr_ends_seeds=(("muon", (1, 2, 3)),),
-    momentum_optimizers=("adamw", "muon", "lion", "nadam"),
-    momentum_lr_optimizers=("adamw", "muon", "lion"),
-    # the lr-retuned reading's best lrs at x0.5 or x2, the grid's edges (docs/protocol.md §6)
-    momentum_lr_extend=(("adamw", (0.25, 4.0)), ("lion", (0.25, 4.0)), ("muon", (0.25,))),
-    lion_beta2_grid=(0.95, 0.99, 0.999),
-    horizons=(1500, 3000, 6000),
-    scale_horizons=(1500, 3000), scale_seeds=(0, 1, 2),
-    moe_seeds=(0, 1),
     jobs=2, threads_per_job=1,
-    quick_external=False,
 ))
 QUICK = _register(replace(
     FULL, name="quick",
@@ -186,7 +139,7 @@ QUICK = _register(replace(
                 "sync / 2BW / 2BW+EF; tiny model, 1500 steps) trained live, every other run of the "
                 "full profile's grids read from its kept records (paper_figs/kept/), quick theory "
                 "and pipeline benchmarks",
-    live_figures=("fig3",), live_seeds=(0,), kept_profile="full", quick_external=True,
+    live_figures=("fig3",), live_seeds=(0,), kept_profile="full",
 ))
 _register(Profile(
     name="gpu",
@@ -195,16 +148,7 @@ _register(Profile(
     base={"batch_size": 64, "seq_len": 512, "device": "cuda", "ns_dtype": "bfloat16", "diag_every": 500},
     steps=5000, evals=25,
     figures=ALL_FIGURES,
-    sizes=("135m", "360m"), main_size="135m", mitigation_size="360m", pipedream_size="135m",
-    pipedream_stages=8,
-    moe_size="moe_2b",
-    seeds_main=(0, 1),
-    mitigation_optimizers=TABLE1_OPTIMIZERS,
-    momentum_optimizers=("adamw", "muon", "lion", "nadam"),
-    momentum_lr_optimizers=("adamw", "muon", "lion"),
-    lion_beta2_grid=(0.95, 0.99, 0.999),
-    horizons=(2500, 5000, 10000),
-    quick_external=False,
+    sizes=("135m", "360m"),
 ))
 _register(Profile(
     name="micro",
@@ -213,16 +157,7 @@ _register(Profile(
     base={"batch_size": 2, "seq_len": 16, "device": "cpu", "eval_batches": 1, "ns_dtype": "float32"},
     steps=4, evals=2,
     figures=ALL_FIGURES,
-    seeds_main=(0, 1),
-    momentum_optimizers=("adamw", "muon"), momentum_grid=(0.9, 0.95),
-    momentum_lr_optimizers=("adamw",), momentum_lr_mults=(1.0, 2.0), lion_beta2_grid=(0.99, 0.999),
-    tuning_lr_mults=(1.0, 2.0),
-    mitigation_sweep_optimizers=("adamw",), window_grid=(0.1, 0.5), dc_asgd_grid=(0.04, 1000.0),
-    horizons=(4, 8), theory_diag_every=2, scale_horizons=(4, 8), scale_seeds=(0,),
-    pipedream_optimizers=("adamw",), pipedream_stages=2, pipedream_size="tiny",
-    moe_seeds=(0, 1),
     verdicts_meaningful=False,
-    horizon_note="micro profile: a few steps, only to exercise the pipeline; its numbers mean nothing.",
 ))
 
 
@@ -231,3 +166,9 @@ def get_profile(name: str, **changes: Any) -> Profile:
     if name not in PROFILES:
         raise ValueError(f"profile: unknown {name!r}; choose from {sorted(PROFILES)}")
     return replace(PROFILES[name], **changes) if changes else PROFILES[name]
+
+
+def with_grid(p: Profile, figure: str, **changes: Any) -> Profile:
+    """``p`` with knobs of ``figure``'s spec (or of the shared ``"grids"``) replaced: ``changes``
+    added to ``p.grid_changes[figure]``."""
+    return replace(p, grid_changes={**p.grid_changes, figure: {**p.grid_changes.get(figure, {}), **changes}})

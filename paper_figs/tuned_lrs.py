@@ -13,7 +13,7 @@ kept seed-0 records (a changed grid or retrained record makes that test fail, an
 lr_tuning's report says the table is stale).
 
 Used by lr_tuning's held-out reading: the gap at the chosen lrs measured on seeds that
-played no part in choosing them (``Profile.tuned_seeds``), free of the winner's-curse bias
+played no part in choosing them (``lr_tuning.Spec.tuned_seeds``), free of the winner's-curse bias
 of taking the minimum over one noisy seed.
 """
 from __future__ import annotations

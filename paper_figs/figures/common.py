@@ -4,7 +4,11 @@ A figure module defines ``NAME``, ``TITLE``, ``grid(profile) -> {cell: [settings
 (the training runs it needs, declared once: the pipeline trains or looks up
 ``runs_of(grid)``, deduplicated across figures, and ``build`` reads the same cells back) and
 ``build(ctx) -> FigureOutput`` (for a grid figure: ``grid_figure(NAME, TITLE, grid, render)``);
-a figure without training defines ``runs(profile) -> []``.
+a figure without training defines ``runs(profile) -> []`` and ``quick_mode(profile) -> bool`` (its
+external calls in their quick mode). A figure's knobs are a frozen spec in its own module, one
+row per profile name (:func:`spec_of`); knobs and run spellings that several figures share are
+in :mod:`paper_figs.figures.grids`, and no figure module imports another. A figure shown again
+at the tuned sync lrs takes ``tuned=True`` in ``grid`` and ``build`` (:class:`TunedReading`).
 Variants of a run (docs/design.md §4), named as in ``lmo.variants``:
 
     sync       x_{t+1} = x_t + d_t
@@ -87,17 +91,48 @@ class Context:
         return self.out / "figures"
 
 
+def spec_of(profile: Profile, figure: str, table: dict) -> Any:
+    """A figure's knobs in ``profile``: the row of ``table`` ({profile name: frozen spec})
+    named by ``profile.name``, with ``profile.grid_changes[figure]`` ({field: value}) applied."""
+    return dataclasses.replace(table[profile.name], **profile.grid_changes.get(figure, {}))
+
+
+@dataclass(frozen=True)
+class TunedReading:
+    """A figure module registered a second time, with the parameter ``tuned=True``: the same
+    figure with every run at its optimizer's tuned sync lr (``paper_figs.tuned_lrs``).
+    ``NAME`` and ``TITLE`` are the module's ``TUNED_NAME`` and ``TUNED_TITLE``."""
+
+    module: Any
+
+    @property
+    def NAME(self) -> str:  # noqa: N802 (the catalog's interface: a figure module's NAME)
+        return self.module.TUNED_NAME
+
+    @property
+    def TITLE(self) -> str:  # noqa: N802
+        return self.module.TUNED_TITLE
+
+    def grid(self, profile: Profile) -> dict:
+        return self.module.grid(profile, tuned=True)
+
+    def build(self, ctx: "Context") -> "FigureOutput":
+        return self.module.build(ctx, tuned=True)
+
+
 VARIANTS = ONE_STEP   # sync, 2bw, ef: the paper's one-step-delay comparison (lmo.variants)
 #: the delayed run with one of the paper's staleness mitigations (fractions of the profile's steps)
 MITIGATION_KINDS = ("sync_start", "sync_cooldown", "dc_asgd")
 
 
-def variant(profile: Profile, optimizer: str, kind: str, **extra: Any) -> dict:
+def variant(profile: Profile, optimizer: str, kind: str, at: Any = None, **extra: Any) -> dict:
     """Settings of one run of ``optimizer`` in variant ``kind``.
 
     kinds: the variants of ``lmo.variants`` (sync, 2bw, ef, pipedream) and
     :data:`MITIGATION_KINDS` (sync_start, sync_cooldown, dc_asgd: the delayed run with that
-    mitigation; fractions of the profile's steps).
+    mitigation). ``at`` is the kind's own setting, given by the figure that runs it:
+    PipeDream's stage count P, sync start's / cool-down's fraction w of the steps
+    (``sync_start = max(1, round(w x steps))``), DC-ASGD's lambda.
     """
     s = profile.settings(optimizer=optimizer, **extra)
     steps = int(s["steps"])
@@ -107,29 +142,36 @@ def variant(profile: Profile, optimizer: str, kind: str, **extra: Any) -> dict:
         if fields["ef"]:
             s.update(ef=True)           # sync / 2bw settings carry no ef key: their cache keys stay
         if kind == PIPEDREAM:
-            s.update(stages=profile.pipedream_stages)
+            s.update(stages=_setting(kind, at))
     elif kind == "sync_start":
-        s.update(mode=TWO_BW, sync_start=max(1, round(profile.sync_start_frac * steps)))
+        s.update(mode=TWO_BW, sync_start=max(1, round(_setting(kind, at) * steps)))
     elif kind == "sync_cooldown":
-        s.update(mode=TWO_BW, sync_cooldown=max(1, round(profile.sync_cooldown_frac * steps)))
+        s.update(mode=TWO_BW, sync_cooldown=max(1, round(_setting(kind, at) * steps)))
     elif kind == "dc_asgd":
-        s.update(mode=TWO_BW, dc_asgd=profile.dc_asgd)
+        s.update(mode=TWO_BW, dc_asgd=_setting(kind, at))
     else:
         raise ValueError(f"kind: unknown variant {kind!r}; choose from {ALL_VARIANTS + MITIGATION_KINDS}")
     return s
 
 
+def _setting(kind: str, at: Any) -> Any:
+    if at is None:
+        raise ValueError(f"at: variant {kind!r} needs its setting (stages, window fraction or lambda)")
+    return at
+
+
 def variant_grid(profile: Profile, kinds: Sequence[str], axes: dict, seeds: Sequence[int] | None = None,
-                 **fixed: Any) -> dict:
+                 at: dict | None = None, **fixed: Any) -> dict:
     """A figure's grid ``{(*axis values, kind): [settings per seed]}`` over the product of ``axes``.
 
     ``axes``: {setting name: values} (e.g. {"optimizer": opts, "steps": horizons}); the key
     lists the axis values in that order, then the variant kind. Each run is
-    ``variant(profile, optimizer, kind, seed=s, **other axis values, **fixed)``, the
+    ``variant(profile, optimizer, kind, at[kind], seed=s, **other axis values, **fixed)``, the
     optimizer taken from ``axes`` or, for a one-optimizer figure, from ``fixed``;
-    ``seeds`` default to the profile's.
+    ``seeds`` default to the profile's, ``at`` {kind: its setting} (:func:`variant`).
     """
     seeds = profile.seeds if seeds is None else seeds
+    at = at or {}
     fixed = dict(fixed)
     one_optimizer = fixed.pop("optimizer", None)
     if ("optimizer" in axes) == (one_optimizer is not None):
@@ -139,7 +181,8 @@ def variant_grid(profile: Profile, kinds: Sequence[str], axes: dict, seeds: Sequ
         cell = dict(zip(axes, values))
         optimizer = cell.pop("optimizer", one_optimizer)
         for kind in kinds:
-            grid[(*values, kind)] = [variant(profile, optimizer, kind, seed=s, **cell, **fixed) for s in seeds]
+            grid[(*values, kind)] = [variant(profile, optimizer, kind, at.get(kind), seed=s, **cell, **fixed)
+                                     for s in seeds]
     return grid
 
 

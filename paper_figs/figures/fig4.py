@@ -14,15 +14,18 @@ shrinks the gap. Three readings, each with its own verdict line:
 """
 from __future__ import annotations
 
-from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM, MU_MAPS_TO
+from dataclasses import dataclass
+
+from lmo.presets import DEFAULT_MOMENTUM, MU_MAPS_TO
 from lmo.variants import SYNC, TWO_BW
 
 from .. import paper_numbers as pn
 from .. import plotting
 from ..verdicts import Verdict, combine, fmt, gap_shrinks_with, larger_gap, mean
 from .best_lrs import argmin, rests_on
-from .common import (GAP_LABEL, Context, FigureOutput, grid_claims, grid_figure, paired, retuned_gap, sources, tag,
-                     variant_grid)
+from .common import (GAP_LABEL, Context, FigureOutput, grid_claims, grid_figure, paired, retuned_gap, sources, spec_of,
+                     tag, variant_grid)
+from .grids import lr_setting, shared
 
 NAME = "fig4"
 TITLE = "Figure 4: final sync-async gap vs momentum"
@@ -34,28 +37,51 @@ BETA2 = "lion_beta2"         # cells of Lion's betas[1] reading: (BETA2, beta2)
 LION_BETA2 = 0.99            # lmo.alias.lion's betas[1] default (lion-pytorch's)
 
 
-def lr_setting(optimizer: str, mult: float) -> dict:
-    """{} at the preset (multiplier 1: the run's key is the preset-lr run's), else
-    {"lr": mult x DEFAULT_LR[optimizer]}."""
-    return {} if mult == 1 else {"lr": round(mult * DEFAULT_LR[optimizer], 12)}
+@dataclass(frozen=True)
+class Spec:
+    """Figure 4's own knobs: the preset-lr reading's optimizers; the lr-retuned reading's grid
+    extensions ``((optimizer, (extra multipliers, ...)), ...)``, where a best lr lay at the grid's
+    edge (docs/protocol.md §6: no verdict from a grid edge); Lion's betas[1] grid (betas[0] at its
+    preset; () off). Its momenta and the lr-retuned reading's optimizers and multipliers are shared
+    (``grids.Shared``: lr_tuning and theory_training train some of its runs)."""
+
+    momentum_optimizers: tuple = ("adamw", "muon", "lion")
+    momentum_lr_extend: tuple = ()
+    lion_beta2_grid: tuple = ()
+
+
+_FULL = Spec(momentum_optimizers=("adamw", "muon", "lion", "nadam"),
+             # the lr-retuned reading's best lrs at x0.5 or x2, the grid's edges (docs/protocol.md §6)
+             momentum_lr_extend=(("adamw", (0.25, 4.0)), ("lion", (0.25, 4.0)), ("muon", (0.25,))),
+             lion_beta2_grid=(0.95, 0.99, 0.999))
+SPECS = {"full": _FULL, "quick": _FULL,
+         "gpu": Spec(momentum_optimizers=("adamw", "muon", "lion", "nadam"), lion_beta2_grid=(0.95, 0.99, 0.999)),
+         "micro": Spec(momentum_optimizers=("adamw", "muon"), lion_beta2_grid=(0.99, 0.999))}
+
+
+def spec(p) -> Spec:
+    """This figure's knobs in profile ``p``."""
+    return spec_of(p, NAME, SPECS)
 
 
 def lr_mults(p, o: str) -> tuple:
-    """The lr-retuned reading's grid of ``o``: ``p.momentum_lr_mults`` and ``o``'s ``p.momentum_lr_extend``."""
-    return tuple(sorted(set(p.momentum_lr_mults) | set(dict(p.momentum_lr_extend).get(o, ()))))
+    """The lr-retuned reading's grid of ``o``: ``momentum_lr_mults`` and ``o``'s ``momentum_lr_extend``."""
+    return tuple(sorted(set(shared(p).momentum_lr_mults) | set(dict(spec(p).momentum_lr_extend).get(o, ()))))
 
 
 def grid(p) -> dict:
     """{(optimizer, momentum, variant): [settings per seed]} (preset lr), plus
     {(LR, optimizer, momentum, multiplier, variant): ...} and {(BETA2, beta2, variant): ...}."""
-    g = variant_grid(p, KINDS, {"optimizer": p.momentum_optimizers, "momentum": p.momentum_grid})
-    for o in p.momentum_lr_optimizers:
+    sh = shared(p)
+    s = spec(p)
+    g = variant_grid(p, KINDS, {"optimizer": s.momentum_optimizers, "momentum": sh.momentum_grid})
+    for o in sh.momentum_lr_optimizers:
         for c in lr_mults(p, o):
-            for (m, k), runs in variant_grid(p, KINDS, {"momentum": p.momentum_grid}, optimizer=o,
+            for (m, k), runs in variant_grid(p, KINDS, {"momentum": sh.momentum_grid}, optimizer=o,
                                              **lr_setting(o, c)).items():
                 g[(LR, o, m, c, k)] = runs
     b1 = DEFAULT_MOMENTUM["lion"]
-    for b2 in p.lion_beta2_grid:
+    for b2 in s.lion_beta2_grid:
         extra = {} if b2 == LION_BETA2 else {"opt_kwargs": {"betas": [b1, b2]}}
         for (k,), runs in variant_grid(p, KINDS, {}, optimizer="lion", momentum=b1, **extra).items():
             g[(BETA2, b2, k)] = runs
@@ -78,9 +104,10 @@ def _log_mu_axes(axes, betas, what: str = "momentum beta") -> None:
 def retuned(p, res: dict) -> dict:
     """{(optimizer, momentum): (per-seed gap*, best sync multiplier, best 2BW multiplier)}:
     gap* = L_2bw(c_a) - L_sync(c_s) per seed, c_v = argmin_c mean_seeds L_v(c)."""
+    sh = shared(p)
     out = {}
-    for o in p.momentum_lr_optimizers:
-        for m in p.momentum_grid:
+    for o in sh.momentum_lr_optimizers:
+        for m in sh.momentum_grid:
             out[o, m] = retuned_gap({c: res[LR, o, m, c] for c in lr_mults(p, o)})
     return out
 
@@ -95,9 +122,10 @@ def judge(ctx: Context, res: dict) -> dict:
     at the largest momentum below the smallest's, monotone, the sync loss not worse
     (``verdicts.gap_shrinks_with``); every optimizer."""
     p = ctx.profile
-    parts = [gap_shrinks_with(p.momentum_grid, [paired(res[o, m][SYNC], res[o, m][TWO_BW]) for m in p.momentum_grid],
-                              plotting.label(o), ctx.noise_for(o), sync=[res[o, m][SYNC] for m in p.momentum_grid])
-             for o in p.momentum_optimizers]
+    sh = shared(p)
+    parts = [gap_shrinks_with(sh.momentum_grid, [paired(res[o, m][SYNC], res[o, m][TWO_BW]) for m in sh.momentum_grid],
+                              plotting.label(o), ctx.noise_for(o), sync=[res[o, m][SYNC] for m in sh.momentum_grid])
+             for o in spec(p).momentum_optimizers]
     return {preset_line(p): tag(combine(parts, "momentum shrinks the gap"), "C9")}
 
 
@@ -108,23 +136,25 @@ def claims(ctx: Context) -> dict:
 
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
     p = ctx.profile
+    sh = shared(p)
+    s = spec(p)
     gaps = {cell: paired(r["sync"], r["2bw"]) for cell, r in res.items()}
     fig, (ax, ax_sync) = plotting.new(ncols=2)
-    one_minus = [1 - m for m in p.momentum_grid]   # mu = 1 - beta: log axis, momentum grows to the right
+    one_minus = [1 - m for m in sh.momentum_grid]   # mu = 1 - beta: log axis, momentum grows to the right
     parts = []
-    rows = ["| optimizer | " + " | ".join(f"momentum {m}" for m in p.momentum_grid) + " |",
-            "|" + "---|" * (1 + len(p.momentum_grid))]
-    for o in p.momentum_optimizers:
-        ys = [mean(gaps[o, m]) for m in p.momentum_grid]
+    rows = ["| optimizer | " + " | ".join(f"momentum {m}" for m in sh.momentum_grid) + " |",
+            "|" + "---|" * (1 + len(sh.momentum_grid))]
+    for o in s.momentum_optimizers:
+        ys = [mean(gaps[o, m]) for m in sh.momentum_grid]
         line = ax.plot(one_minus, ys, marker="o", label=plotting.label(o))[0]
-        err = plotting.seed_errorbars([gaps[o, m] for m in p.momentum_grid])
+        err = plotting.seed_errorbars([gaps[o, m] for m in sh.momentum_grid])
         if err:
             ax.errorbar(one_minus, ys, yerr=err["yerr"], fmt="none", ecolor=line.get_color(), capsize=3)
-        ax_sync.plot(one_minus, [mean(res[o, m]["sync"]) for m in p.momentum_grid], marker="o",
+        ax_sync.plot(one_minus, [mean(res[o, m]["sync"]) for m in sh.momentum_grid], marker="o",
                      color=line.get_color(), label=plotting.label(o))
-        rows.append(f"| {plotting.label(o)} | " + " | ".join(fmt(gaps[o, m]) for m in p.momentum_grid) + " |")
+        rows.append(f"| {plotting.label(o)} | " + " | ".join(fmt(gaps[o, m]) for m in sh.momentum_grid) + " |")
     ax.axhline(0, color="black", linewidth=0.8)
-    _log_mu_axes((ax, ax_sync), p.momentum_grid)
+    _log_mu_axes((ax, ax_sync), sh.momentum_grid)
     ax.set_ylabel(GAP_LABEL)
     ax.set_title(f"Delay penalty vs momentum ({p.main_size} model, {p.steps} steps)\n"
                  "paper: the gap falls as the momentum rises", fontsize=10)
@@ -136,12 +166,12 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                    "several). Right: the synchronous run's own final loss. x: log scale in 1 - beta. The "
                    "paper's claim: the gap falls as the momentum rises.")
     out.paper = [pn.CLAIMS["momentum"]]
-    src = sources(ctx, [s for ss in g.values() for s in ss])
+    src = sources(ctx, [x for ss in g.values() for x in ss])
     out.measured = [f"Gap (nats/byte), {p.main_size} model, {p.steps} steps, {len(p.seeds)} seed(s), "
                     f"learning rate at its preset; runs from: {src}. The paper gives no numbers for "
                     "this figure, only the trend.", "", *rows]
-    sync_rows = [f"| {plotting.label(o)} | " + " | ".join(fmt(res[o, m]["sync"]) for m in p.momentum_grid) + " |"
-                 for o in p.momentum_optimizers]
+    sync_rows = [f"| {plotting.label(o)} | " + " | ".join(fmt(res[o, m]["sync"]) for m in sh.momentum_grid) + " |"
+                 for o in s.momentum_optimizers]
     out.measured += ["", "The synchronous run's own final loss at each momentum (a gap next to a sync run "
                      "that got worse says the preset lr no longer suits that momentum):", "",
                      rows[0], rows[1], *sync_rows]
@@ -149,13 +179,13 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.verdicts = {k: ctx.verdict(v) for k, v in judged.items()}
     out.notes = [v.reason for v in judged[preset_line(p)].test.parts]
     out.notes.append("The momentum swept (the reading this figure tests): "
-                     + "; ".join(f"{plotting.label(o)}: {MU_MAPS_TO[o]}" for o in p.momentum_optimizers)
+                     + "; ".join(f"{plotting.label(o)}: {MU_MAPS_TO[o]}" for o in s.momentum_optimizers)
                      + ". Lion's betas[0] weights the update's interpolation; its momentum buffer decays "
                      "at betas[1], which stays at its preset here; the reading of Lion's 'momentum decay' "
                      "as betas[1] is its own line below (when the profile sweeps it).")
-    if p.momentum_lr_optimizers:
+    if sh.momentum_lr_optimizers:
         _render_retuned(ctx, out, res)
-    if p.lion_beta2_grid:
+    if s.lion_beta2_grid:
         _render_lion_beta2(ctx, out, res)
     return out
 
@@ -163,18 +193,19 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
 def _render_retuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     """The lr-retuned reading: its table, panel and verdict line."""
     p = ctx.profile
+    sh = shared(p)
     best = retuned(p, res)
-    mults = sorted({c for o in p.momentum_lr_optimizers for c in lr_mults(p, o)})
+    mults = sorted({c for o in sh.momentum_lr_optimizers for c in lr_mults(p, o)})
     fig, (ax,) = plotting.new()
     parts, rows, edge, argmins = [], [], [], []
-    for o in p.momentum_lr_optimizers:
-        ys = [mean(best[o, m][0]) for m in p.momentum_grid]
-        line = ax.plot([1 - m for m in p.momentum_grid], ys, marker="o", label=f"{plotting.label(o)}: lr retuned")[0]
-        if o in p.momentum_optimizers:
-            ax.plot([1 - m for m in p.momentum_grid], [mean(paired(res[o, m][SYNC], res[o, m][TWO_BW]))
-                                                        for m in p.momentum_grid],
+    for o in sh.momentum_lr_optimizers:
+        ys = [mean(best[o, m][0]) for m in sh.momentum_grid]
+        line = ax.plot([1 - m for m in sh.momentum_grid], ys, marker="o", label=f"{plotting.label(o)}: lr retuned")[0]
+        if o in spec(p).momentum_optimizers:
+            ax.plot([1 - m for m in sh.momentum_grid], [mean(paired(res[o, m][SYNC], res[o, m][TWO_BW]))
+                                                        for m in sh.momentum_grid],
                     linestyle=":", color=line.get_color(), label=f"{plotting.label(o)}: preset lr")
-        for m in p.momentum_grid:
+        for m in sh.momentum_grid:
             gap, c_s, c_a = best[o, m]
             losses = [fmt(res[LR, o, m, c][v]) if (LR, o, m, c) in res else "-" for v in KINDS for c in mults]
             rows.append(f"| {plotting.label(o)} | {m} | " + " | ".join(losses)
@@ -183,18 +214,18 @@ def _render_retuned(ctx: Context, out: FigureOutput, res: dict) -> None:
             edge += [f"{plotting.label(o)} beta {m} {v}" for v, c in ((SYNC, c_s), (TWO_BW, c_a))
                      if len(own) > 1 and c in (min(own), max(own))]
         used = [argmin(ctx, {c: res[LR, o, m, c] for c in lr_mults(p, o)}, v, o,
-                       name=f"{plotting.label(o)} beta {m}") for m in p.momentum_grid for v in KINDS]
+                       name=f"{plotting.label(o)} beta {m}") for m in sh.momentum_grid for v in KINDS]
         argmins += [(o, a) for a in used]
-        ends = (best[o, p.momentum_grid[0]], best[o, p.momentum_grid[-1]])
+        ends = (best[o, sh.momentum_grid[0]], best[o, sh.momentum_grid[-1]])
         if ends[0][1:] == ends[1][1:]:   # one (c_sync, c_2bw) at both ends: that pair's spread
             noise = ctx.noise_for(o, lr=ends[0][1:])
         else:                             # two: the wider of the two (each cell's own in reality)
             noise = max((ctx.noise_for(o, lr=e[1:]) for e in ends), key=lambda n: n.conservative.width())
-        sync_best = [res[LR, o, m, best[o, m][1]][SYNC] for m in p.momentum_grid]
-        parts.append(rests_on(gap_shrinks_with(p.momentum_grid, [best[o, m][0] for m in p.momentum_grid],
+        sync_best = [res[LR, o, m, best[o, m][1]][SYNC] for m in sh.momentum_grid]
+        parts.append(rests_on(gap_shrinks_with(sh.momentum_grid, [best[o, m][0] for m in sh.momentum_grid],
                                                plotting.label(o), noise, sync=sync_best), used))
     ax.axhline(0, color="black", linewidth=0.8)
-    _log_mu_axes((ax,), p.momentum_grid)
+    _log_mu_axes((ax,), sh.momentum_grid)
     ax.set_ylabel("best 2BW - best sync loss (nats/byte)")
     ax.set_title(f"Delay penalty vs momentum, lr retuned\nper momentum and variant (peak lr in "
                  f"{{{', '.join(f'{c:g}' for c in mults)}}} x preset;\ndotted: preset lr)", fontsize=9)
@@ -228,17 +259,18 @@ def _lr_ordering(ctx: Context, out: FigureOutput, res: dict) -> None:
     gap grows with the peak lr, since the delayed bound's price over the synchronous one is
     2 L eta. Per (optimizer, beta): gap(largest lr) > gap(smallest lr) (95 % interval above 0)."""
     p = ctx.profile
-    if len(p.momentum_lr_mults) < 2:
+    sh = shared(p)
+    if len(sh.momentum_lr_mults) < 2:
         return
     per_opt, ends = [], []
-    for o in p.momentum_lr_optimizers:
+    for o in sh.momentum_lr_optimizers:
         lo, hi = min(lr_mults(p, o)), max(lr_mults(p, o))
         ends.append(f"{plotting.label(o)} x{hi:g} vs x{lo:g}")
         cells = [larger_gap(paired(res[LR, o, m, hi][SYNC], res[LR, o, m, hi][TWO_BW]),
                             paired(res[LR, o, m, lo][SYNC], res[LR, o, m, lo][TWO_BW]),
                             (f"{plotting.label(o)} beta {m} at lr x{hi:g}", f"at x{lo:g}"),
                             (ctx.noise_for(o, lr=hi), ctx.noise_for(o, lr=lo)))
-                 for m in p.momentum_grid]
+                 for m in sh.momentum_grid]
         per_opt.append(combine(cells, f"{plotting.label(o)}: gap grows with lr"))
         out.notes += [f"Theory's lr ordering, {plotting.label(o)}: " + v.reason for v in cells]
     seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
@@ -250,7 +282,7 @@ def _lr_ordering(ctx: Context, out: FigureOutput, res: dict) -> None:
 def _render_lion_beta2(ctx: Context, out: FigureOutput, res: dict) -> None:
     """Lion's betas[1] reading: its table, panel and verdict line."""
     p = ctx.profile
-    b2s = p.lion_beta2_grid
+    b2s = spec(p).lion_beta2_grid
     gaps = [paired(res[BETA2, b][SYNC], res[BETA2, b][TWO_BW]) for b in b2s]
     fig, (ax,) = plotting.new()
     ax.plot([1 - b for b in b2s], [mean(g) for g in gaps], marker="o", label="Lion")

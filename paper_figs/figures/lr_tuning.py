@@ -18,116 +18,124 @@ lr grid whose preset momentum is on Figure 4's momentum grid, c != 1 is Figure 4
 that (preset) momentum, the same training under an explicit momentum (c = 4, beyond Figure
 4's grid, is a run of its own). The grid reaches x8 because at x{0.5, 1, 2} the best lr lay
 at the grid's upper edge for 7 of the 9 optimizers, and at x{0.5, ..., 4} for 5; it goes on
-upward (``p.tuning_lr_extend``) for the optimizers still at its edge at x8 (Adan, MARS).
+upward (``tuning_lr_extend``) for the optimizers still at its edge at x8 (Adan, MARS).
 
-Held-out reading (``p.tuned_seeds``): gap* picks each variant's minimum over one noisy seed,
+Held-out reading (``tuned_seeds``): gap* picks each variant's minimum over one noisy seed,
 which is biased low. The lrs it picked are written down (``paper_figs.tuned_lrs.CHOSEN``),
 and both variants are trained there on other seeds, for the optimizers of Table 1's headline:
 
-    gap_held(o) = L_2bw(o, c_2bw; s) - L_sync(o, c_sync; s),  s in ``p.tuned_seeds``
+    gap_held(o) = L_2bw(o, c_2bw; s) - L_sync(o, c_sync; s),  s in ``tuned_seeds``
 
 The claims at tuned lrs are judged on gap_held when the profile has held-out seeds, else on gap*.
 """
 from __future__ import annotations
 
-from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM
+from dataclasses import dataclass
+
+from lmo.presets import DEFAULT_LR
 from lmo.variants import SYNC, TWO_BW
 
 from .. import paper_numbers as pn
 from .. import plotting
 from .. import tuned_lrs
+from ..profiles import TABLE1_OPTIMIZERS
 from ..tuned_lrs import chosen
 from ..verdicts import INCONCLUSIVE, Evidence, Verdict, combine, fmt, larger_gap, mean, much_larger_gap
 from .best_lrs import Argmin, argmin, rests_on
-from .common import GAP_LABEL, Context, FigureOutput, best_lr, finals, grid_figure, paired, retuned_gap, variant
-from .fig4 import lr_setting
+from .common import GAP_LABEL, Context, FigureOutput, best_lr, grid_figure, paired, retuned_gap, spec_of
+from .grids import shared, table1_grid, tuned_run, tuning_mults
 
 NAME = "lr_tuning"
 TITLE = "Learning-rate tuning: each optimizer's sync lr, and Adan's robustness at tuned lrs"
 KINDS = (SYNC, TWO_BW)
 TUNE = "tune"   # cells (TUNE, optimizer, multiplier)
-HELD = "held"   # cells (HELD, optimizer): sync and 2BW at tuned_lrs.CHOSEN, seeds p.tuned_seeds
+HELD = "held"   # cells (HELD, optimizer): sync and 2BW at tuned_lrs.CHOSEN, seeds tuned_seeds
 ENDS = "ends"   # cells (ENDS, optimizer, multiplier): the grid's smallest / largest lr, more seeds
 
 
-def mults(p, o: str) -> tuple:
-    """The lr grid of optimizer ``o``: ``p.tuning_lr_mults`` and ``o``'s ``p.tuning_lr_extend``."""
-    return tuple(sorted(set(p.tuning_lr_mults) | set(dict(p.tuning_lr_extend).get(o, ()))))
+@dataclass(frozen=True)
+class Spec:
+    """lr_tuning's own knobs: the optimizers whose 2BW run is swept too (Table 1 at tuned lrs);
+    the held-out reading's seeds at ``paper_figs.tuned_lrs.CHOSEN`` (() off); ``((optimizer,
+    (seeds, ...)), ...)``: that optimizer's grid's end lrs at these seeds too. Its lr grid is
+    shared (``grids.Shared.tuning_lr_mults``, ``tuning_lr_extend``: the tuned readings' lr
+    choice rests on it)."""
+
+    tuned_gap_optimizers: tuple = TABLE1_OPTIMIZERS
+    tuned_seeds: tuple = ()
+    lr_ends_seeds: tuple = ()
+
+
+_FULL = Spec(tuned_seeds=(1, 2, 3), lr_ends_seeds=(("muon", (1, 2, 3)),))
+SPECS = {"full": _FULL, "quick": _FULL, "gpu": Spec(), "micro": Spec()}
+
+
+def spec(p) -> Spec:
+    """This figure's knobs in profile ``p``."""
+    return spec_of(p, NAME, SPECS)
 
 
 def held_optimizers(p) -> tuple:
     """The optimizers of the held-out reading: Table 1's headline ones swept in both variants."""
-    if not p.tuned_seeds:
+    sh = shared(p)
+    s = spec(p)
+    if not s.tuned_seeds:
         return ()
-    return tuple(o for o in p.table1_headline if o in p.table1_optimizers and o in p.tuned_gap_optimizers)
-
-
-def run_settings(p, o: str, c: float, kind: str, seed: int) -> dict:
-    """One run of the sweep (module docstring: which runs other figures share)."""
-    extra = lr_setting(o, c)
-    if c != 1 and o in p.momentum_lr_optimizers and DEFAULT_MOMENTUM[o] in p.momentum_grid:
-        extra["momentum"] = DEFAULT_MOMENTUM[o]
-        return variant(p, o, kind, seed=seed, **extra)   # Figure 4's run (its config: the main size)
-    return variant(p, o, kind, seed=seed, config=p.sizes[0], **extra)
+    return tuple(o for o in sh.table1_headline if o in sh.table1_optimizers and o in s.tuned_gap_optimizers)
 
 
 def grid(p) -> dict:
     """{(TUNE, optimizer, multiplier, variant): [settings per seed]}: sync for every Table 1
-    optimizer, 2BW too for ``p.tuned_gap_optimizers``, plus Table 1's cells
+    optimizer, 2BW too for ``tuned_gap_optimizers``, plus Table 1's cells
     {(size, optimizer, variant): ...} of those optimizers at the main size. Empty when the
     profile sweeps no lr."""
-    if len(p.tuning_lr_mults) < 2 or p.sizes[0] != p.main_size:
+    sh = shared(p)
+    s = spec(p)
+    if len(sh.tuning_lr_mults) < 2:
         return {}
-    from . import table1   # the Adan reading's preset-lr cells are Table 1's (its seeds)
-    t1 = table1.grid(p)
-    g = {k: t1[k] for k in t1 if k[0] == p.sizes[0] and k[1] in p.tuned_gap_optimizers}
-    for o in p.table1_optimizers:
-        kinds = KINDS if o in p.tuned_gap_optimizers else (SYNC,)
-        for c in mults(p, o):
+    t1 = table1_grid(p)   # the Adan reading's preset-lr cells are Table 1's (its seeds)
+    g = {k: t1[k] for k in t1 if k[0] == p.sizes[0] and k[1] in s.tuned_gap_optimizers}
+    for o in sh.table1_optimizers:
+        kinds = KINDS if o in s.tuned_gap_optimizers else (SYNC,)
+        for c in tuning_mults(p, o):
             for k in kinds:
-                g[(TUNE, o, c, k)] = [run_settings(p, o, c, k, s) for s in p.seeds]
+                g[(TUNE, o, c, k)] = [tuned_run(p, o, c, k, seed) for seed in p.seeds]
     for o in held_optimizers(p):
         for k in KINDS:
-            g[(HELD, o, k)] = [run_settings(p, o, chosen(o, k), k, s) for s in p.tuned_seeds]
-    for o, extra in p.lr_ends_seeds:
-        if o in p.table1_optimizers and o in p.tuned_gap_optimizers:
-            for c in (min(mults(p, o)), max(mults(p, o))):
+            g[(HELD, o, k)] = [tuned_run(p, o, chosen(o, k), k, seed) for seed in s.tuned_seeds]
+    for o, extra in s.lr_ends_seeds:
+        if o in sh.table1_optimizers and o in s.tuned_gap_optimizers:
+            for c in (min(tuning_mults(p, o)), max(tuning_mults(p, o))):
                 for k in KINDS:
-                    g[(ENDS, o, c, k)] = [run_settings(p, o, c, k, s) for s in (*p.seeds, *extra)]
+                    g[(ENDS, o, c, k)] = [tuned_run(p, o, c, k, seed) for seed in (*p.seeds, *extra)]
     return g
 
 
 def tuned(p, res: dict, o: str) -> tuple[list, float, float]:
-    """(gap* per seed, c_sync, c_2bw) of ``o`` over its grid ``mults(p, o)`` (``common.retuned_gap``)."""
-    return retuned_gap({c: res[TUNE, o, c] for c in mults(p, o)})
+    """(gap* per seed, c_sync, c_2bw) of ``o`` over its grid ``tuning_mults(p, o)`` (``common.retuned_gap``)."""
+    return retuned_gap({c: res[TUNE, o, c] for c in tuning_mults(p, o)})
 
 
 def argmins(ctx: Context, res: dict, o: str) -> tuple[Argmin, ...]:
     """The best sync and 2BW lrs of ``o``'s seed-0 grid with their usability (the lrs the tuned
     readings rest on; docs/protocol.md §6)."""
-    cells = {c: res[TUNE, o, c] for c in mults(ctx.profile, o) if (TUNE, o, c) in res}
+    cells = {c: res[TUNE, o, c] for c in tuning_mults(ctx.profile, o) if (TUNE, o, c) in res}
     return tuple(argmin(ctx, cells, k, o, name=plotting.label(o)) for k in KINDS if all(k in r for r in cells.values()))
-
-
-def sync_argmin(ctx: Context, o: str) -> Argmin:
-    """The best sync lr of ``o``'s grid, read from the runs (fig3_tuned and fig2_tuned rest on it)."""
-    p, missing = ctx.profile, []
-    cells = {c: {SYNC: finals(ctx, [run_settings(p, o, c, SYNC, s) for s in p.seeds], missing)} for c in mults(p, o)}
-    return argmin(ctx, cells, SYNC, o, name=plotting.label(o))
 
 
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
     p = ctx.profile
+    sh = shared(p)
     if not res:
         out.status = "not run in this profile"
         return out
-    every = sorted({c for o in p.table1_optimizers for c in mults(p, o)})
+    every = sorted({c for o in sh.table1_optimizers for c in tuning_mults(p, o)})
     fig, (ax,) = plotting.new(width=6.0)
     rows = ["| optimizer | preset peak lr | " + " | ".join(f"sync lr x{c:g}" for c in every)
             + " | best | 2BW at the best sync lr |", "|" + "---|" * (4 + len(every))]
     moved, edge = [], []
-    for o in p.table1_optimizers:
-        cs = mults(p, o)
+    for o in sh.table1_optimizers:
+        cs = tuning_mults(p, o)
         cells = {c: res[TUNE, o, c] for c in cs}
         b = best_lr(cells, SYNC)
         ax.plot(cs, [mean(cells[c][SYNC]) for c in cs], marker="o", label=plotting.label(o))
@@ -138,9 +146,9 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
             moved.append(f"{plotting.label(o)} (x{b:g})")
         if b in (min(cs), max(cs)):
             edge.append(plotting.label(o))
-    mults_txt = ", ".join(f"{c:g}" for c in p.tuning_lr_mults) + "".join(
-        f"; {plotting.label(o)} also x{', x'.join(f'{c:g}' for c in ext)}" for o, ext in p.tuning_lr_extend
-        if o in p.table1_optimizers)
+    mults_txt = ", ".join(f"{c:g}" for c in sh.tuning_lr_mults) + "".join(
+        f"; {plotting.label(o)} also x{', x'.join(f'{c:g}' for c in ext)}" for o, ext in sh.tuning_lr_extend
+        if o in sh.table1_optimizers)
     ax.set_xscale("log", base=2)
     ax.set_xticks(list(every))
     ax.set_xticklabels([f"x{c:g}" for c in every])
@@ -176,10 +184,10 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
 
 def _grid_txt(p) -> str:
     seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
-    grid = f"peak lr {{{', '.join(f'{c:g}' for c in p.tuning_lr_mults)}}} x preset"
+    grid = f"peak lr {{{', '.join(f'{c:g}' for c in shared(p).tuning_lr_mults)}}} x preset"
     if held_optimizers(p):
         return (f"lrs chosen over {grid} on {seeds} per lr, the gap measured at them on held-out seeds "
-                f"{', '.join(map(str, p.tuned_seeds))}")
+                f"{', '.join(map(str, spec(p).tuned_seeds))}")
     return f"best 2BW minus best sync over {grid}, {seeds} per lr"
 
 
@@ -217,11 +225,12 @@ def _table1_tuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     """Table 1 at tuned lrs: gap* per optimizer beside the preset-lr gap, a bar plot, and
     Table 1's two claims (AdamW / MARS degrade more, and much more, than Muon) on gap*."""
     p, size = ctx.profile, ctx.profile.sizes[0]
-    opts = [o for o in p.table1_optimizers if o in p.tuned_gap_optimizers]
+    s = spec(p)
+    opts = [o for o in shared(p).table1_optimizers if o in s.tuned_gap_optimizers]
     if not opts:
         return
     held = held_optimizers(p)
-    seeds_txt = ", ".join(map(str, p.tuned_seeds))
+    seeds_txt = ", ".join(map(str, s.tuned_seeds))
     rows = ["| optimizer | best sync lr | best 2BW lr | best sync loss | best 2BW loss | gap* | gap* / sync | "
             + (f"gap at the chosen lrs, held-out seeds {seeds_txt} | " if held else "")
             + "gap at the preset lr (Table 1) |", "|" + "---|" * (8 + bool(held))]
@@ -289,17 +298,18 @@ def _lr_ordering(ctx: Context, out: FigureOutput, res: dict) -> None:
     synchronous one is 2 L eta) on this grid, which spans 16-32x in lr where Figure 4's spans
     4x: at the preset momentum, gap(c) = L_2bw(c) - L_sync(c) is larger at the grid's largest
     c than at its smallest (Welch t, 95 %), per optimizer swept in both variants (at the seeds of
-    ``p.lr_ends_seeds`` too where it names the optimizer)."""
+    ``lr_ends_seeds`` too where it names the optimizer)."""
     p = ctx.profile
-    opts = [o for o in p.table1_optimizers if o in p.tuned_gap_optimizers]
+    s = spec(p)
+    opts = [o for o in shared(p).table1_optimizers if o in s.tuned_gap_optimizers]
     if not opts:
         return
-    every = sorted({c for o in opts for c in mults(p, o)})
+    every = sorted({c for o in opts for c in tuning_mults(p, o)})
     rows = ["| optimizer | " + " | ".join(f"gap at x{c:g}" for c in every) + " | largest vs smallest lr |",
             "|" + "---|" * (2 + len(every))]
     parts = {}
     for o in opts:
-        gap = {c: paired(res[TUNE, o, c][SYNC], res[TUNE, o, c][TWO_BW]) for c in mults(p, o)}
+        gap = {c: paired(res[TUNE, o, c][SYNC], res[TUNE, o, c][TWO_BW]) for c in tuning_mults(p, o)}
         lo, hi = min(gap), max(gap)
         end = {c: paired(res[ENDS, o, c][SYNC], res[ENDS, o, c][TWO_BW]) if (ENDS, o, c) in res else gap[c]
                for c in (lo, hi)}
@@ -314,16 +324,16 @@ def _lr_ordering(ctx: Context, out: FigureOutput, res: dict) -> None:
                  f"lr of this grid, every optimizer ({seeds} per lr; D - R, Welch t)"] = \
         ctx.verdict(combine(list(parts.values()), "gap grows with lr"))
     if "muon" in parts:
-        n = len(p.seeds) + len(dict(p.lr_ends_seeds).get("muon", ()))
-        out.verdicts[f"theory: Muon's 2BW gap grows with the peak lr (x{max(mults(p, 'muon')):g} vs "
-                     f"x{min(mults(p, 'muon')):g} preset, {n} seed(s) at each)"] = ctx.verdict(parts["muon"])
+        n = len(p.seeds) + len(dict(s.lr_ends_seeds).get("muon", ()))
+        out.verdicts[f"theory: Muon's 2BW gap grows with the peak lr (x{max(tuning_mults(p, 'muon')):g} vs "
+                     f"x{min(tuning_mults(p, 'muon')):g} preset, {n} seed(s) at each)"] = ctx.verdict(parts["muon"])
     out.notes += [f"Theory's lr ordering, {plotting.label(o)}: " + v.reason for o, v in parts.items()]
 
 
 def _adan(ctx: Context, out: FigureOutput, res: dict) -> None:
     """Table 1's Adan claim, at the preset lrs and with both optimizers' lrs retuned."""
     p = ctx.profile
-    if not {"adan", "muon"} <= set(p.tuned_gap_optimizers):
+    if not {"adan", "muon"} <= set(spec(p).tuned_gap_optimizers):
         return
     size = p.sizes[0]
     judged, stale = judged_gaps(p, res, ("adan", "muon"))

@@ -11,14 +11,17 @@ from 50B to 200B tokens (Figure 5). Here: the profile's MoE config (``tiny_moe``
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .. import moe_verdicts as mv
 from .. import paper_numbers as pn
 from .. import plotting
 from ..protocol import M_BENIGN, M_SMALLEST, SPIKE_REL
 from ..seed_stats import NO_NOISE, Noise
 from ..verdicts import combine, fmt, lower_is_better, mean
-from .common import (LOSS_LABEL, VARIANTS, Context, FigureOutput, curves, measure, paired, sources, status_of, tag,
-                     variant)
+from .common import (LOSS_LABEL, VARIANTS, Context, FigureOutput, curves, measure, paired, sources, spec_of, status_of,
+                     tag, variant)
+from .grids import shared
 
 NAME = "moe"
 TITLE = ("Table 3, Figure 1 and Figure 5 (MoE): sync vs async vs async + EF on a mixture-of-experts "
@@ -26,14 +29,35 @@ TITLE = ("Table 3, Figure 1 and Figure 5 (MoE): sync vs async vs async + EF on a
 PAPER = pn.LOSSES["muon_moe", "10B MoE"]
 
 
+
+@dataclass(frozen=True)
+class Spec:
+    """The MoE figure's knobs (Table 3, Figures 1 and 5): model, optimizer, seeds (its horizons:
+    Figure 5's, ``grids.Shared.horizons``, and the profile's steps)."""
+
+    moe_size: str = "tiny_moe"
+    moe_optimizer: str = "muon"
+    moe_seeds: tuple = (0,)
+
+
+_FULL = Spec(moe_seeds=(0, 1))
+SPECS = {"full": _FULL, "quick": _FULL, "gpu": Spec(moe_size="moe_2b"), "micro": Spec(moe_seeds=(0, 1))}
+
+
+def spec(p) -> Spec:
+    """This figure's knobs in profile ``p``."""
+    return spec_of(p, NAME, SPECS)
+
+
 def horizons(p) -> tuple:
     """The MoE figure's horizons: the profile's, and its ``steps`` (Table 3's horizon)."""
-    return tuple(sorted(set(p.horizons) | {p.steps}))
+    return tuple(sorted(set(shared(p).horizons) | {p.steps}))
 
 
 def grid(p) -> dict:
     """{(horizon, variant): [settings per seed]}: ``moe_optimizer`` on ``moe_size``."""
-    return {(h, k): [variant(p, p.moe_optimizer, k, seed=s, steps=h, config=p.moe_size) for s in p.moe_seeds]
+    s = spec(p)
+    return {(h, k): [variant(p, s.moe_optimizer, k, seed=i, steps=h, config=s.moe_size) for i in s.moe_seeds]
             for h in horizons(p) for k in VARIANTS}
 
 
@@ -74,17 +98,19 @@ def measured(ctx: Context, g: dict, missing: list) -> dict:
 def claims(ctx: Context) -> dict:
     """The MoE figure's confirmatory lines (C13-C15), measured without drawing."""
     p, missing = ctx.profile, []
+    s = spec(p)
     g = grid(p)
     res = measured(ctx, g, missing)
     if status_of(missing, sum(map(len, g.values()))).startswith("not available"):
         return {}
     delayed = {h: curves(ctx, g[h, "2bw"] + g[h, "ef"]) for h in res}
-    verdicts, _ = judge(res, p.steps, delayed, ctx.noise_for(p.moe_optimizer, p.moe_size))
+    verdicts, _ = judge(res, p.steps, delayed, ctx.noise_for(s.moe_optimizer, s.moe_size))
     return {k: v for k, v in verdicts.items() if v.claim}
 
 
 def _plot(ctx: Context, g: dict, res: dict, hs: list, table_h: int) -> list:
     p = ctx.profile
+    s = spec(p)
     fig, (ax1, ax2, ax3) = plotting.new(ncols=3)
     shown = []
     for k in VARIANTS:
@@ -92,8 +118,8 @@ def _plot(ctx: Context, g: dict, res: dict, hs: list, table_h: int) -> list:
         plotting.plot_curves(ax1, cs, plotting.VARIANT_STYLE[k])
         shown += cs
     plotting.focus_ylim(ax1, shown)
-    ax1.set_title(f"Figure 1 / Table 3: {plotting.label(p.moe_optimizer)}, {p.moe_size}, {table_h} steps"
-                  f"{plotting.seeds_note(len(p.moe_seeds))}\npaper (10B MoE): 1.906 / 1.911 / 1.906",
+    ax1.set_title(f"Figure 1 / Table 3: {plotting.label(s.moe_optimizer)}, {s.moe_size}, {table_h} steps"
+                  f"{plotting.seeds_note(len(s.moe_seeds))}\npaper (10B MoE): 1.906 / 1.911 / 1.906",
                   fontsize=9)
     ax1.set_xlabel(plotting.STEP_LABEL)
     ax1.set_ylabel(LOSS_LABEL)
@@ -130,6 +156,7 @@ def _plot(ctx: Context, g: dict, res: dict, hs: list, table_h: int) -> list:
 
 def build(ctx: Context) -> FigureOutput:
     p = ctx.profile
+    s = spec(p)
     out = FigureOutput(NAME, TITLE)
     g = grid(p)
     res = measured(ctx, g, out.missing)
@@ -140,30 +167,30 @@ def build(ctx: Context) -> FigureOutput:
     table_h = p.steps
     out.files = _plot(ctx, g, res, hs, table_h)
     delayed = {h: curves(ctx, g[h, "2bw"] + g[h, "ef"]) for h in hs}
-    verdicts, parts = judge(res, table_h, delayed, ctx.noise_for(p.moe_optimizer, p.moe_size))
+    verdicts, parts = judge(res, table_h, delayed, ctx.noise_for(s.moe_optimizer, s.moe_size))
     rows = ["| model | horizon | sync | async (2BW) | async + EF | async gap | EF gap | runs from |",
             "|---|---|---|---|---|---|---|---|"]
     for h in hs:
         r = res[h]
-        rows.append(f"| {p.moe_size}{' (Table 3)' if h == table_h else ''} | {h} steps | {fmt(r['sync'])} | "
+        rows.append(f"| {s.moe_size}{' (Table 3)' if h == table_h else ''} | {h} steps | {fmt(r['sync'])} | "
                     f"{fmt(r['2bw'])} | {fmt(r['ef'])} | {fmt(paired(r['sync'], r['2bw']))} | "
-                    f"{fmt(paired(r['sync'], r['ef']))} | {sources(ctx, [s for k in VARIANTS for s in g[h, k]])} |")
+                    f"{fmt(paired(r['sync'], r['ef']))} | {sources(ctx, [x for k in VARIANTS for x in g[h, k]])} |")
     v = {k: PAPER[k].value for k in VARIANTS}
     rows.append(f"| *paper: 10B MoE* | 200B tokens | {v['sync']:.3f} | {v['2bw']:.3f} | {v['ef']:.3f} | "
                 f"{v['2bw'] - v['sync']:.3f} | {v['ef'] - v['sync']:.3f} | summary (nats/token) |")
-    seeds = len(p.moe_seeds)
+    seeds = len(s.moe_seeds)
     out.caption = (f"Left: validation loss of sync, one-step-delayed (2BW) and delayed + EF training of the "
-                   f"{p.moe_size} mixture-of-experts model with {plotting.label(p.moe_optimizer)} at "
+                   f"{s.moe_size} mixture-of-experts model with {plotting.label(s.moe_optimizer)} at "
                    f"{table_h} steps (Table 3 / Figure 1 at this scale). Middle: final loss at each horizon "
                    f"(one cosine schedule each). Right: async and EF gap (final loss minus sync) per horizon; "
                    f"{seeds} seed(s), whiskers = std over seeds where there are several.")
     out.paper = [pn.CLAIMS["moe_table3"], pn.CLAIMS["moe_stable"], pn.CLAIMS["horizon"]]
-    out.measured = [f"Final validation loss (nats/byte), {p.moe_size}, {plotting.label(p.moe_optimizer)}, "
+    out.measured = [f"Final validation loss (nats/byte), {s.moe_size}, {plotting.label(s.moe_optimizer)}, "
                     f"{seeds} seed(s) ('±' = std over seeds); the paper's row last (nats/token at 10B: "
                     "compare the pattern, not the values):", "", *rows]
     out.verdicts = {k: ctx.verdict(x) for k, x in verdicts.items()}
     out.notes = [
-        f"Criteria (docs/protocol.md §8, paper_figs/moe_verdicts.py; {ctx.noise_for(p.moe_optimizer, p.moe_size)}): "
+        f"Criteria (docs/protocol.md §8, paper_figs/moe_verdicts.py; {ctx.noise_for(s.moe_optimizer, s.moe_size)}): "
         f"EF closes the gap when the 95 % interval of EF's gap lies within +-{M_SMALLEST:.2%} of the sync loss "
         "(two one-sided tests; the paper's 10B async gap 0.005 / 1.906 is the smallest gap it reports); async is "
         f"stable when no delayed run's validation loss is non-finite or rises {SPIKE_REL:.0%} above its running "
@@ -171,7 +198,7 @@ def build(ctx: Context) -> FigureOutput:
         "0.03' relative to 2.896); the gap does not grow when the interval of its growth from the shortest to the "
         f"longest horizon lies below {M_SMALLEST:.2%} of the sync loss.",
         f"The paper's own 10B gap, {v['2bw'] - v['sync']:.3f}, is about one seed SD at this scale: "
-        f"{len(p.moe_seeds)} seed(s) cannot resolve a gap that small.",
+        f"{len(s.moe_seeds)} seed(s) cannot resolve a gap that small.",
         "EF reduces the remaining gap (Figure 5's second claim): mean(async + EF) below mean(async), the 95 % "
         "interval of the paired difference above 0, at every horizon (paper_figs/verdicts.py lower_is_better).",
         "The paper's Figure 1 shows training loss; this figure shows validation loss (what Table 3 reports).",

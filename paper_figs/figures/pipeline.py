@@ -6,10 +6,12 @@ its ideal time ratio to a bubble-free schedule is (M + P - 1) / M. The benchmark
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .. import plotting
 from ..deps import Unavailable
 from ..verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict
-from .common import Context, FigureOutput
+from .common import Context, FigureOutput, spec_of
 from .external import cached_call
 
 NAME = "pipeline"
@@ -18,6 +20,22 @@ TITLE = "Pipeline figure: measured throughput ratio vs the ideal bubble ratio (M
 
 def runs(p) -> list[dict]:
     return []
+
+
+@dataclass(frozen=True)
+class Spec:
+    """This figure's knob: its external calls in their quick mode (the full and gpu profiles run
+    them in full)."""
+
+    quick_external: bool = True
+
+
+SPECS = {"full": Spec(quick_external=False), "quick": Spec(), "gpu": Spec(quick_external=False), "micro": Spec()}
+
+
+def quick_mode(p) -> bool:
+    """Whether this figure's external calls run in their quick mode in profile ``p``."""
+    return spec_of(p, NAME, SPECS).quick_external
 
 
 def ideal_ratio(M: int, P: int) -> float:
@@ -58,7 +76,7 @@ def judge(rows: list[dict]) -> Verdict:
 
 def build(ctx: Context) -> FigureOutput:
     out = FigureOutput(NAME, TITLE)
-    quick = ctx.profile.quick_external
+    quick = quick_mode(ctx.profile)
     try:
         run_bench = ctx.deps.get("run_bench")
         bench = cached_call(ctx, "pipeline_bench", {"quick": quick}, lambda: run_bench(quick=quick))

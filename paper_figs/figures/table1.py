@@ -9,15 +9,14 @@ from __future__ import annotations
 import csv
 import math
 
-from lmo.variants import SYNC, TWO_BW
-
 from .. import paper_numbers as pn
 from .. import plotting
 from ..protocol import M_BENIGN
 from ..seed_stats import scaled, scaled_noise
 from ..verdicts import below_margin, fmt, larger_gap, mean, most, much_larger_gap
 from .common import (GAP_LABEL, Context, FigureOutput, cell_sources, grid_claims, grid_figure, paired, relative_gap,
-                     tag, variant_grid)
+                     tag)
+from .grids import TABLE1_KINDS, shared, table1_grid
 
 NAME = "table1"
 TITLE = "Table 1: sync vs one-step delay across optimizers and two model sizes"
@@ -25,17 +24,14 @@ PAPER_SIZES = ("135M", "360M")
 PAPER_MARK = "paper's gap (135M on the first size, 360M on the second; nats/token)"
 
 
-KINDS = (SYNC, TWO_BW)
+KINDS = TABLE1_KINDS
 
 
 def grid(p) -> dict:
-    """{(size, optimizer, variant): [settings per seed]}: ``p.seeds`` per cell, ``p.seeds_main``
-    for the headline cells (``p.table1_headline`` at the first size, where the claim is)."""
-    g = variant_grid(p, KINDS, {"config": p.sizes, "optimizer": p.table1_optimizers})
-    head = tuple(o for o in p.table1_headline if o in p.table1_optimizers)
-    if head:
-        g.update(variant_grid(p, KINDS, {"config": p.sizes[:1], "optimizer": head}, seeds=p.seeds_main))
-    return g
+    """{(size, optimizer, variant): [settings per seed]}: ``p.seeds`` per cell, ``seeds_main``
+    for the headline cells (``table1_headline`` at the first size, where the claim is); the grid
+    lr_tuning reads back, so declared in :func:`paper_figs.figures.grids.table1_grid`."""
+    return table1_grid(p)
 
 
 def _paper_value(o: str, i: int) -> float | None:
@@ -51,11 +47,12 @@ def _paper_gap(o: str, i: int) -> str:
 
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
     p = ctx.profile
+    sh = shared(p)
     rows = ["| size | optimizer | sync | async (2BW) | gap | gap / sync | paper gap | runs from |",
             "|---|---|---|---|---|---|---|---|"]
     csv_rows = [["size", "optimizer", "seed", "sync", "async", "gap"]]
     for i, size in enumerate(p.sizes):
-        for o in p.table1_optimizers:
+        for o in sh.table1_optimizers:
             r = res[size, o]
             rows.append(f"| {size} | {plotting.label(o)} | {fmt(r['sync'])} | {fmt(r['2bw'])} | "
                         f"{fmt(paired(r['sync'], r['2bw']))} | {relative_gap(r)} | {_paper_gap(o, i)} | "
@@ -67,22 +64,22 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     with open(path_csv, "w", newline="") as f:
         csv.writer(f).writerows(csv_rows)
 
-    fig, axes = plotting.new(ncols=1, width=max(5.0, 0.9 * len(p.table1_optimizers) + 2))
+    fig, axes = plotting.new(ncols=1, width=max(5.0, 0.9 * len(sh.table1_optimizers) + 2))
     ax = axes[0]
     w = 0.8 / len(p.sizes)
     paper_ax = ax.twinx()   # the paper's gaps are nats/token: their own axis, never ours
     paper_ax.set_ylabel("paper's gap (nats/token)")
     for i, size in enumerate(p.sizes):
-        per_seed = [paired(res[size, o]["sync"], res[size, o]["2bw"]) for o in p.table1_optimizers]
+        per_seed = [paired(res[size, o]["sync"], res[size, o]["2bw"]) for o in sh.table1_optimizers]
         gaps = [mean(x) for x in per_seed]
         xs = [j + (i - (len(p.sizes) - 1) / 2) * w for j in range(len(gaps))]
         ax.bar(xs, [v if math.isfinite(v) else 0 for v in gaps], width=w, label=f"{size} model",
                **plotting.seed_errorbars(per_seed))
-        plotting.mark_paper(paper_ax, xs, [_paper_value(o, i) for o in p.table1_optimizers],
+        plotting.mark_paper(paper_ax, xs, [_paper_value(o, i) for o in sh.table1_optimizers],
                             label=PAPER_MARK if i == 0 else None)
     ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_xticks(range(len(p.table1_optimizers)))
-    ax.set_xticklabels([plotting.label(o) for o in p.table1_optimizers], rotation=30)
+    ax.set_xticks(range(len(sh.table1_optimizers)))
+    ax.set_xticklabels([plotting.label(o) for o in sh.table1_optimizers], rotation=30)
     ax.set_xlabel("optimizer")
     ax.set_ylabel(GAP_LABEL)
     ax.set_title(f"One-step-delay penalty after {p.steps} training steps")
@@ -95,24 +92,24 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     ax.legend(h1 + h2, l1 + l2, loc="upper left", fontsize=8)
     ax.grid(alpha=0.3, axis="y")
     out.files = plotting.save(fig, ctx.fig_dir, "table1_gaps") + [path_csv]
-    head = ", ".join(plotting.label(o) for o in p.table1_headline if o in p.table1_optimizers)
+    head = ", ".join(plotting.label(o) for o in sh.table1_headline if o in sh.table1_optimizers)
     out.caption = (f"Final sync-async validation-loss gap per optimizer ({', '.join(p.sizes)} "
-                   f"models, {p.steps} steps; n = {len(p.seeds_main)} seeds for {head} at {p.sizes[0]}, "
+                   f"models, {p.steps} steps; n = {len(sh.seeds_main)} seeds for {head} at {p.sizes[0]}, "
                    f"{len(p.seeds)} for every other bar; whiskers = std over seeds where there are several); "
                    "black marks = the paper's gap at 135M / 360M on the right-hand axis (nats/token: "
                    "compare the pattern, not the height); missing bars = missing runs.")
     out.paper = [pn.CLAIMS["optimizer_dependence"],
                  "Absolute losses given in the summary: 360M AdamW 2.612 / 2.890, Muon 2.578 / 2.590, "
                  "MARS 2.615 / 2.897; 135M Adan 2.896 / 2.902; the other entries are not given in the summary."]
-    below = [o for o in p.table1_optimizers
+    below = [o for o in sh.table1_optimizers
              if mean(paired(res[p.sizes[0], o]["sync"], res[p.sizes[0], o]["2bw"])) < 0.03]
     out.measured = [f"Final validation loss (nats/byte), {p.steps} steps:", "", *rows, "",
-                    f"Gaps below 0.03 at {p.sizes[0]}: {len(below)} of {len(p.table1_optimizers)} "
+                    f"Gaps below 0.03 at {p.sizes[0]}: {len(below)} of {len(sh.table1_optimizers)} "
                     f"(the paper's 0.03 is in nats/token, so this count is only indicative)."]
     judged = judge(ctx, res)
     out.verdicts = {k: ctx.verdict(v) for k, v in judged.items()}
     out.notes += ["Within 0.03, per optimizer: " + v.reason for v in judged[within_line(p)].test.parts]
-    not_run = [o for o in pn.GAPS if o not in p.table1_optimizers]
+    not_run = [o for o in pn.GAPS if o not in sh.table1_optimizers]
     if not_run:
         out.notes.append("Optimizers of the paper's table not run in this profile: "
                          + ", ".join(plotting.label(o) for o in not_run) + ".")
@@ -133,12 +130,14 @@ def judge(ctx: Context, res: dict) -> dict:
     Figure 3's C1 on the same runs (tagged C1, counted once); the 3x readings and the second
     size are exploratory."""
     p = ctx.profile
+    sh = shared(p)
     v, first = {}, p.sizes[0]
     nz = lambda o, size: ctx.noise_for(o, size)  # noqa: E731 (Table 1's runs: preset lrs)
-    gap = {(size, o): paired(res[size, o]["sync"], res[size, o]["2bw"]) for size in p.sizes for o in p.table1_optimizers}
+    gap = {(size, o): paired(res[size, o]["sync"], res[size, o]["2bw"]) for size in p.sizes
+           for o in sh.table1_optimizers}
     for size in p.sizes:
         for deg in ("adamw", "mars"):
-            if deg not in p.table1_optimizers or "muon" not in p.table1_optimizers:
+            if deg not in sh.table1_optimizers or "muon" not in sh.table1_optimizers:
                 continue
             names, noise = (plotting.label(deg), "Muon"), (nz(deg, size), nz("muon", size))
             line = larger_gap(gap[size, deg], gap[size, "muon"], names, noise=noise)
@@ -152,13 +151,13 @@ def judge(ctx: Context, res: dict) -> dict:
             v[f"{names[0]} gap much larger than Muon's ({size}; at least 3x; exploratory)"] = \
                 much_larger_gap(gap[size, deg], gap[size, "muon"], names, noise=noise)
     parts = []
-    for o in p.table1_optimizers:
+    for o in sh.table1_optimizers:
         s = mean(res[first, o]["sync"])
         n = nz(o, first)
         rel = [scaled(x, 1 / s) for x in gap[first, o]]
         parts.append(below_margin(rel, M_BENIGN, plotting.label(o), scaled_noise(n, 1 / s), "relative gap"))
     v[within_line(p)] = tag(most(parts, "relative gap below the margin"), "C3")
-    if {"adan", "muon"} <= set(p.table1_optimizers):
+    if {"adan", "muon"} <= set(sh.table1_optimizers):
         v[f"Adan's gap is smaller than Muon's (paper: 0.006 vs 0.014 at 135M; preset lrs, {first})"] = tag(
             larger_gap(gap[first, "muon"], gap[first, "adan"], ("Muon", "Adan"), (nz("muon", first), nz("adan", first))),
             "C4")

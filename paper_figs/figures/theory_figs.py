@@ -6,6 +6,7 @@ delay price(K) = (optimized delayed bound) / (optimized synchronous bound) at ho
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import math
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from .. import paper_numbers as pn
 from .. import plotting
 from ..deps import Unavailable
 from ..verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict, reading_verdict
-from .common import Context, FigureOutput
+from .common import Context, FigureOutput, spec_of
 from .external import cached_call
 
 NAME = "theory"
@@ -28,6 +29,22 @@ CONSTANTS = {"L": 1.0, "sigma": 1.0, "rho": 1.0, "Delta_0": 1.0}
 
 def runs(p) -> list[dict]:
     return []
+
+
+@dataclass(frozen=True)
+class Spec:
+    """This figure's knob: its external calls in their quick mode (the full and gpu profiles run
+    them in full)."""
+
+    quick_external: bool = True
+
+
+SPECS = {"full": Spec(quick_external=False), "quick": Spec(), "gpu": Spec(quick_external=False), "micro": Spec()}
+
+
+def quick_mode(p) -> bool:
+    """Whether this figure's external calls run in their quick mode in profile ``p``."""
+    return spec_of(p, NAME, SPECS).quick_external
 
 
 # theory.rates' variants (lmo.variants.THEORY_VARIANTS, less sync, the baseline)
@@ -124,7 +141,7 @@ def _ratio(x) -> str:
 
 def build(ctx: Context) -> FigureOutput:
     out = FigureOutput(NAME, TITLE)
-    quick = ctx.profile.quick_external
+    quick = quick_mode(ctx.profile)
     theory_dir = ctx.out / "figures" / "theory"
     out.paper = [pn.CLAIMS["theory"], "Transcription ambiguity: " + pn.TRANSCRIPTION_AMBIGUITIES[0]]
     verify_dir = ctx.out / "verify"

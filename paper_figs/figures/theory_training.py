@@ -2,9 +2,9 @@
 record the theory's quantities (``gpu_runs.diagnostics``: L_local, sigma, rho, ||d_t||, r, the
 momentum error).
 
-Runs: for each optimizer of ``p.theory_optimizers`` and each peak lr c x preset (c in
-``p.momentum_lr_mults``), sync, 2BW and 2BW+EF on the main size, Figure 3's settings
-otherwise, with diagnostics every ``p.theory_diag_every`` steps (the profile's own
+Runs: for each optimizer of ``theory_optimizers`` and each peak lr c x preset (c in Figure
+4's ``momentum_lr_mults``), sync, 2BW and 2BW+EF on the main size, Figure 3's settings
+otherwise, with diagnostics every ``theory_diag_every`` steps (the profile's own
 ``diag_every`` when it sets one). The diagnostics only read the state and evaluate extra
 batches, so a diagnosed run trains its plain twin's trajectory: the two are one run
 (:mod:`paper_figs.identity`), and Figure 3's preset-lr cells read the diagnosed record.
@@ -32,6 +32,7 @@ Delta_0 <= the first train loss; every line exploratory (docs/protocol.md §4, �
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from gpu_runs import orderings as od
 from gpu_runs.predict import summarize_record
@@ -42,27 +43,47 @@ from .. import plotting
 from ..protocol import MISSING_WEIGHT_MAX
 from ..seed_stats import scaled, scaled_noise
 from ..verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict, combine, fmt, larger_gap, lower_is_better, mean
-from .common import VARIANTS, Context, FigureOutput, grid_figure, paired, variant
-from .fig4 import lr_setting
+from .common import VARIANTS, Context, FigureOutput, grid_figure, paired, spec_of, variant
+from .grids import lr_setting, shared
 
 NAME = "theory_training"
 TITLE = "Theory vs training: the bounds' predictions on runs that measure the theory's constants"
 DIAG = "diag"   # cells (DIAG, optimizer, lr multiplier)
 
 
+@dataclass(frozen=True)
+class Spec:
+    """theory_training's knobs: the optimizers whose runs record the theory's diagnostics (sync /
+    2BW / EF at every lr multiplier; () off) and their cadence (the profile's base diag_every
+    wins when it sets one)."""
+
+    theory_optimizers: tuple = ("adamw", "muon")
+    theory_diag_every: int = 100
+
+
+SPECS = {"full": Spec(), "quick": Spec(), "gpu": Spec(), "micro": Spec(theory_diag_every=2)}
+
+
+def spec(p) -> Spec:
+    """This figure's knobs in profile ``p``."""
+    return spec_of(p, NAME, SPECS)
+
+
 def diag_every(p) -> int:
     """The diagnostics cadence of this figure's runs: the profile's ``diag_every`` if it sets one."""
-    return int(p.base.get("diag_every") or p.theory_diag_every)
+    return int(p.base.get("diag_every") or spec(p).theory_diag_every)
 
 
 def grid(p) -> dict:
     """{(DIAG, optimizer, multiplier, variant): [settings per seed]}; empty when the profile
     names no optimizer or sweeps no lr."""
-    if not p.theory_optimizers or len(p.momentum_lr_mults) < 2:
+    sh = shared(p)
+    s = spec(p)
+    if not s.theory_optimizers or len(sh.momentum_lr_mults) < 2:
         return {}
-    return {(DIAG, o, c, k): [variant(p, o, k, seed=s, config=p.main_size, diag_every=diag_every(p),
-                                      **lr_setting(o, c)) for s in p.seeds]
-            for o in p.theory_optimizers for c in p.momentum_lr_mults for k in VARIANTS}
+    return {(DIAG, o, c, k): [variant(p, o, k, seed=seed, config=p.main_size, diag_every=diag_every(p),
+                                      **lr_setting(o, c)) for seed in p.seeds]
+            for o in s.theory_optimizers for c in sh.momentum_lr_mults for k in VARIANTS}
 
 
 def gap(res: dict, o: str, c: float, kind: str = TWO_BW) -> list[float]:
@@ -189,6 +210,8 @@ def relative_ranking(ctx: Context, res: dict, cs: list[dict]) -> Verdict:
 
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
     p = ctx.profile
+    sh = shared(p)
+    s = spec(p)
     if not g:
         out.status = "not run in this profile"
         return out
@@ -196,7 +219,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     cs = first_seed_cells(runs)
     pred = {(c["optimizer"], c["lr"]): c.get("pi_2bw") for c in cs}   # each run's own L and eta (item 10)
     seeds = "one seed" if len(p.seeds) == 1 else f"{len(p.seeds)} seeds"
-    mults, lo, hi = p.momentum_lr_mults, min(p.momentum_lr_mults), max(p.momentum_lr_mults)
+    mults, lo, hi = sh.momentum_lr_mults, min(sh.momentum_lr_mults), max(sh.momentum_lr_mults)
 
     out.caption = ("Left: each run's measured momentum error over its bound at the run's measured constants "
                    "(below the line: the bound holds). Middle: the measured 2BW gap against the peak lr. "
@@ -204,7 +227,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.paper = ["The paper's analysis: the one-step delay adds a price that grows with the step size, EF "
                  "replaces it by one that grows with r (the distance of the applied iterate from the virtual "
                  "one), and the size of the effect depends on the optimizer (summary, theory)."]
-    out.measured = [f"{len(runs)} runs ({', '.join(map(plotting.label, p.theory_optimizers))}; peak lr in "
+    out.measured = [f"{len(runs)} runs ({', '.join(map(plotting.label, s.theory_optimizers))}; peak lr in "
                     f"{{{', '.join(f'{c:g}' for c in mults)}}} x preset; sync, 2BW, 2BW+EF; {p.main_size} model, "
                     f"{p.steps} steps, {seeds}), diagnostics every {diag_every(p)} steps.", "",
                     "| optimizer | lr | gap 2BW | gap EF | L (median L_local, own run) | eta (mean ||d_t||) | pi_2bw = 2 L eta "
@@ -223,7 +246,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                         "never magnitudes.")
 
     v1, table = bound_check(runs)
-    beta = max(DEFAULT_MOMENTUM[o] for o in p.theory_optimizers)   # the slowest-decaying zero start
+    beta = max(DEFAULT_MOMENTUM[o] for o in s.theory_optimizers)   # the slowest-decaying zero start
     later = first_valid_step(beta)
     v1b, _ = bound_check(runs, from_step=later)
     v1b = Verdict(v1b.status, f"exclusion rule, fixed before the check (docs/protocol.md §8): the lemma assumes "
@@ -255,9 +278,9 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                      "meet; from a later record on the zero start's weight beta^t is negligible: " + v1b.reason + ". The "
                      "measured error uses the mean of diag_micro batch gradients for grad f(x_t), itself an estimate.")
 
-    parts = [own_constant_ordering(ctx, res, cs, o, lo, hi) for o in p.theory_optimizers]
+    parts = [own_constant_ordering(ctx, res, cs, o, lo, hi) for o in s.theory_optimizers]
     out.notes += [f"lr ordering at each run's own constants, {plotting.label(o)}: " + v.reason
-                  for o, v in zip(p.theory_optimizers, parts)]
+                  for o, v in zip(s.theory_optimizers, parts)]
     out.verdicts[f"theory vs training: the 2BW gap moves with the peak lr the way pi_2bw = 2 L eta does at each run's "
                  f"own measured L and eta (x{hi:g} vs x{lo:g} preset, every optimizer, {seeds})"] = \
         ctx.verdict(combine(parts, "the gap follows 2 L eta"))
@@ -290,9 +313,11 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
 
 def _plot(ctx: Context, out: FigureOutput, runs: list[dict], cs: list[dict], res: dict, pred: dict) -> None:
     p = ctx.profile
+    sh = shared(p)
+    s = spec(p)
     fig, axes = plotting.new(ncols=3, height=4.0)
     ax = axes[0]
-    color = {o: f"C{i}" for i, o in enumerate(p.theory_optimizers)}
+    color = {o: f"C{i}" for i, o in enumerate(s.theory_optimizers)}
     for r in runs:
         rows = [x for x in r["rows"] if x["measured"] is not None]
         if rows and r["seed"] == p.seeds[0]:
@@ -303,8 +328,8 @@ def _plot(ctx: Context, out: FigureOutput, runs: list[dict], cs: list[dict], res
     ax.set_yscale("log")
     ax.set(xlabel=plotting.STEP_LABEL, ylabel="momentum error / bound", title="momentum error vs its bound")
     ax.legend(fontsize=6, title="preset lr (other lrs faint)", title_fontsize=6)
-    for o in p.theory_optimizers:
-        mults = [c for c in p.momentum_lr_mults if res.get((DIAG, o, c))]
+    for o in s.theory_optimizers:
+        mults = [c for c in sh.momentum_lr_mults if res.get((DIAG, o, c))]
         axes[1].plot(mults, [mean(gap(res, o, c)) for c in mults], marker="o",
                      color=color[o], label=plotting.label(o))
         xs = [c["mult"] for c in cs if c["optimizer"] == o]
@@ -316,8 +341,8 @@ def _plot(ctx: Context, out: FigureOutput, runs: list[dict], cs: list[dict], res
                 yscale="log")
     for ax in axes[1:]:
         ax.set_xscale("log", base=2)
-        ax.set_xticks(list(p.momentum_lr_mults))
-        ax.set_xticklabels([f"x{c:g}" for c in p.momentum_lr_mults])
+        ax.set_xticks(list(sh.momentum_lr_mults))
+        ax.set_xticklabels([f"x{c:g}" for c in sh.momentum_lr_mults])
         ax.minorticks_off()
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)

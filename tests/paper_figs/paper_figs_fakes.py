@@ -110,3 +110,41 @@ class StubContext:
 
     def verdict(self, v):
         return v
+
+
+def _knob_owners() -> dict:
+    """{knob name: the module whose spec holds it} (a figure module's ``Spec``, ``grids.Shared``)."""
+    import dataclasses
+
+    from paper_figs.figures import CATALOG, grids
+    owners = {}
+    for m in (grids, *dict.fromkeys(getattr(e, "module", e) for e in CATALOG.values())):
+        cls = m.Shared if m is grids else getattr(m, "Spec", None)
+        for f in dataclasses.fields(cls) if cls else ():
+            owners.setdefault(f.name, m)
+    return owners
+
+
+def profile_with(name: str, **changes):
+    """``get_profile(name)`` with Profile fields and any figure's (or the shared) grid knobs
+    replaced, each knob routed to the spec that holds it (``profiles.with_grid``)."""
+    from paper_figs.profiles import get_profile, with_grid
+    owners = _knob_owners()
+    p = get_profile(name, **{k: v for k, v in changes.items() if k not in owners})
+    for k, v in changes.items():
+        if k in owners:
+            p = with_grid(p, owners[k].NAME, **{k: v})
+    return p
+
+
+class knobs:  # noqa: N801 (reads like the profile it wraps)
+    """``knobs(p).x``: the profile's field ``x``, or the knob ``x`` of the spec that holds it."""
+
+    def __init__(self, p):
+        self._p = p
+
+    def __getattr__(self, name):
+        owner = _knob_owners().get(name)
+        if owner is None:
+            return getattr(self._p, name)
+        return getattr(owner.shared(self._p) if owner.NAME == "grids" else owner.spec(self._p), name)

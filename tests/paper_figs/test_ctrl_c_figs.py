@@ -7,7 +7,7 @@ import re
 import sys
 
 import pytest
-from paper_figs_fakes import FakeTrainer, fake_deps
+from paper_figs_fakes import FakeTrainer, fake_deps, profile_with
 from process_group import interrupt_when, start, survivors
 
 from gpu_runs.checkpoint import newest_intact
@@ -47,7 +47,7 @@ def test_ctrl_c_stops_paper_figs_and_its_workers(tmp_path):
 
 
 def test_a_runner_interrupted_in_process_says_what_became_of_each_run(tmp_path):
-    settings = figure_runs(fig3, get_profile("micro", seeds_main=(0,)))
+    settings = figure_runs(fig3, profile_with("micro", seeds_main=(0,)))
     inner = FakeTrainer()
 
     def interrupted_on_the_third(cfg, progress=True):

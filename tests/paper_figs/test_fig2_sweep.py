@@ -1,4 +1,4 @@
-"""Figure 2's sensitivity reading (paper_figs/figures/fig2_sweep.py): which runs it adds,
+"""Figure 2's sensitivity reading (``fig2_table2.sweep_grid``, ``fig2_table2.render_sweep``): which runs it adds,
 that each setting reaches its run, and that its verdict can fail."""
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from paper_figs_fakes import StubContext
 
 from paper_figs.identity import run_key
 from paper_figs.deps import Deps
-from paper_figs.figures import fig2_sweep, fig2_table2
+from paper_figs.figures import fig2_table2
 from paper_figs.figures.common import FigureOutput, runs_of
 from paper_figs.pipeline import select, split_runs
-from paper_figs.profiles import PROFILES, get_profile
+from paper_figs.profiles import PROFILES, get_profile, with_grid
 from paper_figs.runs import full_config
 from paper_figs.verdicts import FAILS, HOLDS, INCONCLUSIVE
 
@@ -24,42 +24,44 @@ def _all_runs(p):
 
 def test_sweep_shares_figure2s_setting_and_its_base_and_adds_the_others():
     p = PROFILES["full"]
-    sweep = fig2_sweep.grid(p)
-    plain = {_key(s) for s in runs_of(fig2_table2.grid(get_profile("full", mitigation_sweep_optimizers=())))}
-    others = _all_runs(get_profile("full", mitigation_sweep_optimizers=()))
-    for o in p.mitigation_sweep_optimizers:
-        fig2_seed0 = {_key(s) for s in sweep[(fig2_sweep.SWEEP, o, p.sync_start_frac, "sync_start")]}
-        assert len(fig2_seed0 & plain) == 1 and len(fig2_seed0) == len(p.sweep_seeds) == 3
+    f2 = fig2_table2.spec(p)
+    sweep = fig2_table2.sweep_grid(p)
+    no_sweep = with_grid(get_profile("full"), "fig2_table2", mitigation_sweep_optimizers=())
+    plain = {_key(s) for s in runs_of(fig2_table2.grid(no_sweep))}
+    others = _all_runs(no_sweep)
+    for o in f2.mitigation_sweep_optimizers:
+        fig2_seed0 = {_key(s) for s in sweep[(fig2_table2.SWEEP, o, f2.sync_start_frac, "sync_start")]}
+        assert len(fig2_seed0 & plain) == 1 and len(fig2_seed0) == len(f2.sweep_seeds) == 3
         for kind in ("sync", "2bw", "ef"):   # Table 1's and Figure 3's runs of the sweep's seeds
-            base = sweep[(fig2_sweep.SWEEP, o, fig2_sweep.BASE, kind)]
-            assert [s["seed"] for s in base] == list(p.sweep_seeds) and {_key(s) for s in base} <= others
+            base = sweep[(fig2_table2.SWEEP, o, fig2_table2.BASE, kind)]
+            assert [s["seed"] for s in base] == list(f2.sweep_seeds) and {_key(s) for s in base} <= others
     new = {_key(s) for s in runs_of(sweep)} - others
-    per_opt = 2 * len(p.window_grid) + len(p.dc_asgd_grid)
+    per_opt = 2 * len(f2.window_grid) + len(f2.dc_asgd_grid)
     # Figure 2's own three settings at seed 0 are its runs; everything else is the sweep's
-    assert len(new) == len(p.mitigation_sweep_optimizers) * (per_opt * len(p.sweep_seeds) - 3) == 54
+    assert len(new) == len(f2.mitigation_sweep_optimizers) * (per_opt * len(f2.sweep_seeds) - 3) == 54
 
 
 def test_each_setting_reaches_its_run():
     p = PROFILES["full"]
-    g = fig2_sweep.grid(p)
-    s = g[(fig2_sweep.SWEEP, "adamw", 0.2, "sync_start")][0]
+    g = fig2_table2.sweep_grid(p)
+    s = g[(fig2_table2.SWEEP, "adamw", 0.2, "sync_start")][0]
     assert s["mode"] == "2bw" and s["sync_start"] == round(0.2 * p.steps)
-    s = g[(fig2_sweep.SWEEP, "muon", 0.05, "sync_cooldown")][0]
+    s = g[(fig2_table2.SWEEP, "muon", 0.05, "sync_cooldown")][0]
     assert s["sync_cooldown"] == round(0.05 * p.steps) and "sync_start" not in s
-    assert g[(fig2_sweep.SWEEP, "adamw", 1000.0, "dc_asgd")][0]["dc_asgd"] == 1000.0
+    assert g[(fig2_table2.SWEEP, "adamw", 1000.0, "dc_asgd")][0]["dc_asgd"] == 1000.0
 
 
 def _judge(tmp_path, sweep_loss):
     """Verdicts of a planted sweep: gap 0.10 (sync 1.40, 2BW 1.50), every mitigation at
     every setting ending at ``sweep_loss(kind, value)``."""
-    p = get_profile("micro", mitigation_sweep_optimizers=("adamw",), window_grid=(0.1, 0.2),
-                    dc_asgd_grid=(0.04, 1000.0))
-    res = {(fig2_sweep.SWEEP, "adamw", fig2_sweep.BASE): {"sync": [1.40], "2bw": [1.50], "ef": [1.41]}}
-    for kind, (_, values) in fig2_sweep.SETTING.items():
-        for v in getattr(p, values):
-            res.setdefault((fig2_sweep.SWEEP, "adamw", v), {})[kind] = [sweep_loss(kind, v)]
+    p = with_grid(get_profile("micro"), "fig2_table2", mitigation_sweep_optimizers=("adamw",),
+                  window_grid=(0.1, 0.2), dc_asgd_grid=(0.04, 1000.0))
+    res = {(fig2_table2.SWEEP, "adamw", fig2_table2.BASE): {"sync": [1.40], "2bw": [1.50], "ef": [1.41]}}
+    for kind, (_, values) in fig2_table2.SETTING.items():
+        for v in getattr(fig2_table2.spec(p), values):
+            res.setdefault((fig2_table2.SWEEP, "adamw", v), {})[kind] = [sweep_loss(kind, v)]
     out = FigureOutput("fig2_table2", "t")
-    fig2_sweep.render(StubContext(p, tmp_path), out, res)
+    fig2_table2.render_sweep(StubContext(p, tmp_path), out, res)
     return {k.split(":")[0]: v.status for k, v in out.verdicts.items()}, out
 
 

@@ -2,6 +2,8 @@
 momentum and variant, Lion's betas[1]; and the paper_figs options that change the corpus."""
 from __future__ import annotations
 
+from paper_figs_fakes import knobs, profile_with
+
 import math
 
 import pytest
@@ -11,15 +13,15 @@ from hypothesis import strategies as st
 from lmo.presets import DEFAULT_LR
 from paper_figs.figures import fig4
 from paper_figs.figures.common import runs_of
-from paper_figs.profiles import PROFILES, get_profile
+from paper_figs.profiles import PROFILES
 
 
 def test_preset_multiplier_is_the_preset_lr_run_itself():
     """Multiplier 1 adds no lr key, so the lr grid reuses the preset-lr runs (and their kept records)."""
     p = PROFILES["full"]
     g = fig4.grid(p)
-    for o in p.momentum_lr_optimizers:
-        for m in p.momentum_grid:
+    for o in knobs(p).momentum_lr_optimizers:
+        for m in knobs(p).momentum_grid:
             for k in fig4.KINDS:
                 assert g[(fig4.LR, o, m, 1.0, k)] == g[(o, m, k)]
                 assert g[(fig4.LR, o, m, 2.0, k)][0]["lr"] == pytest.approx(2 * DEFAULT_LR[o], rel=1e-12)
@@ -28,13 +30,14 @@ def test_preset_multiplier_is_the_preset_lr_run_itself():
     assert g[(fig4.BETA2, 0.999, "2bw")][0]["opt_kwargs"] == {"betas": [0.9, 0.999]}
     flat = runs_of(g)
     assert len(flat) == len({repr(sorted(s.items())) for s in flat})  # each run once
+    k = knobs(p)
     # every multiplier but the preset's, per optimizer (the full profile extends AdamW's and Lion's grid to
     # x0.25 and x4, Muon's to x0.25: docs/protocol.md §6), at every momentum, sync and 2BW; Lion's betas[1]
-    n_new = (sum(len(fig4.lr_mults(p, o)) - 1 for o in p.momentum_lr_optimizers) * len(p.momentum_grid) * 2
-             + 2 * (len(p.lion_beta2_grid) - 1))
+    n_new = (sum(len(fig4.lr_mults(p, o)) - 1 for o in k.momentum_lr_optimizers) * len(k.momentum_grid) * 2
+             + 2 * (len(k.lion_beta2_grid) - 1))
     assert n_new == (4 + 3 + 4) * 4 * 2 + 4
-    assert len(flat) == len(runs_of(fig4.grid(get_profile("full", momentum_lr_optimizers=(),
-                                                               lion_beta2_grid=())))) + n_new
+    assert len(flat) == len(runs_of(fig4.grid(profile_with("full", momentum_lr_optimizers=(),
+                                                                lion_beta2_grid=())))) + n_new
 
 
 def test_lion_beta2_reaches_the_optimizer():
@@ -53,8 +56,9 @@ losses = st.floats(1.0, 3.0, allow_nan=False)
 @given(st.lists(st.tuples(losses, losses), min_size=3, max_size=3))
 def test_retuned_gap_is_best_async_minus_best_sync(vals):
     """gap* = min_c L_2bw(c) - min_c L_sync(c); the chosen multipliers are the argmins."""
-    p = get_profile("micro", momentum_lr_optimizers=("adamw",), momentum_grid=(0.9,), momentum_lr_mults=(0.5, 1.0, 2.0))
-    res = {(fig4.LR, "adamw", 0.9, c): {"sync": [s], "2bw": [a]} for c, (s, a) in zip(p.momentum_lr_mults, vals)}
+    p = profile_with("micro", momentum_lr_optimizers=("adamw",), momentum_grid=(0.9,),
+                     momentum_lr_mults=(0.5, 1.0, 2.0))
+    res = {(fig4.LR, "adamw", 0.9, c): {"sync": [s], "2bw": [a]} for c, (s, a) in zip(knobs(p).momentum_lr_mults, vals)}
     gap, c_s, c_a = fig4.retuned(p, res)[("adamw", 0.9)]
     assert gap[0] == pytest.approx(min(a for _, a in vals) - min(s for s, _ in vals))
     assert res[(fig4.LR, "adamw", 0.9, c_s)]["sync"][0] == min(s for s, _ in vals)
@@ -62,7 +66,7 @@ def test_retuned_gap_is_best_async_minus_best_sync(vals):
 
 
 def test_retuned_skips_a_failed_lr():
-    p = get_profile("micro", momentum_lr_optimizers=("adamw",), momentum_grid=(0.9,), momentum_lr_mults=(1.0, 2.0))
+    p = profile_with("micro", momentum_lr_optimizers=("adamw",), momentum_grid=(0.9,), momentum_lr_mults=(1.0, 2.0))
     nan = float("nan")
     res = {(fig4.LR, "adamw", 0.9, 1.0): {"sync": [1.5], "2bw": [1.7]},
            (fig4.LR, "adamw", 0.9, 2.0): {"sync": [nan], "2bw": [1.6]}}

@@ -1,11 +1,10 @@
 """End to end on the micro profile with the fake trainer: every figure, the report, the cache."""
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
-from paper_figs_fakes import FakeTrainer, fake_deps
+from paper_figs_fakes import FakeTrainer, fake_deps, knobs, profile_with
 
 from paper_figs.deps import Unavailable
 from paper_figs.figures import CATALOG
@@ -65,7 +64,7 @@ def test_changed_setting_reruns_only_what_it_touches(micro_run):
     out, _, first = micro_run
     p = get_profile("micro")
     trainer = FakeTrainer()
-    more_seeds = dataclasses.replace(p, seeds_main=p.seeds_main + (7,))
+    more_seeds = profile_with(p.name, seeds_main=knobs(p).seeds_main + (7,))
     run_profile(more_seeds, out, only=["fig3"], deps=fake_deps(trainer), log=_quiet)
     assert trainer.calls == 6  # 2 optimizers x (sync, 2bw, ef) for the new seed only
 
@@ -110,7 +109,7 @@ def test_parallel_workers_fill_the_same_cache(tmp_path):
     from paper_figs.figures.common import figure_runs
     from paper_figs.runs import Runner
 
-    p = get_profile("micro", seeds_main=(0,))
+    p = profile_with("micro", seeds_main=(0,))
     settings = figure_runs(fig3, p)
     runner = Runner(fake_deps(), Cache(tmp_path), jobs=2, threads=1, log=_quiet, worker_deps=factory)
     outs = runner.run_all(settings)
@@ -135,7 +134,7 @@ def test_real_trainer_micro_every_mode_and_cache(tmp_path):
 
     deps = fake_deps(train=counting_train, TrainConfig=TrainConfig)
     only = ["fig3", "fig2_table2", "fig6"]
-    p = get_profile("micro", seeds_main=(0,))
+    p = profile_with("micro", seeds_main=(0,))
     first = run_profile(p, tmp_path, only=only, deps=deps, log=_quiet)
     n = len(calls)
     assert n == first["runner"].trained > 0
@@ -152,7 +151,7 @@ def test_real_trainer_micro_every_mode_and_cache(tmp_path):
 def test_a_failing_run_costs_only_itself_and_reruns_next_time(tmp_path):
     """Run 3 of fig3 raises: the others are cached, the figure says which run is missing,
     and the next invocation trains only that run."""
-    p = get_profile("micro", seeds_main=(0,))
+    p = profile_with("micro", seeds_main=(0,))
     inner = FakeTrainer()
 
     def flaky(cfg, progress=True):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from paper_figs_fakes import FakeTrainer, fake_deps
+from paper_figs_fakes import FakeTrainer, fake_deps, profile_with
 
 from paper_figs.cache import Cache, config_hash
 from paper_figs.keep import promote
@@ -115,7 +115,7 @@ def test_quick_reads_kept_records_marks_them_and_reports_missing_ones(tmp_path):
 
 
 def test_a_killed_invocation_resumes_from_the_cache_and_says_so(tmp_path):
-    p = get_profile("micro", seeds_main=(0,))
+    p = profile_with("micro", seeds_main=(0,))
     inner = FakeTrainer()
 
     def killed_after_two(cfg, progress=True):

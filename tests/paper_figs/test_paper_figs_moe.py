@@ -8,7 +8,7 @@ import pytest
 import scipy.stats
 from hypothesis import given
 from hypothesis import strategies as st
-from paper_figs_fakes import fake_deps
+from paper_figs_fakes import fake_deps, knobs, profile_with
 
 from paper_figs import estimates as est
 from paper_figs import moe_verdicts as mv
@@ -164,7 +164,7 @@ def test_grid_every_horizon_variant_and_seed_of_the_profiles_moe_model():
     for name, size, seeds in (("full", "tiny_moe", (0, 1)), ("gpu", "moe_2b", (0,)), ("micro", "tiny_moe", (0, 1))):
         p = get_profile(name)
         g = moe.grid(p)
-        hs = sorted(set(p.horizons) | {p.steps})
+        hs = sorted(set(knobs(p).horizons) | {p.steps})
         assert set(g) == {(h, k) for h in hs for k in VARIANTS}, name
         for (h, k), ss in g.items():
             assert [s["seed"] for s in ss] == list(seeds)
@@ -208,7 +208,7 @@ def test_micro_moe_end_to_end_with_the_real_trainer(tmp_path):
         calls.append(cfg)
         return train(cfg, progress=False)
 
-    p = get_profile("micro", moe_seeds=(0,))
+    p = profile_with("micro", moe_seeds=(0,))
     res = run_profile(p, tmp_path, only=["moe"], deps=fake_deps(train=counting_train, TrainConfig=TrainConfig),
                       log=_quiet)
     o = res["outputs"][0]

@@ -2,7 +2,7 @@
 keeps of their diagnostics, and its four prediction checks, each shown able to fail."""
 from __future__ import annotations
 
-from paper_figs_fakes import StubContext
+from paper_figs_fakes import StubContext, knobs, profile_with
 
 import math
 
@@ -30,19 +30,19 @@ def test_grid_diagnoses_every_lr_and_variant_and_its_twins_are_figure3s_runs():
     p = PROFILES["full"]
     g = tt.grid(p)
     runs = runs_of(g)
-    assert len(runs) == len(p.theory_optimizers) * len(p.momentum_lr_mults) * 3 * len(p.seeds)
-    assert all(s["diag_every"] == p.theory_diag_every for s in runs)
+    assert len(runs) == len(knobs(p).theory_optimizers) * len(knobs(p).momentum_lr_mults) * 3 * len(p.seeds)
+    assert all(s["diag_every"] == knobs(p).theory_diag_every for s in runs)
     f3 = {_key(s) for s in runs_of(fig3.grid(p))}
     # at the preset lr a diagnosed run is Figure 3's run (one training, paper_figs.identity); elsewhere its own
     own = {_key(s) for (_, o, c, k), ss in g.items() if c != 1 for s in ss}
     twins = {_key(s) for (_, o, c, k), ss in g.items() if c == 1 for s in ss}
     assert not own & f3
-    assert twins <= f3 and len(twins) == len(p.theory_optimizers) * 3 * len(p.seeds)
+    assert twins <= f3 and len(twins) == len(knobs(p).theory_optimizers) * 3 * len(p.seeds)
     assert twins == {_key({k: v for k, v in s.items() if k != "diag_every"})
                      for (_, o, c, k), ss in g.items() if c == 1 for s in ss}
     # a profile that records diagnostics everywhere (gpu) keeps its own cadence
     assert tt.diag_every(get_profile("full", base={**p.base, "diag_every": 7})) == 7
-    assert tt.grid(get_profile("full", theory_optimizers=())) == {}
+    assert tt.grid(profile_with("full", theory_optimizers=())) == {}
 
 
 @pytest.fixture(scope="module")

@@ -2,9 +2,12 @@
 kept seed-0 records (a retrained record or a changed grid makes this fail, as it should)."""
 from __future__ import annotations
 
+from paper_figs_fakes import knobs
+
 from paper_figs.identity import run_key
 from paper_figs.deps import Deps
 from paper_figs.figures import lr_tuning
+from paper_figs.figures.grids import tuning_mults
 from paper_figs.figures.common import retuned_gap
 from paper_figs.kept import KeptStore
 from paper_figs.profiles import PROFILES
@@ -29,11 +32,11 @@ def test_chosen_is_the_argmin_of_the_kept_grid():
     from paper_figs.planned_runs import planned
     declared = {k for _, _, k in planned()}
     p = PROFILES[CHOSEN_ON[0]]
-    assert (p.sizes[0], p.steps) == CHOSEN_ON[1:] and set(CHOSEN) == set(p.tuned_gap_optimizers)
+    assert (p.sizes[0], p.steps) == CHOSEN_ON[1:] and set(CHOSEN) == set(knobs(p).tuned_gap_optimizers)
     g, store = lr_tuning.grid(p), KeptStore()
     for o, (c_sync, c_2bw) in CHOSEN.items():
         cells = {c: {k: [_loss(store, s, declared) for s in g[(lr_tuning.TUNE, o, c, k)]] for k in ("sync", "2bw")}
-                 for c in lr_tuning.mults(p, o)}
+                 for c in tuning_mults(p, o)}
         cells = {c: v for c, v in cells.items() if None not in v["sync"] + v["2bw"]}
         _, c_s, c_a = retuned_gap(cells)
         assert (c_s, c_a) == (c_sync, c_2bw), o
