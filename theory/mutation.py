@@ -83,6 +83,18 @@ def _m(name, kind, intended, derivations=(), bounds=None, sim=None):
                 bounds=dict(bounds or {}), sim=sim)
 
 
+def planted(name, kind, intended, build) -> dict:
+    """The mutant ``build()`` returns (derivations, bounds, sim), or, when it cannot be planted
+    (the step it mutates is missing from the package's derivations: a malformed world), a
+    mutant whose "error" says why; run_mutant reports it as not caught, so check() fails
+    instead of raising."""
+    try:
+        ders, bounds, sim = build()
+    except Exception as e:  # noqa: BLE001  (a mutant that cannot be planted is a failure, not a crash)
+        return dict(_m(name, kind, intended), error=f"cannot be planted: {type(e).__name__}: {e}"[:300])
+    return _m(name, kind, intended, ders, bounds, sim)
+
+
 def _audit_mutants() -> list[dict]:
     """M1-M7 of the audit (module docstring)."""
     lem, thm = get_derivation("perturbed_lemma"), get_derivation("perturbed_theorem")
@@ -117,15 +129,17 @@ def _audit_mutants() -> list[dict]:
     out.append(_m("M6 A4 constant capped at min(rho, 5/2)", "false premise (outside the instances' rho)",
                   "premises", world(m6), b6))
     # M7: the theorem restates the lemma as a premise, with the drift halved
-    half = (rho * sigma * sp.Sum((1 - mu) ** k, (k, 0, K - 1)) / K + sp.sqrt(mu) * rho * sigma
-            + L * eta * (1 - mu) / (2 * mu) + L * r_avg)
-    cite = next(s for s in thm.steps if s.cites)
-    m7_bound = B.DERIVED_EF_THEOREM_TRAJECTORY.expr - L * eta * (1 - mu) / mu
-    m7 = dataclasses.replace(thm, steps=tuple(
-        _prem("average the lemma", S_K, half, "perturbed_lemma at each t < K, averaged") if s is cite else s
-        for s in thm.steps))
-    out.append(_m("M7 theorem restates the lemma as a premise, drift halved", "restated lemma",
-                  "structure", world(m7), {"derived_ef_theorem_trajectory": m7_bound}))
+    def m7():
+        half = (rho * sigma * sp.Sum((1 - mu) ** k, (k, 0, K - 1)) / K + sp.sqrt(mu) * rho * sigma
+                + L * eta * (1 - mu) / (2 * mu) + L * r_avg)
+        cite = next(s for s in thm.steps if s.cites)
+        m7_bound = B.DERIVED_EF_THEOREM_TRAJECTORY.expr - L * eta * (1 - mu) / mu
+        m7 = dataclasses.replace(thm, steps=tuple(
+            _prem("average the lemma", S_K, half, "perturbed_lemma at each t < K, averaged") if s is cite else s
+            for s in thm.steps))
+        return world(m7), {"derived_ef_theorem_trajectory": m7_bound}, None
+    out.append(planted("M7 theorem restates the lemma as a premise, drift halved", "restated lemma",
+                       "structure", m7))
     return out
 
 
@@ -162,12 +176,16 @@ def mutants() -> list[dict]:
 def run_mutant(m: dict, n: int = 1500) -> dict:
     """check_world on the planted world of mutant ``m`` (what theory.check(..., mutants=False)
     returns); returns the table row."""
+    if m.get("error"):
+        return {"name": m["name"], "kind": m["kind"], "derivations": [], "caught": False, "caught_by": [],
+                "intended": m["intended"], "why": {"planting": [m["error"]]}}
     res = check_world(n, derivations=m["derivations"], bounds=m["bounds"], sim=m["sim"])
     why = {"steps": [f"{d}: {s}" for d, s, ok in res["steps"] if not ok],
            "chains": [f"{c['derivation']}: {c['detail'][:120]}" for c in res["chains"] if not c["ok"]],
            "premises": [f"{k}: fails on {w.get('failed_on')}" for k, w in res["premises"].items() if not w["ok"]],
            "structure": [k for k, v in res["structure"].items() if not v],
-           "limits": [k for k, v in res["limits"].items() if not v]}
+           "limits": [k for k, v in res["limits"].items() if not v],
+           "errors": [f"{k}: {v}" for k, v in res["errors"].items()]}
     return {"name": m["name"], "kind": m["kind"], "derivations": [d.name for d in m["derivations"]],
             "caught": not res["ok"], "caught_by": res["failed"], "intended": m["intended"],
             "why": {k: v for k, v in why.items() if v}}

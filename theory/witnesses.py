@@ -29,9 +29,10 @@ import sympy as sp
 from scipy import stats
 
 from .bound import DELAYED, EF, SYNC, VARIANTS
+from .derivation import premise_id
 from .symbols import K as K_SYM
 from .symbols import t as T_SYM
-from .witness_grid import INSTANCES, Instance
+from .witness_grid import GRID, Instance
 from .witness_runs import _inner, _weights, _wsum, simulate
 
 ALPHA = 0.01
@@ -127,16 +128,17 @@ def margin_of(step, values: dict, n_tests: int = 1) -> tuple[float, int]:
 
 
 def premise_steps(derivations=None) -> list:
-    """The distinct premise steps (not citations) of every derivation."""
+    """[(premise_id, step)] for every premise step (not a citation) of every derivation."""
     if derivations is None:
         from .derivation_registry import all_derivations
         derivations = all_derivations()
     seen, out = set(), []
     for d in derivations:
         for s in d.steps:
-            if s.kind == "premise" and not s.cites and (s.name, s) not in seen:
-                seen.add((s.name, s))
-                out.append(s)
+            i = premise_id(d, s)
+            if s.kind == "premise" and not s.cites and i not in seen:
+                seen.add(i)
+                out.append((i, s))
     return out
 
 
@@ -144,7 +146,8 @@ def premise_steps(derivations=None) -> list:
 def instance_values(inst: Instance, sim=None) -> dict:
     """measure() of the run of ``inst`` (simulated by ``sim``, default theory.witness_runs.simulate)."""
     H = (sim or simulate)(inst.variant, inst.geometry, T=inst.T, seeds=inst.seeds, mu=inst.mu, eta=inst.eta,
-                          sigma=inst.sigma, shape=inst.shape, seed=1, noise=inst.noise, x0_scale=inst.x0_scale)
+                          sigma=inst.sigma, shape=inst.shape, seed=1, noise=inst.noise, x0_scale=inst.x0_scale,
+                          start=inst.start)
     return measure(H)
 
 
@@ -153,7 +156,7 @@ def applies(step, inst: Instance) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def witness(step, instances=INSTANCES, sim=None) -> dict:
+def witness(step, instances=GRID, sim=None) -> dict:
     """Worst margin of ``step`` over the instances it applies to (module docstring); stops at
     the first instance where the premise fails."""
     used = [i for i in instances if applies(step, i)]
@@ -173,5 +176,5 @@ def witness(step, instances=INSTANCES, sim=None) -> dict:
 
 
 def all_witnesses(derivations=None, sim=None) -> dict:
-    """{premise step name: witness(step)} for every premise of every derivation."""
-    return {s.name: witness(s, sim=sim) for s in premise_steps(derivations)}
+    """{premise_id: witness(step)} for every premise of every derivation (premise_steps)."""
+    return {i: witness(s, sim=sim) for i, s in premise_steps(derivations)}

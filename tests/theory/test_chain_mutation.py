@@ -132,6 +132,8 @@ def test_check_runs_limits_structure_and_the_grid():
     assert res["limits"] and all(res["limits"].values())
     assert res["structure"] == {"perturbed_theorem cites a bound": True, "sync_theorem cites a bound": True,
                                 "delayed_theorem cites a bound": True, "ef_theorem_worst cites a bound": True,
-                                "delayed_theorem_x cites a bound": True, "kovalev_theorem_implied cites a bound": True}
+                                "delayed_theorem_x cites a bound": True, "kovalev_theorem_implied cites a bound": True,
+                                "the world has a derivation": True, "every premise id is unique": True}
+    assert res["errors"] == {}
     g = res["grid"]
     assert {0.9, 1.0} <= set(g["mu"]) and max(g["rho"]) > 3 and 0.0 in g["sigma"] and len(g["T"]) >= 2

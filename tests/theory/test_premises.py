@@ -10,10 +10,10 @@ import sympy as sp
 from theory.derivation import W0
 from theory.derivation_registry import all_derivations, get_derivation
 from theory.symbols import L, eta, r_w, rho, sigma, mu
-from theory.witness_grid import INSTANCES, Instance, coverage
+from theory.witness_grid import GRID, INSTANCES, Instance, coverage
 from theory.witnesses import all_witnesses, instance_values, mean_ucb, premise_steps, step_margin, witness
 
-PREMISES = {s.name for d in all_derivations() for s in d.steps if s.kind == "premise" and not s.cites}
+PREMISES = {f"{d.name}: {s.name}" for d in all_derivations() for s in d.steps if s.kind == "premise" and not s.cites}
 NOISE = "noise: A4 + Jensen + martingale orthogonality + A3"
 DRIFT = "drift: A2 + triangle inequality + y-steps <= eta"
 BASE = INSTANCES[:18]
@@ -33,12 +33,12 @@ def test_the_grid_covers_the_domain():
 
 def test_every_premise_is_witnessed_on_the_grid_and_holds():
     w = all_witnesses()
-    assert set(w) == PREMISES == {s.name for s in premise_steps()}
+    assert set(w) == PREMISES == {i for i, _ in premise_steps()}
     for name, r in w.items():
         assert r["ok"], (name, r)
         assert r["samples"] > 0 and r["instances"] >= 26
-    assert w["split noise and drift"]["instances"] == len(INSTANCES)
-    assert "Student-t" in w[NOISE]["mode"] and "Bonferroni" in w[NOISE]["mode"]
+    assert w["perturbed_lemma: split noise and drift"]["instances"] == len(GRID)
+    assert "Student-t" in w[f"perturbed_lemma: {NOISE}"]["mode"] and "Bonferroni" in w[f"perturbed_lemma: {NOISE}"]["mode"]
 
 
 def test_false_drift_premise_is_caught_as_written():
