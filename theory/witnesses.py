@@ -64,7 +64,7 @@ def measure(H) -> dict:
     fy = H["f"](H["y"])
     inner = np.stack([_inner(H["gy"][:, tt], geo.lmo(H["m"][:, tt]), geo) for tt in range(T)], 1)
     K = T - 1
-    return {"E_t": E, "N_t": N, "D_t": D, "r_w": RW, "r_avg": RW[:, :K].mean(1),
+    return {"E_t": E, "E_x": dn(H["m"] - H["gx"]), "N_t": N, "D_t": D, "r_w": RW, "r_avg": RW[:, :K].mean(1),
             "f(y_t)": fy, "f(y_{t+1})": np.concatenate([fy[:, 1:], nan], 1),
             "<grad f(y_t), lmo(m_t)>": inner, "||grad f(y_t)||_*": dn(H["gy"]),
             "||m_t - grad f(y_t)||_*": E, "G": dn(H["gy"][:, :K]).mean(1), "G_x": dn(H["gx"][:, :K]).mean(1),
