@@ -119,6 +119,9 @@ def plot_slack(path, mus=MUS) -> str:
 
 
 TIGHT = 0.95
+#: ratios are compared rounded to this many digits, so that a tie at 1 (several instances attain a
+#: step) does not go to whichever a last-bit difference of a sum favours
+ROUND = 9
 SIGNED = {"f(y_t)", "f(y_{t+1})", "<grad f(y_t), lmo(m_t)>", "||grad f(y_t)||_*"}
 _THEOREM = ("the theorem's 2 (drift + L r_avg) needs two steps attained at once: the lemma is attained far from"
             " the minimiser (a monotone run), the LMO inner product near it (momentum opposite to the gradient);"
@@ -159,7 +162,7 @@ def _premise_ratio(step, inst) -> tuple[float, int]:
     if step.name in MEAN_PREMISES:
         n, d = n.mean(0, keepdims=True), d.mean(0, keepdims=True)
     with np.errstate(all="ignore"):
-        r = np.where(np.isfinite(n) & np.isfinite(d) & (d > 1e-300), n / d, -np.inf)
+        r = np.round(np.where(np.isfinite(n) & np.isfinite(d) & (d > 1e-300), n / d, -np.inf), ROUND)
     i = np.unravel_index(int(np.argmax(r)), r.shape)
     return float(r[i]), (int(i[1]) if r.ndim == 2 else -1)
 
@@ -171,7 +174,7 @@ def premise_witness(step) -> dict:
         if not applies(step, inst):
             continue
         r, tt = _premise_ratio(step, inst)
-        if r > best["ratio"]:
+        if r > best["ratio"]:   # ratios rounded to ROUND digits: a tie keeps the first instance of the grid
             best = {"ratio": r, "instance": inst.label, "t": tt}
     return best
 
@@ -218,7 +221,7 @@ def algebra_witness(step) -> dict:
     best = {"ratio": -np.inf, "instance": None, "t": None}
     for p in _closed_points(syms):
         try:
-            r = float(f(*[p[s] for s in syms]))
+            r = round(float(f(*[p[s] for s in syms])), ROUND)
         except (ZeroDivisionError, OverflowError, ValueError):
             continue
         if np.isfinite(r) and r > best["ratio"]:
@@ -249,7 +252,7 @@ def bound_witness(b) -> dict:
             continue
         meas, bnd = _quantity(b, instance_values(inst))
         with np.errstate(all="ignore"):   # a bound of 0 (sigma = 0 at t = 0 with no drift) measures 0
-            r = np.where(bnd > 0, meas / bnd, -np.inf)
+            r = np.round(np.where(bnd > 0, meas / bnd, -np.inf), ROUND)
         i = int(np.argmax(r))
         if r[i] > best["ratio"]:
             best = {"ratio": float(r[i]), "instance": inst.label, "t": i if b.quantity.startswith("momentum") else -1}
