@@ -67,8 +67,18 @@ def inf_over_eta(expr: sp.Expr) -> sp.Expr:
     its limits at eta -> 0+ and eta -> oo."""
     cands = [sp.limit(expr, eta, 0, "+"), sp.limit(expr, eta, sp.oo)]
     cands += [expr.subs(eta, c) for c in sp.solve(sp.diff(expr, eta), eta) if c.is_positive]
-    finite = [sp.simplify(c) for c in cands if c.is_finite is not False]
+    finite = [c for c in cands if c.is_finite is not False]
     return sp.Min(*finite) if finite else sp.oo
+
+
+def _at(expr: sp.Expr, point: dict) -> sp.Expr:
+    """expr at point, by substitution (a limit only where substitution is undefined)."""
+    v = expr.subs(point)
+    if v.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+        for s_, x in point.items():
+            expr = sp.limit(expr, s_, x, "+")
+        return expr
+    return v
 
 
 def corner_checks(bounds=None) -> dict[str, bool]:
@@ -87,11 +97,11 @@ def corner_checks(bounds=None) -> dict[str, bool]:
     e = lambda n: _expr(n, bounds)  # noqa: E731
     out = {}
     for n in LEMMAS:
-        at0 = lambda n=n: sp.limit(e(n).subs({t: 0, r_w: 0}), eta, 0, "+") - rho * sigma  # noqa: E731
-        out[f"t=0: {n} >= rho sigma (E||xi_0||_*, every mu)"] = _safe(lambda at0=at0: _nonneg_mu(sp.simplify(at0())))
+        at0 = lambda n=n: _at(e(n).subs({t: 0, r_w: 0}), {eta: 0}) - rho * sigma  # noqa: E731
+        out[f"t=0: {n} >= rho sigma (E||xi_0||_*, every mu)"] = _safe(lambda at0=at0: _nonneg_mu(at0()))
     for n in THEOREMS:
         k1 = lambda n=n: e(n).subs({K: 1, sigma: 0, mu: 1, r_avg: 0})  # noqa: E731
-        gap = lambda k1=k1: sp.simplify(inf_over_eta(k1()) - sp.sqrt(2 * L * Delta_0))  # noqa: E731
+        gap = lambda k1=k1: sp.radsimp(inf_over_eta(k1()) - sp.sqrt(2 * L * Delta_0))  # noqa: E731
         out[f"K=1, sigma=0, mu=1: inf over eta of {n} >= sqrt(2 L Delta_0)"] = _safe(
             lambda gap=gap: (lambda g: g == 0 or _nonneg(g))(gap()))
     return out
