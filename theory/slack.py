@@ -35,7 +35,7 @@ ratio is then (bounded part)/(bound), at most 1 where the step holds:
 A ratio >= TIGHT (0.95) means that step cannot lose 5% of its bound without failing on that
 instance; a step below says why it is loose (LOOSE). The grid is the search: an instance that is
 attained analytically is on it (x_0 = eta/2 with mu = 1 and sigma = 0 attains the telescope and the
-theorems; sigma = 0 far from the minimiser attains the drift and the lemmas as t grows; aligned
+sync theorem; x_0 = K eta with mu = 1 and sigma = 0 every theorem, up to its O(L eta) terms; sigma = 0 far from the minimiser attains the drift and the lemmas as t grows; aligned
 noise at t = 0 attains the noise premise).
 """
 from __future__ import annotations
@@ -125,16 +125,10 @@ TIGHT = 0.95
 #: step) does not go to whichever a last-bit difference of a sum favours
 ROUND = 9
 SIGNED = {"f(y_t)", "f(y_{t+1})", "<grad f(y_t), lmo(m_t)>", "||grad f(y_t)||_*"}
-_THEOREM = ("the theorem's 2 (drift + L r_avg) needs two steps attained at once: the lemma is attained far from"
-            " the minimiser (a monotone run), the LMO inner product near it (momentum opposite to the gradient);"
-            " no grid run attains both (the sync theorem, whose drift vanishes at mu = 1, is attained)")
 #: why a step or bound stays below TIGHT everywhere (its slack is part of the statement)
 LOOSE = {
     "a <= sqrt(2 a^2 + 2 b^2)": "a <= sqrt(2a^2 + 2b^2) is at best a/sqrt(2a^2) = 1/sqrt(2): the reading's"
     " noise term is the QM-AM of a and b, so C2 at x keeps a factor sqrt(2) on the noise",
-    "bound kovalev_sync_theorem": "restated: it exceeds derived_sync_theorem (attained) by exactly 3 L eta",
-    "bound derived_delayed_theorem": _THEOREM, "bound derived_delayed_theorem_x": _THEOREM,
-    "bound derived_ef_theorem_trajectory": _THEOREM, "bound derived_ef_theorem_worst": _THEOREM,
 }
 
 

@@ -25,7 +25,9 @@ CORNERS``), where a constant or a term can be lost on the base grid without a pr
                  mu = 0.01 with sigma = 0 far from the minimiser, T = 200 (the lag ~ t still growing);
 * ``mu = 1``, ``sigma = 0``, near-minimiser: x_0 = eta/2 on one coordinate (start "fixed"): the
                  iterate oscillates between +-eta/2, the telescope is attained (ratio 1/(1 + 1/(4K)));
-                 x_0 = 0.3 eta at mu = 1/2 (alternating signs with momentum);
+                 x_0 = 0.3 eta at mu = 1/2 (alternating signs with momentum); x_0 = K eta at mu = 1
+                 (T = 300: the run reaches the minimiser at t = K, so every theorem is attained up to
+                 its O(L eta) terms against Delta_0/(eta K) = L K eta/2: ratio (K+1)/(K+1+c));
 * near-minimiser with noise: x_0 = 0.01 z, sigma = 0.5, mu = 1/2;
 * large t:       T = 1000 at mu = 0.01, sigma = 0, far start, sync and delayed (the lag
                  (1-mu)(1-(1-mu)^t)/mu at its limit, (1-mu)^t ~ 4e-5: Kovalev's lemma and the paper's
@@ -104,6 +106,7 @@ def _corners():
     out += [Instance(v, "sign", "gaussian", (1,), mu=0.01, T=200, **far) for v in VARIANTS]
     out += [Instance(v, "sign", "gaussian", (1,), mu=1.0, T=80, x0_scale=0.005, **near) for v in VARIANTS]
     out += [Instance(v, "sign", "gaussian", (1,), mu=0.5, T=80, x0_scale=0.003, **near) for v in VARIANTS]
+    out += [Instance(v, "sign", "gaussian", (1,), mu=1.0, T=300, x0_scale=2.99, **near) for v in VARIANTS]  # x0 = K eta
     out += [Instance(v, "sign", "aligned", (6,), mu=0.5, x0_scale=0.01) for v in VARIANTS]       # near, noisy
     out += [Instance(v, "sign", "gaussian", (1,), mu=0.01, T=1000, **far) for v in (SYNC, DELAYED)]  # large t
     out += [Instance(v, "spectral", "aligned", (1, 16)) for v in VARIANTS]                          # rho = 1
