@@ -112,7 +112,7 @@ def test_step_margin_evaluates_the_expression_itself():
 def test_the_corners_are_on_the_grid():
     """mu -> 0, mu = 1 with sigma = 0 at the near-minimiser start x_0 = eta/2, large t, rho from 1 to 32."""
     g = coverage()
-    assert min(g["mu"]) <= 0.005 and max(g["T"]) >= 1000 and 1.0 in g["rho"] and max(g["rho"]) >= 32
+    assert min(g["mu"]) <= 0.005 and max(g["T"]) >= 700 and 1.0 in g["rho"] and max(g["rho"]) >= 32
     assert any(i.mu == 1 and i.sigma == 0 and i.start == "fixed" and i.x0_scale == i.eta / 2 and i.shape == (1,)
                for i in GRID)
     assert any(i.geometry == "spectral" and min(i.shape) >= 64 and i.shape[0] != i.shape[1] for i in GRID)
