@@ -7,9 +7,11 @@ mu stay arguments, sums become loops) and evaluates it. So a mis-stated premise 
 D_t <= L r_w) is evaluated as written and fails where it is false; nothing re-implements the
 premise by hand.
 
-Instances: the grid of theory.witness_grid (mu in (0, 1] with 0.9 and 1, several horizons,
-sign and spectral geometries with rho up to 4, sigma = 0 far from the minimiser, where the
-lemmas are attained). Two modes (docs/design.md §5):
+Instances: theory.witness_grid.GRID, the base grid (mu in (0, 1] with 0.9 and 1, several
+horizons, sign and spectral geometries with rho up to 4, sigma = 0 far from the minimiser, where
+the lemmas are attained) and its corners (mu = 0.005, mu = 1 with sigma = 0 at the near-minimiser
+start x_0 = eta/2 and at x_0 = K eta, T = 700, rho = 1 and 32). Results are keyed by premise id
+('<derivation>: <step>', theory.derivation.premise_id). Two modes (docs/design.md §5):
 
 * pathwise: rhs - lhs >= -tol on every seed and step (the premise holds for every sample path,
   hence in expectation), worst margin reported;

@@ -80,3 +80,11 @@ def test_a_mutant_that_cannot_be_planted_is_a_failure_not_a_crash(monkeypatch):
     row = run_mutant(m7)
     assert not row["caught"] and "cannot be planted" in row["why"]["planting"][0]
     assert planted("x", "k", "steps", lambda: 1 / 0)["error"].startswith("cannot be planted: ZeroDivisionError")
+
+
+def test_junk_in_a_world_fails_the_check_with_its_reason():
+    res = theory.check(derivations=["not a derivation"], mutants=False)
+    assert not res["ok"] and res["errors"]
+    res = theory.check(derivations=world(get_derivation("kovalev_lemma_implied")),
+                       bounds={"derived_sync_lemma": [1, 2]}, mutants=False)
+    assert not res["ok"] and "limits" in res["errors"]
