@@ -120,6 +120,26 @@ def cited_expr(step, bounds=None) -> sp.Expr:
     return averaged(e) if step.average else e
 
 
+def premise_id(derivation, step) -> str:
+    """The unique id of a premise: '<derivation name>: <step name>'. Step names repeat across
+    derivations (sync's r_w <= 0 and r_avg <= 0 are both 'sync has y_t = x_t'); the id does not."""
+    return f"{derivation.name}: {step.name}"
+
+
+def duplicate_ids(derivations) -> list[str]:
+    """Ids (premise_id) that two different steps of ``derivations`` share: empty for a well-formed
+    set (Derivation and theory.derivation_registry refuse one at registration; check() reports
+    one in a planted world as a failure, not an exception)."""
+    seen, dup = {}, []
+    for d in derivations:
+        for s in d.steps:
+            i = premise_id(d, s)
+            if i in seen and seen[i] != s and i not in dup:
+                dup.append(i)
+            seen.setdefault(i, s)
+    return dup
+
+
 @dataclasses.dataclass(frozen=True)
 class Derivation:
     """A named proof of registry bound ``bound`` as a sequence of steps."""
@@ -135,6 +155,10 @@ class Derivation:
         bad = [s.name for s in self.steps if s.rel == "==" and trivial(s.lhs, s.rhs)]
         if bad:
             raise ValueError(f"{self.name}: steps {bad} state X = X (the same expression on both sides)")
+        dup = duplicate_ids([self])
+        if dup:
+            raise ValueError(f"{self.name}: two different steps share the id {dup[0]!r} (step names are"
+                             " unique within a derivation: they key its premise witnesses)")
 
     def check(self, n: int = 4000, bounds=None) -> list[tuple[Step, CheckResult]]:
         return [(s, s.check(n=n, seed=i, bounds=bounds)) for i, s in enumerate(self.steps)]

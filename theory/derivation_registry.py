@@ -4,14 +4,28 @@ registered by name in theory.registry.
 """
 from __future__ import annotations
 
-from .derivation import Derivation
+from .derivation import Derivation, duplicate_ids
 from .package_derivations import package_derivations
 from .paper_derivations import paper_derivations
 
 
+def registered(derivations) -> list[Derivation]:
+    """``derivations`` as a registry: refused (ValueError) when two derivations share a name or
+    two different steps share a premise id (theory.derivation.premise_id: the premise witnesses
+    and check() key their results by it, so a shared id would hide one of the two results)."""
+    names = [d.name for d in derivations]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"derivation names registered twice: {twice}")
+    dup = duplicate_ids(derivations)
+    if dup:
+        raise ValueError(f"premise ids registered twice: {dup}")
+    return list(derivations)
+
+
 def all_derivations() -> list[Derivation]:
     """The package's derivations followed by the paper-reading derivations (C1, C2 chains)."""
-    return package_derivations() + paper_derivations()
+    return registered(package_derivations() + paper_derivations())
 
 
 def get_derivation(name: str) -> Derivation:

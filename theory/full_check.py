@@ -3,7 +3,8 @@
 It runs theory.world_check.check_world on the package's own world (or on the world given) and,
 with ``mutants=True``, the mutation table of theory.mutation: every planted mutant must make
 check_world fail. The result is check_world's with a "mutants" section:
-{"steps", "chains", "premises", "structure", "limits", "mutants", "grid", "failed", "ok"}.
+{"steps", "chains", "premises", "structure", "limits", "mutants", "grid", "errors", "failed", "ok"}.
+It never raises on a malformed world: "errors" says what could not be computed ({section: reason}).
 
 ``check(derivations=..., bounds=..., sim=..., mutants=False)`` runs the same checks on a planted
 world: a set of derivations, {name: expr} overrides of the registered bounds and a premise
@@ -23,4 +24,5 @@ def check(n: int = 1500, derivations=None, bounds=None, sim=None, mutants: bool 
     rows = mutation_table(n)
     failed = list(out["failed"]) + ([] if all(m["caught"] for m in rows) else ["mutants"])
     head = {k: out[k] for k in ("steps", "chains", "premises", "structure", "limits")}
-    return {**head, "mutants": rows, "grid": out["grid"], "failed": failed, "ok": not failed}
+    return {**head, "mutants": rows, "grid": out["grid"], "errors": out["errors"], "failed": failed,
+            "ok": not failed and not out["errors"]}

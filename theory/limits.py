@@ -2,7 +2,10 @@
 
 * ``delay_penalty()``: derived delayed minus derived sync, for the lemma
   (L eta) and the theorem (2 L eta); both -> 0 as eta -> 0.
-* ``limit_checks()``: eta -> 0, r = 0 and mu = 1 limits, each a sympy identity.
+* ``limit_checks()``: eta -> 0, r = 0 and mu = 1 limits (mu = 1 at every t >= 1, symbolic t),
+  each a sympy identity, and two corners where the truth is known exactly (`corner_checks`):
+  t = 0 (E_0 = E||xi_0||_* = rho sigma with aligned noise) and K = 1, sigma = 0, mu = 1
+  (||grad f(x_0)||_* <= sqrt(2 L Delta_0), attained by a one-dimensional quadratic).
 * ``paper_vs_derived()``: the paper's noise term ALONE, P = sqrt(2 mu rho^2 sigma^2
   + 8 L^2 eta^2), against the derived stationary delayed momentum error
   D = sqrt(mu) rho sigma + L eta/mu. A labelled comparison only: P is not a bound by
@@ -14,13 +17,21 @@
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import sympy as sp
 
 from .registry import get
-from .symbols import L, eta, mu, r_avg, r_w, rho, sigma, t
+from .step_check import _nonneg, _nonneg_mu
+from .symbols import Delta_0, K, L, eta, mu, r_avg, r_w, rho, sigma, t
 
 u = sp.Symbol("u", positive=True)  # sqrt(mu) rho sigma / (L eta): noise-to-drift ratio
+t1 = sp.Symbol("t1", integer=True, nonnegative=True)  # t = t1 + 1: every t >= 1
+LEMMAS = ("derived_sync_lemma", "derived_delayed_lemma", "derived_delayed_lemma_x", "derived_ef_lemma_trajectory",
+          "derived_ef_lemma_worst", "kovalev_sync_lemma")
+THEOREMS = ("derived_sync_theorem", "derived_delayed_theorem", "derived_delayed_theorem_x",
+            "derived_ef_theorem_trajectory", "derived_ef_theorem_worst", "kovalev_sync_theorem")
 
 
 def stationary(expr: sp.Expr) -> sp.Expr:
@@ -44,32 +55,93 @@ def delay_penalty(bounds=None) -> dict[str, sp.Expr]:
     }
 
 
+def _safe(fn) -> bool:
+    try:
+        return bool(fn())
+    except Exception:  # noqa: BLE001  (a bound sympy cannot take the limit of fails the check)
+        return False
+
+
+def inf_over_eta(expr: sp.Expr) -> sp.Expr:
+    """inf over eta > 0 of expr: the smallest of its values at the positive critical points and
+    its limits at eta -> 0+ and eta -> oo."""
+    cands = [sp.limit(expr, eta, 0, "+"), sp.limit(expr, eta, sp.oo)]
+    cands += [expr.subs(eta, c) for c in sp.solve(sp.diff(expr, eta), eta) if c.is_positive]
+    finite = [c for c in cands if c.is_finite is not False]
+    return sp.Min(*finite) if finite else sp.oo
+
+
+def _at(expr: sp.Expr, point: dict) -> sp.Expr:
+    """expr at point, by substitution (a limit only where substitution is undefined)."""
+    v = expr.subs(point)
+    if v.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+        for s_, x in point.items():
+            expr = sp.limit(expr, s_, x, "+")
+        return expr
+    return v
+
+
+def corner_checks(bounds=None) -> dict[str, bool]:
+    """Corners of the domain where the measured quantity is known exactly, so a bound below it
+    is false (True = the bound is at least the truth there, proved in sympy):
+
+    * t = 0: m_0 = g_0 and y_0 = x_0 (r_0 = 0), so E||m_0 - grad f||_* = E||xi_0||_*, which noise of
+      constant modulus along the LMO direction makes rho sigma for EVERY mu, L, eta: each lemma at
+      t = 0, r_w = 0, eta -> 0 must be >= rho sigma for all mu in (0, 1] (the mu = 1 identities
+      below see t >= 1 only, where the transient (1-mu)^t vanishes);
+    * K = 1, sigma = 0, mu = 1, r_avg = 0: the theorems bound ||grad f(x_0)||_*, which is at most
+      sqrt(2 L Delta_0) (A2: f* <= f(x_0) - s ||g||_* + L s^2/2 at s = ||g||_*/L) with equality for
+      f = L x^2/2 on one coordinate; the quantity does not depend on eta, so inf over eta > 0 of
+      each theorem must be >= sqrt(2 L Delta_0) (the derived sync theorem attains it: Delta_0/eta
+      + L eta/2 at eta = sqrt(2 Delta_0/L))."""
+    e = lambda n: _expr(n, bounds)  # noqa: E731
+    out = {}
+    for n in LEMMAS:
+        at0 = lambda n=n: _at(e(n).subs({t: 0, r_w: 0}), {eta: 0}) - rho * sigma  # noqa: E731
+        out[f"t=0: {n} >= rho sigma (E||xi_0||_*, every mu)"] = _safe(lambda at0=at0: _nonneg_mu(at0()))
+    for n in THEOREMS:
+        k1 = lambda n=n: e(n).subs({K: 1, sigma: 0, mu: 1, r_avg: 0})  # noqa: E731
+        gap = lambda k1=k1: sp.radsimp(inf_over_eta(k1()) - sp.sqrt(2 * L * Delta_0))  # noqa: E731
+        out[f"K=1, sigma=0, mu=1: inf over eta of {n} >= sqrt(2 L Delta_0)"] = _safe(
+            lambda gap=gap: (lambda g: g == 0 or _nonneg(g))(gap()))
+    return out
+
+
 def limit_checks(bounds=None) -> dict[str, bool]:
-    """Each limit as an exact sympy identity (True = holds). At mu = 1 (no momentum, t >= 1)
-    m_t = g_t, so E||m_t - grad f(x_t)||_* <= rho sigma exactly (A3 + A4: attained by noise of
-    constant modulus along the LMO direction); the derived lemmas must reduce to it."""
+    """_limit_checks, computed once per set of overrides ``bounds`` (name -> expr)."""
+    return dict(_limit_checks(tuple(sorted((bounds or {}).items(), key=lambda kv: kv[0]))))
+
+
+@functools.lru_cache(maxsize=None)
+def _limit_checks(bounds: tuple) -> tuple:
+    """Each limit as an exact sympy identity (True = holds), then corner_checks. At mu = 1 (no
+    momentum) m_t = g_t for every t >= 1 (checked at symbolic t = t1 + 1, not at t = 1 alone), so
+    E||m_t - grad f(x_t)||_* <= rho sigma exactly (A3 + A4: attained by noise of constant modulus
+    along the LMO direction); the derived lemmas must reduce to it."""
+    bounds = dict(bounds)
     e = lambda n: _expr(n, bounds)  # noqa: E731
     pen = delay_penalty(bounds)
     sync_l, sync_t = e("derived_sync_lemma"), e("derived_sync_theorem")
     ef_l, ef_t = e("derived_ef_lemma_trajectory"), e("derived_ef_theorem_trajectory")
-    return {
+    return tuple({
         "eta->0: delay penalty of the lemma vanishes": sp.limit(pen["lemma"], eta, 0) == 0,
         "eta->0: delay penalty of the theorem vanishes": sp.limit(pen["theorem"], eta, 0) == 0,
         "eta->0: delayed lemma -> sync lemma": sp.simplify(
             e("derived_delayed_lemma").subs(eta, 0) - sync_l.subs(eta, 0)) == 0,
         "r=0: EF trajectory lemma == sync lemma": sp.simplify(ef_l.subs(r_w, 0) - sync_l) == 0,
         "r=0: EF trajectory theorem == sync theorem": sp.simplify(ef_t.subs(r_avg, 0) - sync_t) == 0,
-        "mu=1: sync lemma == rho sigma (t >= 1), no drift": sp.simplify(
-            sync_l.subs(mu, 1).subs(t, 1) - rho * sigma * 1) == 0,
-        "mu=1: EF trajectory lemma == rho sigma + L r_w (t >= 1)": sp.simplify(
-            ef_l.subs(mu, 1).subs(t, 1) - (rho * sigma + L * r_w)) == 0,
-        "mu=1: delayed lemma == rho sigma + L eta (t >= 1)": sp.simplify(
-            e("derived_delayed_lemma").subs(mu, 1).subs(t, 1) - (rho * sigma + L * eta)) == 0,
-        "mu=1: Kovalev lemma == rho sigma + L eta (t >= 1)": sp.simplify(
-            e("kovalev_sync_lemma").subs(mu, 1).subs(t, 1) - (rho * sigma + L * eta)) == 0,
+        "mu=1: sync lemma == rho sigma (every t >= 1), no drift": sp.simplify(
+            sync_l.subs(t, t1 + 1).subs(mu, 1) - rho * sigma * 1) == 0,
+        "mu=1: EF trajectory lemma == rho sigma + L r_w (every t >= 1)": sp.simplify(
+            ef_l.subs(t, t1 + 1).subs(mu, 1) - (rho * sigma + L * r_w)) == 0,
+        "mu=1: delayed lemma == rho sigma + L eta (every t >= 1)": sp.simplify(
+            e("derived_delayed_lemma").subs(t, t1 + 1).subs(mu, 1) - (rho * sigma + L * eta)) == 0,
+        "mu=1: Kovalev lemma == rho sigma + L eta (every t >= 1)": sp.simplify(
+            e("kovalev_sync_lemma").subs(t, t1 + 1).subs(mu, 1) - (rho * sigma + L * eta)) == 0,
         "derived delayed theorem == Kovalev sync theorem - L eta": sp.simplify(
             e("derived_delayed_theorem") - e("kovalev_sync_theorem") + L * eta) == 0,
-    }
+        **corner_checks(bounds),
+    }.items())
 
 
 def paper_vs_derived() -> dict[str, sp.Expr]:

@@ -8,9 +8,31 @@ own formula), and optionally a mutated premise simulator. ``run_mutant`` runs
 is caught when that check is not ok, and ``caught_by`` names the failing sections (steps,
 chains, premises, structure, limits).
 
-Mutants M1-M7 come from an independent audit (issue 31); before the witness grid, the
-closed-form-premise rule, the cited lemma and the limits in check(), check() stayed ok on
-M1, M5, M6 and M7.
+The mutants, each a consistent error unless said otherwise (the section that must catch it):
+
+* the nine original ones: a false drift premise D_t <= L r_w and a noise premise understated by
+  20% (premises), the drift halved and the transient dropped in bound and derivation (chains),
+  the lag bound flipped and a wrong geometric sum (steps), the drift premise skipped (chains),
+  C2 with the literal 8 L eta^2 (steps), delayed's cap r_t <= eta/2 (premises);
+* M1, M4-M7, the errors an independent audit (issue 31) planted: M1 the small-mu noise premise
+  sqrt(mu/2) (premises), M4 EF's sign flipped in the premise simulator (premises), M5 a drift
+  "justified" by a premise between closed forms (steps), M6 the A4 constant capped at min(rho, 5/2)
+  (premises), M7 the theorem restating its lemma as a premise with the drift halved (structure);
+  before the witness grid, the closed-form-premise rule, the cited lemma and the limits in
+  check(), check() stayed ok on M1, M5, M6 and M7;
+* M2 (sqrt(mu) -> mu everywhere) and M3 (an algebra step true only for mu <= 1/2), planted
+  alongside them (steps); they are not the audit's;
+* N1-N4, the consistent errors of issue 38 that the grid's corners and the corner limits catch
+  (premises): N1 the telescope's constant L eta/2 -> L eta/4 and N2 that term dropped, each in the
+  step and in the shared descent() (so in every theorem, Kovalev's restated one too: the limit
+  identity 'derived delayed theorem == Kovalev - L eta' cannot see them); N3 a change inside
+  descent() (Delta_0/(2 eta K)); N4 the transient halved in the noise premise and every lemma,
+  an error confined to the t = 0 term when mu = 1. N1 and N2 fail the telescope only at the
+  near-minimiser start x_0 = eta/2 with mu = 1 and sigma = 0 (a corner), and the K = 1 limit
+  (theory.limits.corner_checks); N4 the t = 0 limit.
+
+A mutant that cannot be planted (the step it mutates is missing) is a row that is not caught,
+with the reason: check() then fails, it does not raise.
 """
 from __future__ import annotations
 
@@ -24,7 +46,7 @@ from . import paper_readings as PR
 from .derivation import W0, S_K, _prem, k
 from .derivation_registry import all_derivations, get_derivation
 from .registry import all_bounds
-from .symbols import K, L, eta, mu, r_avg, r_w, rho, sigma
+from .symbols import Delta_0, K, L, eta, mu, r_avg, r_w, rho, sigma
 from .witness_runs import simulate
 from .world_check import check_world
 
@@ -83,6 +105,18 @@ def _m(name, kind, intended, derivations=(), bounds=None, sim=None):
                 bounds=dict(bounds or {}), sim=sim)
 
 
+def planted(name, kind, intended, build) -> dict:
+    """The mutant ``build()`` returns (derivations, bounds, sim), or, when it cannot be planted
+    (the step it mutates is missing from the package's derivations: a malformed world), a
+    mutant whose "error" says why; run_mutant reports it as not caught, so check() fails
+    instead of raising."""
+    try:
+        ders, bounds, sim = build()
+    except Exception as e:  # noqa: BLE001  (a mutant that cannot be planted is a failure, not a crash)
+        return dict(_m(name, kind, intended), error=f"cannot be planted: {type(e).__name__}: {e}"[:300])
+    return _m(name, kind, intended, ders, bounds, sim)
+
+
 def _audit_mutants() -> list[dict]:
     """M1-M7 of the audit (module docstring)."""
     lem, thm = get_derivation("perturbed_lemma"), get_derivation("perturbed_theorem")
@@ -117,20 +151,22 @@ def _audit_mutants() -> list[dict]:
     out.append(_m("M6 A4 constant capped at min(rho, 5/2)", "false premise (outside the instances' rho)",
                   "premises", world(m6), b6))
     # M7: the theorem restates the lemma as a premise, with the drift halved
-    half = (rho * sigma * sp.Sum((1 - mu) ** k, (k, 0, K - 1)) / K + sp.sqrt(mu) * rho * sigma
-            + L * eta * (1 - mu) / (2 * mu) + L * r_avg)
-    cite = next(s for s in thm.steps if s.cites)
-    m7_bound = B.DERIVED_EF_THEOREM_TRAJECTORY.expr - L * eta * (1 - mu) / mu
-    m7 = dataclasses.replace(thm, steps=tuple(
-        _prem("average the lemma", S_K, half, "perturbed_lemma at each t < K, averaged") if s is cite else s
-        for s in thm.steps))
-    out.append(_m("M7 theorem restates the lemma as a premise, drift halved", "restated lemma",
-                  "structure", world(m7), {"derived_ef_theorem_trajectory": m7_bound}))
+    def m7():
+        half = (rho * sigma * sp.Sum((1 - mu) ** k, (k, 0, K - 1)) / K + sp.sqrt(mu) * rho * sigma
+                + L * eta * (1 - mu) / (2 * mu) + L * r_avg)
+        cite = next(s for s in thm.steps if s.cites)
+        m7_bound = B.DERIVED_EF_THEOREM_TRAJECTORY.expr - L * eta * (1 - mu) / mu
+        m7 = dataclasses.replace(thm, steps=tuple(
+            _prem("average the lemma", S_K, half, "perturbed_lemma at each t < K, averaged") if s is cite else s
+            for s in thm.steps))
+        return world(m7), {"derived_ef_theorem_trajectory": m7_bound}, None
+    out.append(planted("M7 theorem restates the lemma as a premise, drift halved", "restated lemma",
+                       "structure", m7))
     return out
 
 
 def mutants() -> list[dict]:
-    """Every planted world: the nine original mutants, then M1-M7 (module docstring)."""
+    """Every planted world: the nine original mutants, then M1-M7, then N1-N4 (module docstring)."""
     lem = get_derivation("perturbed_lemma")
     prem = {s.name: s for s in lem.steps}
     half = B.DERIVED_EF_LEMMA_TRAJECTORY.expr - L * eta * (1 - mu) / mu + L * eta * (1 - mu) / (2 * mu)
@@ -156,18 +192,67 @@ def mutants() -> list[dict]:
            world(_replace(c2, qm.name, rhs=qm.rhs - PR.P + PR.P_LITERAL)), {"paper_c2_y": PR.PAPER_C4_Y.expr}),
         _m("delayed cap r_t <= eta/2", "false premise", "premises",
            world(_replace(get_derivation("delayed_lemma"), "delayed: r_t = ||d_{t-1}|| <= eta", rhs=eta / 2))),
-    ] + _audit_mutants()
+    ] + _audit_mutants() + corner_mutants()
+
+
+TELESCOPE = "telescope over t < K"
+
+
+def _with_descent(new_descent) -> dict:
+    """{theorem: expr} with descent() replaced by ``new_descent`` in every registered theorem
+    built on it (the derived theorems and the restated Kovalev theorem alike)."""
+    old = B.descent()
+    return {b.name: sp.expand(b.expr - old + new_descent) for b in all_bounds()
+            if b.quantity.startswith("avg_grad_norm") and sp.expand(b.expr - old).free_symbols.isdisjoint({Delta_0})}
+
+
+def _descent_mutant(name, kind, term_old, term_new):
+    """A consistent change of one term of descent(): the telescope step and every theorem built on
+    descent() (Kovalev's restated one included) change together, so the limit identity
+    'derived delayed theorem == Kovalev - L eta' still holds."""
+    def build():
+        thm = get_derivation("perturbed_theorem")
+        tel = _step(thm, TELESCOPE)
+        m = _replace(thm, TELESCOPE, rhs=sp.expand(tel.rhs - term_old + term_new))
+        return world(m), _with_descent(sp.expand(B.descent() - term_old + term_new)), None
+    return planted(name, kind, "premises", build)
+
+
+def corner_mutants() -> list[dict]:
+    """N1-N4 (issue 38): consistent errors that passed check() before the grid's corners
+    (theory.witness_grid.CORNERS) and the corner limits (theory.limits.corner_checks)."""
+    def n4():
+        lem = get_derivation("perturbed_lemma")
+        half = rho * sigma * (W0 / 2 + sp.sqrt(mu))
+        m = _replace(_drop(lem, *NOISE_ALGEBRA), NOISE, rhs=half)
+        bounds = {b.name: b.expr.xreplace({W0: W0 / 2}) for b in all_bounds()
+                  if b.quantity.startswith("momentum_error") and b.expr.has(W0)}
+        return world(m), bounds, None
+    return [
+        _descent_mutant("N1 telescope constant L eta/2 -> L eta/4 (step and descent())", "consistent constant change",
+                        L * eta / 2, L * eta / 4),
+        _descent_mutant("N2 telescope term L eta/2 dropped (step and descent())", "consistent dropped term",
+                        L * eta / 2, 0),
+        _descent_mutant("N3 descent() with Delta_0/(2 eta K) (step and every theorem on descent())",
+                        "consistent change inside the shared descent()", Delta_0 / (eta * K), Delta_0 / (2 * eta * K)),
+        planted("N4 transient rho sigma (1-mu)^t halved (premise and every lemma)", "error confined to the t = 0 term"
+                " at mu = 1", "premises", n4),
+    ]
 
 
 def run_mutant(m: dict, n: int = 1500) -> dict:
     """check_world on the planted world of mutant ``m`` (what theory.check(..., mutants=False)
     returns); returns the table row."""
+    if m.get("error"):
+        return {"name": m["name"], "kind": m["kind"], "derivations": [], "caught": False, "caught_by": [],
+                "intended": m["intended"], "why": {"planting": [m["error"]]}}
     res = check_world(n, derivations=m["derivations"], bounds=m["bounds"], sim=m["sim"])
     why = {"steps": [f"{d}: {s}" for d, s, ok in res["steps"] if not ok],
            "chains": [f"{c['derivation']}: {c['detail'][:120]}" for c in res["chains"] if not c["ok"]],
            "premises": [f"{k}: fails on {w.get('failed_on')}" for k, w in res["premises"].items() if not w["ok"]],
            "structure": [k for k, v in res["structure"].items() if not v],
-           "limits": [k for k, v in res["limits"].items() if not v]}
+           "limits": [k for k, v in res["limits"].items() if not v],
+           "errors": [f"{k}: {v}" for k, v in res["errors"].items()]}
     return {"name": m["name"], "kind": m["kind"], "derivations": [d.name for d in m["derivations"]],
             "caught": not res["ok"], "caught_by": res["failed"], "intended": m["intended"],
             "why": {k: v for k, v in why.items() if v}}

@@ -11,6 +11,8 @@ numerically on N instances, M samples)" or "cites <bound>" (theory.witnesses, th
 """
 from __future__ import annotations
 
+import re
+
 import sympy as sp
 
 from .derivation import Derivation
@@ -112,9 +114,11 @@ QUANTITY_TEX = {
 
 
 def _tex(e) -> str:
+    """LaTeX of e with the named symbols; a number before a fraction gets an explicit \\cdot
+    (``2 \\frac{1}{K}`` reads as the mixed number 2 1/K)."""
     e = sp.sympify(e)
     names = {s: TEX_NAMES[s.name] for s in e.free_symbols if s.name in TEX_NAMES}
-    return sp.latex(e, symbol_names=names)
+    return re.sub(r"(\d) \\frac", r"\1 \\cdot \\frac", sp.latex(e, symbol_names=names))
 
 
 def statement_tex(b) -> str:
@@ -187,6 +191,18 @@ def proof_text(all_derivations: bool = True) -> str:
     return render_text(every() if all_derivations else delayed_proof())
 
 
+def _note_md(note: str) -> str:
+    """An implication note as markdown: its label in bold, its formulas (sympy's syntax) in code,
+    never raw Python inside bold ('unreachable: the region needs r_w > X >= 2*eta (proved in
+    sympy), but ...' -> '**unreachable**: the region needs `r_w > X >= 2*eta` (proved in sympy), ...')."""
+    label, _, rest = note.partition(": ")
+    if not rest:
+        label, rest = "", note
+    rest = re.sub(r"needs (.+?) \(proved in sympy\)", r"needs `\1` (proved in sympy)", rest)
+    rest = re.sub(r"has (r_t <= 2\*eta), hence (r_w <= 2\*eta)", r"has `\1`, hence `\2`", rest)
+    return (f"**{label}**: " if label else "") + rest
+
+
 def proof_markdown() -> str:
     """docs/proof.md: every derivation as GitHub markdown with LaTeX, then the implication
     table of the paper's readings C1-C4 (theory.implications)."""
@@ -207,7 +223,7 @@ def proof_markdown() -> str:
         for v in VARIANTS:
             i = implication(r, v)
             cells.append(i.status if i.status != "not implied" else
-                         f"not implied: `{i.region}`" + (f"; **{i.note}**" if i.note else ""))
+                         f"not implied: `{i.region}`" + (f"; {_note_md(i.note)}" if i.note else ""))
         rows.append(f"| `{r}` | " + " | ".join(cells) + " |")
     c4 = c4_ranges()
     rows += ["", f"**C4 at $y_t$, exactly** (fixed units of f and x): it is not implied by the delayed lemma"
@@ -219,4 +235,5 @@ def proof_markdown() -> str:
              "", "The EF-trajectory cells of C1 and C2 are not implied only for $r_w$ above a threshold"
              " that is at least $2\\eta$; EF's own runs have $r_t \\le 2\\eta$, so those regions are"
              " unreachable (each cell says so, proved in sympy)."]
-    return text + "\n".join(rows) + "\n"
+    from .slack import tightness_markdown
+    return text + "\n".join(rows) + "\n\n" + tightness_markdown()

@@ -18,14 +18,33 @@ passes there. The grid covers the domain (docs/design.md §5):
                  tends to L eta (1-mu)/mu + L r exactly (the derived lemmas are attained), and
                  the same with spectral 4 x 3 and sigma = 0.
 
+The corners of the domain (``CORNERS``; the premises are walked over ``GRID = INSTANCES +
+CORNERS``), where a constant or a term can be lost on the base grid without a premise failing:
+
+* ``mu -> 0``:   mu = 0.005 (aligned noise, the transient ~ rho sigma for every t of the run) and
+                 mu = 0.01 with sigma = 0 far from the minimiser, T = 200 (the lag ~ t still growing);
+* ``mu = 1``, ``sigma = 0``, near-minimiser: x_0 = eta/2 on one coordinate (start "fixed"): the
+                 iterate oscillates between +-eta/2, the telescope is attained (ratio 1/(1 + 1/(4K)));
+                 x_0 = 0.3 eta at mu = 1/2 (alternating signs with momentum); x_0 = K eta at mu = 1
+                 (T = 300: the run reaches the minimiser at t = K, so every theorem is attained up to
+                 its O(L eta) terms against Delta_0/(eta K) = L K eta/2: ratio (K+1)/(K+1+c));
+* near-minimiser with noise: x_0 = 0.01 z, sigma = 0.5, mu = 1/2;
+* large t:       T = 700 at mu = 0.01, sigma = 0, far start, sync and delayed (the lag
+                 (1-mu)(1-(1-mu)^t)/mu at its limit, (1-mu)^t ~ 9e-4: Kovalev's lemma and the paper's
+                 readings reach their extremal ratio there); t = 0 is in every run;
+* rho:           rho = 1 (spectral 1 x 16) up to Muon size: sign d = 1024 (rho = 32) at mu = 1/4 and 1
+                 (T = 80: the noise flips a sign every step, EF's r_t = 2 eta from t = 2 on),
+                 spectral 64 x 256 (rho = 8, a 1:4 layer shape). Spectral rho = 32 needs a 1024 x 1024
+                 layer: ``SLOW_CORNERS`` (about a minute; a slow test walks it).
+
 An instance is a plain tuple (variant, geometry, noise, shape, mu, eta, sigma, T, x0_scale,
-seeds); ``inst[2]`` is its noise model.
+seeds, start); ``inst[2]`` is its noise model.
 """
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from .bound import VARIANTS
+from .bound import DELAYED, SYNC, VARIANTS
 
 NOISES = ("gaussian", "anisotropic", "aligned")
 
@@ -41,13 +60,15 @@ class Instance(NamedTuple):
     T: int = 30
     x0_scale: float = 3.0
     seeds: int = 32
+    start: str = "normal"
 
     @property
     def label(self) -> str:
         """e.g. 'delayed/sign6/aligned mu=0.9 eta=0.05 sigma=0.5 T=30'."""
         shp = "x".join(str(s) for s in self.shape)
         return (f"{self.variant}/{self.geometry}{shp}/{self.noise} mu={self.mu:g} eta={self.eta:g}"
-                f" sigma={self.sigma:g} T={self.T}" + (f" x0={self.x0_scale:g}" if self.x0_scale != 3.0 else ""))
+                f" sigma={self.sigma:g} T={self.T}" + (f" x0={self.x0_scale:g}" if self.x0_scale != 3.0 else "")
+                + (f" start={self.start}" if self.start != "normal" else ""))
 
 
 def _base():
@@ -78,8 +99,30 @@ def _attaining():
                              x0_scale=100.0, seeds=2) for v in VARIANTS]
 
 
-#: the grid, in the order the witnesses walk it (base first)
+def _corners():
+    far = dict(eta=0.01, sigma=0.0, x0_scale=100.0, seeds=1)
+    near = dict(eta=0.01, sigma=0.0, seeds=1, start="fixed")
+    out = [Instance(v, "sign", "aligned", (6,), mu=0.005) for v in VARIANTS]                      # mu -> 0
+    out += [Instance(v, "sign", "gaussian", (1,), mu=0.01, T=200, **far) for v in VARIANTS]
+    out += [Instance(v, "sign", "gaussian", (1,), mu=1.0, T=80, x0_scale=0.005, **near) for v in VARIANTS]
+    out += [Instance(v, "sign", "gaussian", (1,), mu=0.5, T=80, x0_scale=0.003, **near) for v in VARIANTS]
+    out += [Instance(v, "sign", "gaussian", (1,), mu=1.0, T=300, x0_scale=2.99, **near) for v in VARIANTS]  # x0 = K eta
+    out += [Instance(v, "sign", "aligned", (6,), mu=0.5, x0_scale=0.01) for v in VARIANTS]       # near, noisy
+    out += [Instance(v, "sign", "gaussian", (1,), mu=0.01, T=700, **far) for v in (SYNC, DELAYED)]  # large t
+    out += [Instance(v, "spectral", "aligned", (1, 16)) for v in VARIANTS]                          # rho = 1
+    out += [Instance(v, "sign", "aligned", (1024,), mu=m, T=t_, seeds=16) for m, t_ in ((0.25, 20), (1.0, 80))
+            for v in VARIANTS]
+    return out + [Instance(v, "spectral", "aligned", (64, 256), mu=0.9, T=10, seeds=3) for v in VARIANTS]
+
+
+#: the base grid, in the order the witnesses walk it (base first)
 INSTANCES = tuple(_base() + _mu_sweep() + _large_rho() + _horizon() + _attaining())
+#: the corners of the domain (module docstring)
+CORNERS = tuple(_corners())
+#: what the premise witnesses walk: the base grid, then the corners
+GRID = INSTANCES + CORNERS
+#: spectral rho = 32 (a 1024 x 1024 layer): too slow for the default checks, walked by a slow test
+SLOW_CORNERS = tuple(Instance(v, "spectral", "aligned", (1024, 1024), mu=0.25, T=3, seeds=2) for v in VARIANTS)
 
 
 def rho_of(inst: Instance) -> float:
@@ -88,10 +131,13 @@ def rho_of(inst: Instance) -> float:
     return math.sqrt(inst.shape[0]) if inst.geometry == "sign" else math.sqrt(min(inst.shape))
 
 
-def coverage() -> dict:
-    """What the grid spans: mu values, horizons, rho values, sigma values, geometries."""
-    return {"instances": len(INSTANCES),
-            "mu": sorted({i.mu for i in INSTANCES}), "T": sorted({i.T for i in INSTANCES}),
-            "rho": sorted({round(rho_of(i), 4) for i in INSTANCES}),
-            "sigma": sorted({i.sigma for i in INSTANCES}),
-            "geometries": sorted({f"{i.geometry}{'x'.join(map(str, i.shape))}" for i in INSTANCES})}
+def coverage(grid=None) -> dict:
+    """What the grid spans (default :data:`GRID`): mu values, horizons, rho values, sigma
+    values, geometries, starts."""
+    grid = GRID if grid is None else grid
+    return {"instances": len(grid),
+            "mu": sorted({i.mu for i in grid}), "T": sorted({i.T for i in grid}),
+            "rho": sorted({round(rho_of(i), 4) for i in grid}),
+            "sigma": sorted({i.sigma for i in grid}),
+            "geometries": sorted({f"{i.geometry}{'x'.join(map(str, i.shape))}" for i in grid}),
+            "x0": sorted({(i.start, i.x0_scale) for i in grid})}

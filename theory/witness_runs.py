@@ -54,8 +54,7 @@ def _problem(geometry, shape, rng):
         return (lambda x: 0.5 * (a * x * x).sum(-1), lambda x: a * x, float(a.sum()))
     A = rng.standard_normal((shape[-2] + 1, shape[-2])) / np.sqrt(shape[-2])
     AtA = A.T @ A
-    return (lambda X: 0.5 * (np.einsum("ij,...jk->...ik", A, X) ** 2).sum((-1, -2)),
-            lambda X: np.einsum("ij,...jk->...ik", AtA, X), float((A * A).sum()))
+    return (lambda X: 0.5 * ((A @ X) ** 2).sum((-1, -2)), lambda X: AtA @ X, float((A * A).sum()))
 
 
 def _inner(a, b, geometry):
@@ -82,13 +81,15 @@ def _noise(kind, geo, shape, sigma, rng, seeds):
 
 
 def simulate(variant=DELAYED, geometry="sign", T=40, seeds=64, mu=0.2, eta=0.05, sigma=0.5,
-             shape=(6,), seed=0, noise="gaussian", x0_scale=3.0, ef_sign=1.0):
+             shape=(6,), seed=0, noise="gaussian", x0_scale=3.0, ef_sign=1.0, start="normal"):
     """Run sync / delayed / EF LMO momentum on the instance; return histories (dict of arrays).
 
     d_t = eta lmo(m_t); sync x_{t+1} = x_t + d_t; delayed x_{t+1} = x_t + d_{t-1};
     EF x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}; y_t = x_t (sync), x_t + d_{t-1} (delayed),
     x_t + d_{t-1} - d_{t-2} (EF); m_0 = g_0; x_0 = x0_scale z with z standard normal (a large
-    x0_scale with sigma = 0 is the regime where the lemma's drift is attained). ``ef_sign`` = -1
+    x0_scale with sigma = 0 is the regime where the lemma's drift is attained), or with
+    ``start="fixed"`` x_0 = x0_scale in every entry (x_0 = eta/2 on one coordinate with mu = 1 and
+    sigma = 0 oscillates between +-eta/2: the telescope is attained). ``ef_sign`` = -1
     flips the sign of d_{t-2} in EF's x-update: a planted simulator error (theory.mutation).
     """
     if variant not in VARIANTS:
@@ -100,7 +101,10 @@ def simulate(variant=DELAYED, geometry="sign", T=40, seeds=64, mu=0.2, eta=0.05,
     f, grad, L = _problem(geo, shape, rng)
     n = int(np.prod(shape))
     rho = np.sqrt(n) if geometry == "sign" else np.sqrt(min(shape))
-    x = np.broadcast_to(rng.standard_normal(shape) * x0_scale, (seeds, *shape)).copy()
+    if start not in ("normal", "fixed"):
+        raise ValueError(f"start must be normal|fixed, got {start!r}")
+    z = rng.standard_normal(shape) if start == "normal" else np.ones(shape)
+    x = np.broadcast_to(z * x0_scale, (seeds, *shape)).copy()
     zero = np.zeros_like(x)
     d1, d2, m = zero, zero, None
     H = {k: [] for k in ("x", "y", "m", "g", "xi", "gx", "gy", "d")}

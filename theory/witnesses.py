@@ -7,9 +7,11 @@ mu stay arguments, sums become loops) and evaluates it. So a mis-stated premise 
 D_t <= L r_w) is evaluated as written and fails where it is false; nothing re-implements the
 premise by hand.
 
-Instances: the grid of theory.witness_grid (mu in (0, 1] with 0.9 and 1, several horizons,
-sign and spectral geometries with rho up to 4, sigma = 0 far from the minimiser, where the
-lemmas are attained). Two modes (docs/design.md §5):
+Instances: theory.witness_grid.GRID, the base grid (mu in (0, 1] with 0.9 and 1, several
+horizons, sign and spectral geometries with rho up to 4, sigma = 0 far from the minimiser, where
+the lemmas are attained) and its corners (mu = 0.005, mu = 1 with sigma = 0 at the near-minimiser
+start x_0 = eta/2 and at x_0 = K eta, T = 700, rho = 1 and 32). Results are keyed by premise id
+('<derivation>: <step>', theory.derivation.premise_id). Two modes (docs/design.md §5):
 
 * pathwise: rhs - lhs >= -tol on every seed and step (the premise holds for every sample path,
   hence in expectation), worst margin reported;
@@ -29,9 +31,10 @@ import sympy as sp
 from scipy import stats
 
 from .bound import DELAYED, EF, SYNC, VARIANTS
+from .derivation import premise_id
 from .symbols import K as K_SYM
 from .symbols import t as T_SYM
-from .witness_grid import INSTANCES, Instance
+from .witness_grid import GRID, Instance
 from .witness_runs import _inner, _weights, _wsum, simulate
 
 ALPHA = 0.01
@@ -63,7 +66,7 @@ def measure(H) -> dict:
     fy = H["f"](H["y"])
     inner = np.stack([_inner(H["gy"][:, tt], geo.lmo(H["m"][:, tt]), geo) for tt in range(T)], 1)
     K = T - 1
-    return {"E_t": E, "N_t": N, "D_t": D, "r_w": RW, "r_avg": RW[:, :K].mean(1),
+    return {"E_t": E, "E_x": dn(H["m"] - H["gx"]), "N_t": N, "D_t": D, "r_w": RW, "r_avg": RW[:, :K].mean(1),
             "f(y_t)": fy, "f(y_{t+1})": np.concatenate([fy[:, 1:], nan], 1),
             "<grad f(y_t), lmo(m_t)>": inner, "||grad f(y_t)||_*": dn(H["gy"]),
             "||m_t - grad f(y_t)||_*": E, "G": dn(H["gy"][:, :K]).mean(1), "G_x": dn(H["gx"][:, :K]).mean(1),
@@ -127,16 +130,17 @@ def margin_of(step, values: dict, n_tests: int = 1) -> tuple[float, int]:
 
 
 def premise_steps(derivations=None) -> list:
-    """The distinct premise steps (not citations) of every derivation."""
+    """[(premise_id, step)] for every premise step (not a citation) of every derivation."""
     if derivations is None:
         from .derivation_registry import all_derivations
         derivations = all_derivations()
     seen, out = set(), []
     for d in derivations:
         for s in d.steps:
-            if s.kind == "premise" and not s.cites and (s.name, s) not in seen:
-                seen.add((s.name, s))
-                out.append(s)
+            i = premise_id(d, s)
+            if s.kind == "premise" and not s.cites and i not in seen:
+                seen.add(i)
+                out.append((i, s))
     return out
 
 
@@ -144,7 +148,8 @@ def premise_steps(derivations=None) -> list:
 def instance_values(inst: Instance, sim=None) -> dict:
     """measure() of the run of ``inst`` (simulated by ``sim``, default theory.witness_runs.simulate)."""
     H = (sim or simulate)(inst.variant, inst.geometry, T=inst.T, seeds=inst.seeds, mu=inst.mu, eta=inst.eta,
-                          sigma=inst.sigma, shape=inst.shape, seed=1, noise=inst.noise, x0_scale=inst.x0_scale)
+                          sigma=inst.sigma, shape=inst.shape, seed=1, noise=inst.noise, x0_scale=inst.x0_scale,
+                          start=inst.start)
     return measure(H)
 
 
@@ -153,7 +158,7 @@ def applies(step, inst: Instance) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def witness(step, instances=INSTANCES, sim=None) -> dict:
+def witness(step, instances=GRID, sim=None) -> dict:
     """Worst margin of ``step`` over the instances it applies to (module docstring); stops at
     the first instance where the premise fails."""
     used = [i for i in instances if applies(step, i)]
@@ -173,5 +178,5 @@ def witness(step, instances=INSTANCES, sim=None) -> dict:
 
 
 def all_witnesses(derivations=None, sim=None) -> dict:
-    """{premise step name: witness(step)} for every premise of every derivation."""
-    return {s.name: witness(s, sim=sim) for s in premise_steps(derivations)}
+    """{premise_id: witness(step)} for every premise of every derivation (premise_steps)."""
+    return {i: witness(s, sim=sim) for i, s in premise_steps(derivations)}

@@ -3,7 +3,11 @@
 A world is a set of derivations, {name: expr} overrides of the registered bounds and a premise
 simulator (default: the package's derivations and bounds, theory.witness_runs.simulate).
 ``check_world()`` returns {"steps", "chains", "premises", "structure", "limits", "grid",
-"failed", "ok"}. ok is True only when every derivation step passes alone (theory.step_check; a
+"errors", "failed", "ok"}; "premises" is keyed by premise id ('<derivation>: <step>',
+theory.derivation.premise_id: step names repeat across derivations, ids do not). It never raises
+on a malformed world (a theorem citing nothing, an unknown citation, two derivations of one name,
+no derivation at all): what cannot be computed fails its section and "errors" says why. ok is
+True only when every derivation step passes alone (theory.step_check; a
 premise between closed forms must be proved), every chain assembles its bound (theory.chain),
 every premise holds on the whole witness grid (theory.witnesses, theory.witness_grid), every
 theorem cites the lemma it uses (structure) and every limit identity holds (theory.limits: eta
@@ -36,26 +40,47 @@ def theorem_citations(derivations) -> dict:
 
 
 def check_world(n: int = 1500, derivations=None, bounds=None, sim=None) -> dict:
-    """Run every check on a world (see the module docstring); None means the package's own."""
+    """Run every check on a world (see the module docstring); None means the package's own.
+    Never raises on a malformed world: a section that cannot be computed fails, and "errors"
+    says why ({section: reason})."""
     from .chain import chain_all
+    from .derivation import duplicate_ids
     from .derivation_registry import all_derivations
     from .limits import limit_checks
     from .witness_grid import coverage
     from .witnesses import all_witnesses
     ders = all_derivations() if derivations is None else list(derivations)
     bmap = dict(bounds or {})
-    steps = [(d.name, s.name, _step_ok(s, n, i, bmap.get(s.cites) if s.cites else None))
-             for d in ders for i, s in enumerate(d.steps)]
-    chains = [c.as_dict() for c in chain_all(ders, bmap)]
-    prem = all_witnesses(ders, sim=sim)
-    cites = theorem_citations(ders)
+    errors = {}
+
+    def guard(section, fn, failed):
+        try:
+            return fn()
+        except Exception as e:  # noqa: BLE001  (a malformed world is a failed check, not a crash)
+            errors[section] = f"{type(e).__name__}: {e}"[:300]
+            return failed
+
+    def step_rows():
+        return [(d.name, s.name, guard(f"step {d.name}: {s.name}", lambda: _step_ok(
+            s, n, i, bmap.get(s.cites) if s.cites else None), False)) for d in ders for i, s in enumerate(d.steps)]
+
+    steps = guard("steps", step_rows, [("?", "?", False)])
+    chains = guard("chains", lambda: [c.as_dict() for c in chain_all(ders, bmap)], [{"ok": False}])
+    prem = guard("premises", lambda: all_witnesses(ders, sim=sim), {"?": {"ok": False}})
+    cites = guard("structure", lambda: theorem_citations(ders), {"?": []})
     structure = {f"{name} cites a bound": bool(c) for name, c in cites.items()}
-    limits = {k: bool(v) for k, v in limit_checks(bmap).items()}
+    structure["the world has a derivation"] = bool(ders)
+    dup = guard("structure", lambda: duplicate_ids(ders), ["?"])
+    structure["every premise id is unique"] = not dup
+    if dup:
+        errors.setdefault("structure", f"premise ids shared by two different steps: {dup}")
+    limits = guard("limits", lambda: {k: bool(v) for k, v in limit_checks(bmap).items()}, {"?": False})
     out = {"steps": steps, "chains": chains, "premises": prem, "structure": structure, "limits": limits}
     failed = failed_sections(out)
     out["grid"] = coverage()
+    out["errors"] = errors
     out["failed"] = failed
-    out["ok"] = not failed
+    out["ok"] = not failed and not errors
     return out
 
 

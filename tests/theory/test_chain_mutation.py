@@ -95,7 +95,7 @@ def test_no_step_states_x_equals_x():
 
 def test_every_mutant_is_caught_by_check_itself():
     rows = {r["name"]: r for r in mutation_table()}
-    assert len(rows) == 16
+    assert len(rows) == 20
     assert all(r["caught"] for r in rows.values()), [r for r in rows.values() if not r["caught"]]
     for r in rows.values():
         assert r["intended"] in r["caught_by"], r
@@ -107,6 +107,13 @@ def test_every_mutant_is_caught_by_check_itself():
     assert "closed forms" in str(theory.check(derivations=_m("M5")["derivations"], mutants=False)) or \
         audit["M5"]["caught_by"][0] == "steps"
     assert "structure" in audit["M7"]["caught_by"] and "premises" in audit["M7"]["caught_by"]
+    corner = {n.split()[0]: r for n, r in rows.items() if n.split()[0] in ("N1", "N2", "N3", "N4")}
+    assert sorted(corner) == ["N1", "N2", "N3", "N4"]
+    for key in ("N1", "N2"):   # the telescope is attained only at the near-minimiser corner
+        assert "start=fixed" in corner[key]["why"]["premises"][0] and "mu=1" in corner[key]["why"]["premises"][0]
+        assert any(w.startswith("K=1") for w in corner[key]["why"]["limits"])
+    assert any(w.startswith("K=1") for w in corner["N3"]["why"]["limits"])
+    assert any(w.startswith("t=0") for w in corner["N4"]["why"]["limits"])
     # consistent errors pass every step alone: only the chain sees them
     for name in ("drift halved in bound and derivation", "transient dropped in bound and derivation"):
         assert "steps" not in rows[name]["caught_by"] and "chains" in rows[name]["caught_by"]
@@ -132,6 +139,8 @@ def test_check_runs_limits_structure_and_the_grid():
     assert res["limits"] and all(res["limits"].values())
     assert res["structure"] == {"perturbed_theorem cites a bound": True, "sync_theorem cites a bound": True,
                                 "delayed_theorem cites a bound": True, "ef_theorem_worst cites a bound": True,
-                                "delayed_theorem_x cites a bound": True, "kovalev_theorem_implied cites a bound": True}
+                                "delayed_theorem_x cites a bound": True, "kovalev_theorem_implied cites a bound": True,
+                                "the world has a derivation": True, "every premise id is unique": True}
+    assert res["errors"] == {}
     g = res["grid"]
     assert {0.9, 1.0} <= set(g["mu"]) and max(g["rho"]) > 3 and 0.0 in g["sigma"] and len(g["T"]) >= 2

@@ -5,15 +5,17 @@ the minimiser with sigma = 0."""
 import dataclasses
 
 import numpy as np
+import pytest
 import sympy as sp
 
 from theory.derivation import W0
 from theory.derivation_registry import all_derivations, get_derivation
 from theory.symbols import L, eta, r_w, rho, sigma, mu
-from theory.witness_grid import INSTANCES, Instance, coverage
-from theory.witnesses import all_witnesses, instance_values, mean_ucb, premise_steps, step_margin, witness
+from theory.witness_grid import GRID, INSTANCES, SLOW_CORNERS, Instance, coverage
+from theory.witnesses import (all_witnesses, applies, instance_values, mean_ucb, premise_steps, step_margin,
+                              witness)
 
-PREMISES = {s.name for d in all_derivations() for s in d.steps if s.kind == "premise" and not s.cites}
+PREMISES = {f"{d.name}: {s.name}" for d in all_derivations() for s in d.steps if s.kind == "premise" and not s.cites}
 NOISE = "noise: A4 + Jensen + martingale orthogonality + A3"
 DRIFT = "drift: A2 + triangle inequality + y-steps <= eta"
 BASE = INSTANCES[:18]
@@ -33,12 +35,13 @@ def test_the_grid_covers_the_domain():
 
 def test_every_premise_is_witnessed_on_the_grid_and_holds():
     w = all_witnesses()
-    assert set(w) == PREMISES == {s.name for s in premise_steps()}
+    assert set(w) == PREMISES == {i for i, _ in premise_steps()}
     for name, r in w.items():
         assert r["ok"], (name, r)
         assert r["samples"] > 0 and r["instances"] >= 26
-    assert w["split noise and drift"]["instances"] == len(INSTANCES)
-    assert "Student-t" in w[NOISE]["mode"] and "Bonferroni" in w[NOISE]["mode"]
+    assert w["perturbed_lemma: split noise and drift"]["instances"] == len(GRID)
+    mode = w[f"perturbed_lemma: {NOISE}"]["mode"]
+    assert "Student-t" in mode and "Bonferroni" in mode
 
 
 def test_false_drift_premise_is_caught_as_written():
@@ -104,3 +107,31 @@ def test_step_margin_evaluates_the_expression_itself():
     m = step_margin(s, v)
     assert m.shape == v["E_t"].shape
     assert np.allclose(m, v["N_t"] + v["D_t"] - v["E_t"])
+
+
+def test_the_corners_are_on_the_grid():
+    """mu -> 0, mu = 1 with sigma = 0 at the near-minimiser start x_0 = eta/2, large t, rho from 1 to 32."""
+    g = coverage()
+    assert min(g["mu"]) <= 0.005 and max(g["T"]) >= 700 and 1.0 in g["rho"] and max(g["rho"]) >= 32
+    assert any(i.mu == 1 and i.sigma == 0 and i.start == "fixed" and i.x0_scale == i.eta / 2 and i.shape == (1,)
+               for i in GRID)
+    assert any(i.geometry == "spectral" and min(i.shape) >= 64 and i.shape[0] != i.shape[1] for i in GRID)
+
+
+def test_a_capped_a4_constant_below_muon_size_is_caught_by_the_corners():
+    """min(rho, 16) in place of rho holds on every rho <= 4 instance; the rho = 32 corner (sign d = 1024) fails it."""
+    step = _step("perturbed_lemma", NOISE)
+    bad = dataclasses.replace(step, rhs=step.rhs.xreplace({rho: sp.Min(rho, 16)}))
+    assert witness(bad, instances=INSTANCES)["ok"]
+    r = witness(bad)
+    assert not r["ok"] and "sign1024" in r["failed_on"]
+
+
+@pytest.mark.slow
+def test_every_premise_holds_at_spectral_muon_size():
+    """rho = 32 with a real 1024 x 1024 layer (SLOW_CORNERS: about a minute)."""
+    for i, s in premise_steps():
+        assert witness(s, instances=SLOW_CORNERS)["ok"] or not any(applies(s, c) for c in SLOW_CORNERS), i
+    step = _step("perturbed_lemma", NOISE)
+    bad = dataclasses.replace(step, rhs=step.rhs.xreplace({rho: sp.Min(rho, 16)}))
+    assert not witness(bad, instances=SLOW_CORNERS)["ok"]

@@ -67,3 +67,20 @@ def test_paper_vs_derived_exact_and_on_grid():
     with np.errstate(invalid="ignore"):
         inside = (M <= 0.5) & (np.abs(U - 1 / M) < np.sqrt(np.maximum(2 / M**2 - 8, 0)))
     assert np.array_equal(inside, g["ratio"] < 1)
+
+
+def test_corner_checks_catch_errors_the_mu_equal_one_identities_cannot_see():
+    """t = 0: a halved transient (invisible at mu = 1, t >= 1) leaves a lemma below E||xi_0||_* = rho sigma
+    for mu < 1/4; K = 1: a telescope term L eta/4 or a halved Delta_0 term puts the sync theorem's
+    inf over eta below sqrt(2 L Delta_0), which ||grad f(x_0)||_* attains on a 1-D quadratic."""
+    from theory.limits import corner_checks
+    from theory.symbols import Delta_0, K, t
+    assert all(corner_checks().values())
+    half = {"derived_sync_lemma": registry.get("derived_sync_lemma").expr.subs(rho * sigma * (1 - mu) ** t,
+                                                                              rho * sigma * (1 - mu) ** t / 2)}
+    assert sp.simplify(half["derived_sync_lemma"].subs(t, 1).subs(mu, 1) - rho * sigma) == 0   # mu = 1, t = 1: blind
+    assert not corner_checks(half)["t=0: derived_sync_lemma >= rho sigma (E||xi_0||_*, every mu)"]
+    key = "K=1, sigma=0, mu=1: inf over eta of derived_sync_theorem >= sqrt(2 L Delta_0)"
+    sync_t = registry.get("derived_sync_theorem").expr
+    for wrong in (sync_t - L * eta / 4, sync_t - Delta_0 / (2 * eta * K)):
+        assert not corner_checks({"derived_sync_theorem": wrong})[key]
