@@ -39,7 +39,9 @@ def test_interfaces_name_what_theory_and_verify_hold():
     from theory import implications, witness_grid
     from verify import montecarlo, variants
     th, ve = _section("theory"), _section("verify")
-    assert f"`INSTANCES`: {len(witness_grid.INSTANCES)} instances" in th
+    said = " ".join(th.split())
+    assert f"`INSTANCES`: the {len(witness_grid.INSTANCES)}-instance base grid" in said
+    assert f"`CORNERS`: the domain's {len(witness_grid.CORNERS)} corners" in said
     for v in implications.VARIANTS:
         assert f'`"{v}"`' in th
     for v in variants.RUN_VARIANTS:
