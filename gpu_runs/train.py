@@ -133,7 +133,7 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
     opt, inner, sched = build_optimizer(cfg, params)
     state = opt.init(params)
     history = delays = None
-    if cfg.mode == "pipedream":
+    if cfg.delay.stale_point:   # the gradient at a stale point: the loop threads the history
         history, delays = make_history(cfg, model, params)
     fn = loss_fn(model, cfg.compile)
     efn = loss_fn(model, cfg.compile, aux=False) if mcfg.n_experts else fn   # validation: CE only

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.model import CONFIGS
-from gpu_runs.parallelism import MODE_OF_SCHEDULE, SCHEDULES, Parallelism
+from gpu_runs.parallelism import KIND_OF_SCHEDULE, SCHEDULES, Parallelism
 from gpu_runs.recipe import TrainConfig, check_device_here, resolve_device
 
 
@@ -131,7 +131,7 @@ def run_spec(args, num_stages: int) -> TrainConfig:
         weight_decay=0.1 if args.weight_decay is None else args.weight_decay,
         grad_clip=1.0 if args.clip is None else args.clip,
         warmup_frac=args.warmup_frac, final_frac=args.final_frac,
-        mode=MODE_OF_SCHEDULE.get(args.schedule, args.schedule), stages=num_stages, ef=args.ef,
+        mode=KIND_OF_SCHEDULE.get(args.schedule, args.schedule), stages=num_stages, ef=args.ef,
         sync_start=args.sync_start, sync_cooldown=args.sync_cooldown, dc_asgd=args.dc_asgd,
         steps=args.steps, batch_size=args.batch_size, aux_groups=aux_groups(args, M), seq_len=args.seq_len,
         eval_every=args.eval_every, eval_batches=args.eval_batches, seed=args.seed, data=args.data or "stdlib",
