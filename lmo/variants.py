@@ -102,17 +102,13 @@ def wrap(opt, variant: str, *, delay=None, sync_start: int = 0, sync_cooldown: i
 
     The mitigations of a delayed update (``sync_start``, ``sync_cooldown`` with
     ``total_steps``, ``dc_asgd``; lmo.delay) go to the wrapper; a variant without a
-    wrapper refuses them.
+    wrapper refuses them. For sync, 2bw, ef and pipedream without ``delay`` this is
+    ``Delay(variant, delay, **mitigations).wrap(opt, total_steps)``: the delay's rules are
+    :class:`Delay`'s (``delay`` is its tau: 0 or None for sync, 1 or None for 2bw and ef).
     """
     if variant in VARIANTS and (variant != PIPEDREAM or delay is None):
-        if variant == TWO_BW and delay not in (None, 1):
-            raise ValueError(f"delay: variant {TWO_BW!r} is the one-step delay, got {delay!r}")
-        if delay is not None and not Delay(variant).one_step:
-            raise ValueError(f"variant {variant!r} applies its update at once: delay needs a delayed variant")
-        if variant == EF and delay not in (None, 1):
-            return error_feedback(opt, delay=delay, sync_start=sync_start, sync_cooldown=sync_cooldown,
-                                  total_steps=total_steps, dc_asgd=dc_asgd)
-        return Delay(variant, None, sync_start, sync_cooldown, dc_asgd).wrap(opt, total_steps)
+        # the kinds of a run: Delay checks delay (its tau) and the mitigations, and builds
+        return Delay(variant, delay, sync_start, sync_cooldown, dc_asgd).wrap(opt, total_steps)
     if variant not in VARIANTS and variant != DELAYED:
         raise ValueError(f"variant must be one of {VARIANTS + (DELAYED,)}, got {variant!r}")
     # delayed of any tau, or pipedream's update-delay model (an int or per-block delays)
