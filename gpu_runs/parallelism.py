@@ -6,8 +6,8 @@ A run is one :class:`gpu_runs.recipe.TrainConfig`, whoever executes it. The trai
 (``schedule=None``). The pipeline (``python -m gpu_runs.pipeline``) runs it over
 P x D processes with a schedule: ``Parallelism(schedule, microbatches, dp)``, and the
 number of stages P is ``TrainConfig.stages`` (the same number the trainer's pipedream mode
-reads). The schedule fixes the trainer mode it reproduces (:data:`MODE_OF_SCHEDULE`:
-gpipe / 1f1b are sync, 2bw and pipedream the modes of the same names), so a pipeline run
+reads). The schedule runs a delay (``lmo.variants.Delay``; :func:`schedules_of`: gpipe /
+1f1b run sync, 2bw runs 2bw and ef, pipedream pipedream), so a pipeline run
 and the trainer run with the same other fields have the same trajectory
 (``tests/gpu_runs/test_pipeline_llama.py``).
 
@@ -20,13 +20,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lmo.variants import PIPEDREAM, SYNC, TWO_BW
+from lmo.variants import EF, PIPEDREAM, SYNC, TWO_BW, Delay
 
-#: the schedules and the trainer mode (lmo.variants.MODES) each one runs: gpipe and 1f1b
-#: are synchronous, 2bw and pipedream are the variants of the same names
-MODE_OF_SCHEDULE = {"gpipe": SYNC, "1f1b": SYNC, TWO_BW: TWO_BW, PIPEDREAM: PIPEDREAM}
-SCHEDULES = tuple(MODE_OF_SCHEDULE)
-SYNC_SCHEDULES = tuple(s for s, mode in MODE_OF_SCHEDULE.items() if mode == SYNC)
+#: the schedules and the delay kind (lmo.variants.Delay) each one runs: gpipe and 1f1b
+#: are synchronous, 2bw runs the one-step delay (2bw, or ef with --ef), pipedream its own
+KIND_OF_SCHEDULE = {"gpipe": SYNC, "1f1b": SYNC, TWO_BW: TWO_BW, PIPEDREAM: PIPEDREAM}
+SCHEDULES = tuple(KIND_OF_SCHEDULE)
+SYNC_SCHEDULES = tuple(s for s, kind in KIND_OF_SCHEDULE.items() if kind == SYNC)
+#: the schedule of a pipeline run given ``--delay`` alone
+DEFAULT_SCHEDULE = {SYNC: "1f1b", TWO_BW: TWO_BW, EF: TWO_BW, PIPEDREAM: PIPEDREAM}
+
+
+def schedules_of(delay: Delay) -> tuple:
+    """The schedules that run ``delay``: gpipe / 1f1b for sync, 2bw for 2bw and ef, pipedream
+    for pipedream (the kind of ``--schedule`` without ``--ef``, :data:`KIND_OF_SCHEDULE`, is the
+    delay's configuration mode)."""
+    return tuple(s for s, kind in KIND_OF_SCHEDULE.items() if kind == delay.config_fields["mode"])
+
+
+def check_schedule_runs(schedule: str, delay: Delay) -> None:
+    """ValueError, one line naming both flags, when ``--schedule`` cannot run ``--delay``."""
+    if schedule not in schedules_of(delay):
+        raise ValueError(f"--schedule {schedule} does not run --delay {delay.kind}: "
+                         f"use --schedule {' or '.join(schedules_of(delay))} (or leave --schedule out)")
 
 
 @dataclass(frozen=True)
@@ -45,12 +61,13 @@ class Parallelism:
     dp: int = 1
 
 
-def check_parallelism(par: Parallelism, *, mode: str, stages: int, steps: int, batch_size: int,
-                      sync_start: int, sync_cooldown: int, num_layers: int | None) -> None:
+def check_parallelism(par: Parallelism, *, delay: Delay, stages: int, steps: int, batch_size: int,
+                      num_layers: int | None) -> None:
     """ValueError naming the option for a layout that cannot run the rest of the run:
-    the schedule's mode must be ``mode``, M and P fit the schedule (:func:`check_schedule_args`),
-    the mitigations fit it (:func:`check_sync_args`), D >= 1 and D x M divides the batch.
-    Only for a pipeline layout (``schedule`` set); the trainer's default passes."""
+    the schedule must run ``delay`` (:func:`check_schedule_runs`), M and P fit the schedule
+    (:func:`check_schedule_args`), the mitigations' horizon fits it (:func:`check_sync_args`),
+    D >= 1 and D x M divides the batch. Only for a pipeline layout (``schedule`` set); the
+    trainer's default passes."""
     if par.schedule is None:
         if par.microbatches is not None or par.dp != 1:
             raise ValueError(f"TrainConfig.parallel: microbatches / dp need a pipeline schedule, got {par}")
@@ -59,10 +76,8 @@ def check_parallelism(par: Parallelism, *, mode: str, stages: int, steps: int, b
         raise ValueError(f"schedule (--schedule) must be one of {SCHEDULES}, got {par.schedule!r}")
     M = stages if par.microbatches is None else par.microbatches
     check_schedule_args(par.schedule, stages, M, steps, num_layers)
-    check_sync_args(par.schedule, steps, sync_start, sync_cooldown)
-    if MODE_OF_SCHEDULE[par.schedule] != mode:
-        raise ValueError(f"TrainConfig.mode {mode!r} is not what --schedule {par.schedule} runs "
-                         f"({MODE_OF_SCHEDULE[par.schedule]!r})")
+    check_schedule_runs(par.schedule, delay)
+    check_sync_args(par.schedule, steps, delay.sync_start, delay.sync_cooldown)
     if isinstance(par.dp, bool) or not isinstance(par.dp, int) or par.dp < 1:
         raise ValueError(f"dp (--dp) must be an int >= 1, got {par.dp!r}")
     rows = par.dp * (1 if par.schedule == PIPEDREAM else M)
@@ -93,13 +108,8 @@ def check_schedule_args(schedule: str, num_stages: int, microbatches: int, steps
 
 
 def check_sync_args(schedule: str, steps: int, sync_start: int = 0, sync_cooldown: int = 0) -> None:
-    """--sync-start / --sync-cooldown: ints >= 0, for 2bw only (the other schedules are
-    synchronous already, or, pipedream, have no flush to fall back to)."""
-    for name, v in (("sync_start", sync_start), ("sync_cooldown", sync_cooldown)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ValueError(f"{name} (--{name.replace('_', '-')}) must be an int >= 0, got {v!r}")
-    if (sync_start or sync_cooldown) and schedule != TWO_BW:
-        raise ValueError(f"--sync-start / --sync-cooldown need --schedule 2bw, got {schedule!r} "
-                         "(gpipe / 1f1b are synchronous at every step; pipedream has no flush)")
+    """--sync-start / --sync-cooldown: ints >= 0, for 2bw only (the delay's own rules,
+    ``lmo.variants.Delay``, of the kind ``schedule`` runs), and the cool-down within the steps."""
+    Delay(KIND_OF_SCHEDULE.get(schedule, schedule), None, sync_start, sync_cooldown)
     if sync_cooldown > steps:
         raise ValueError(f"sync_cooldown (--sync-cooldown {sync_cooldown}) exceeds steps ({steps})")

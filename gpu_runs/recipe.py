@@ -26,7 +26,7 @@ from lmo.pipedream import history_init, pipedream_delays
 from lmo.presets import DECOUPLED_DECAY, DEFAULT_LR
 from lmo.registry import OPTIMIZERS
 from lmo.schedules import warmup_cosine
-from lmo.variants import MODES, PIPEDREAM, TWO_BW, variant_of, wrap  # sync | 2bw | pipedream (ef = 2bw + ef=True)
+from lmo.variants import MODES, Delay  # MODES: the configuration's mode names, re-exported (gpu_runs.MODES)
 
 from gpu_runs.model import CONFIGS, Llama, get_config, stage_of_params
 from gpu_runs.parallelism import Parallelism, check_parallelism
@@ -42,9 +42,9 @@ FIELD_HELP = {
     "grad_clip": "global-norm clipping threshold (0: off)",
     "warmup_frac": "linear lr warmup, fraction of the steps",
     "final_frac": "cosine floor as a fraction of the peak lr",
-    "mode": "sync | 2bw | pipedream",
+    "mode": "the delay (lmo.variants.Delay): sync | 2bw | ef (= 2bw --ef) | pipedream",
     "stages": "pipedream: number of pipeline stages P",
-    "ef": "error feedback x+2d_{t-1}-d_{t-2} (with --delay 2bw)",
+    "ef": "error feedback x+2d_{t-1}-d_{t-2} (with --delay 2bw: the same as --delay ef)",
     "sync_start": "2bw: the first K steps synchronous",
     "sync_cooldown": "2bw: the last K steps synchronous",
     "dc_asgd": "2bw: DC-ASGD lambda",
@@ -235,6 +235,17 @@ class TrainConfig:
             del d["parallel"]
         return d
 
+    @property
+    def delay(self) -> Delay:
+        """The run's delay as one value (``lmo.variants.Delay.of_config`` of the flat fields mode,
+        ef, sync_start, sync_cooldown, dc_asgd, stages): ValueError, naming the option, for any
+        value the delay's rules refuse. The flat fields stay the run's JSON (its identity)."""
+        try:
+            return Delay.of_config(self.mode, self.ef, self.sync_start, self.sync_cooldown, self.dc_asgd,
+                                   self.stages)
+        except ValueError as e:
+            raise ValueError(f"TrainConfig.delay: {e}") from None
+
     def validate(self, *, names: bool = True, num_layers: int | None = None) -> None:
         """ValueError naming the field and its option for any value outside its domain: the
         one check of a run, for the trainer and the pipeline alike.
@@ -244,24 +255,13 @@ class TrainConfig:
         count, which a pipeline layout's P may not exceed (default: the model config's)."""
         if num_layers is None and names and self.config in CONFIGS:
             num_layers = CONFIGS[self.config].n_layers
-        check_parallelism(self.parallel, mode=self.mode, stages=self.stages, steps=self.steps,
-                          batch_size=self.batch_size, sync_start=self.sync_start,
-                          sync_cooldown=self.sync_cooldown, num_layers=num_layers)
-        if self.mode not in MODES:
-            raise ValueError(f"TrainConfig.mode (--delay) must be one of {MODES}, got {self.mode!r}")
-        if self.ef and self.mode != TWO_BW:
-            raise ValueError(f"{_opt('ef')}: error feedback corrects the one-step delay; use mode='2bw' "
-                             f"(pipeline: --schedule 2bw), got mode={self.mode!r}")
-        for k in ("sync_start", "sync_cooldown", "dc_asgd"):
-            if getattr(self, k) and self.mode != TWO_BW:
-                raise ValueError(f"{_opt(k)} mitigates the one-step delay; it needs mode='2bw' "
-                                 f"(pipeline: --schedule 2bw), got mode={self.mode!r}")
-        if self.mode == PIPEDREAM and self.stages < 1:
-            raise ValueError(f"{_opt('stages')} must be >= 1, got {self.stages}")
+        delay = self.delay     # the delay's rules: lmo.variants.Delay's one check
+        check_parallelism(self.parallel, delay=delay, stages=self.stages, steps=self.steps,
+                          batch_size=self.batch_size, num_layers=num_layers)
         for k in ("steps", "batch_size", "seq_len", "eval_batches"):
             if getattr(self, k) < 1:
                 raise ValueError(f"{_opt(k)} must be >= 1, got {getattr(self, k)}")
-        for k in ("eval_every", "diag_every", "log_every", "sync_start", "sync_cooldown"):
+        for k in ("eval_every", "diag_every", "log_every"):
             if getattr(self, k) < 0:
                 raise ValueError(f"{_opt(k)} must be >= 0, got {getattr(self, k)}")
         if not isinstance(self.aux_groups, int) or self.aux_groups < 1 or self.batch_size % self.aux_groups:
@@ -272,7 +272,7 @@ class TrainConfig:
                              f"got {self.ckpt_every}")
         if not 0 <= self.seed < 2 ** 32:
             raise ValueError(f"{_opt('seed')} must lie in [0, 2**32), got {self.seed}")
-        if self.mode == TWO_BW and (self.sync_start or self.sync_cooldown) \
+        if delay.one_step and (self.sync_start or self.sync_cooldown) \
                 and self.sync_start + self.sync_cooldown >= self.steps:
             raise ValueError(f"{_opt('sync_start')} + {_opt('sync_cooldown')} = "
                              f"{self.sync_start + self.sync_cooldown} leaves none of the {self.steps} "
@@ -295,7 +295,7 @@ class TrainConfig:
             raise ValueError(f"{_opt('lr')} must be a finite number > 0 (or None: the preset), got {self.lr}")
         if self.momentum is not None and not 0 <= self.momentum < 1:
             raise ValueError(f"{_opt('momentum')} must lie in [0, 1), got {self.momentum}")
-        for k in ("weight_decay", "grad_clip", "dc_asgd"):
+        for k in ("weight_decay", "grad_clip"):
             v = getattr(self, k)
             if not (math.isfinite(v) and v >= 0):
                 raise ValueError(f"{_opt(k)} must be a finite number >= 0, got {v}")
@@ -335,15 +335,14 @@ def base_optimizer(cfg: TrainConfig, params: dict):
 
 
 def build_optimizer(cfg: TrainConfig, params: dict, stage_of: dict | None = None):
-    """clip -> registry optimizer with the warmup-cosine schedule, wrapped for the mode
-    (``lmo.variants.wrap`` of the variant, with the run's mitigations).
+    """clip -> registry optimizer with the warmup-cosine schedule, wrapped for the run's delay
+    (``TrainConfig.delay.wrap``, with the run's mitigations).
 
     Returns (opt, inner, sched) where ``inner`` is the synchronous optimizer."""
     base, sched = base_optimizer(cfg, params)
     inner = chain(clip_by_global_norm(cfg.grad_clip), base) if cfg.grad_clip else base
     # sync and pipedream stay unwrapped (pipedream's staleness is the loop's history)
-    opt = wrap(inner, variant_of(cfg.mode, cfg.ef), sync_start=cfg.sync_start,
-               sync_cooldown=cfg.sync_cooldown, total_steps=cfg.steps, dc_asgd=cfg.dc_asgd)
+    opt = cfg.delay.wrap(inner, total_steps=cfg.steps)
     return opt, inner, sched
 
 

@@ -40,6 +40,7 @@ import torch
 
 from lmo.base import apply_updates, load_state_dict, state_dict
 from lmo.pipedream import history_load, history_push, history_state_dict, mixed_point
+from lmo.variants import VARIANTS, mode_of
 
 from gpu_runs import checkpoint, interrupt, run_lock
 from gpu_runs.cli import add_config_options, show_defaults
@@ -50,7 +51,7 @@ from gpu_runs.moe import routing_stats
 from gpu_runs.progress import StepProgress
 from gpu_runs.recorder import RunRecorder, ckpt_due, eval_due, step_record
 from gpu_runs.recorder import ckpt_cadence as recorder_cadence
-from gpu_runs.recipe import (MODES, TrainConfig, bind_data, build_optimizer, check_device_here, evaluate,
+from gpu_runs.recipe import (TrainConfig, bind_data, build_optimizer, check_device_here, evaluate,
                              loss_and_grads, loss_fn, make_history, model_config, resolve_device, resolved, resumed)
 
 
@@ -133,7 +134,7 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
     opt, inner, sched = build_optimizer(cfg, params)
     state = opt.init(params)
     history = delays = None
-    if cfg.mode == "pipedream":
+    if cfg.delay.stale_point:   # the gradient at a stale point: the loop threads the history
         history, delays = make_history(cfg, model, params)
     fn = loss_fn(model, cfg.compile)
     efn = loss_fn(model, cfg.compile, aux=False) if mcfg.n_experts else fn   # validation: CE only
@@ -231,10 +232,13 @@ def parse_args(argv=None) -> TrainConfig:
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                                 epilog="Modes and outputs: see the module docstring (python -c 'import gpu_runs.train as t; help(t)'). "
                                        "Every option is a field of gpu_runs.recipe.TrainConfig, with its default.")
-    add_config_options(p, flags={"mode": ("--delay", "--mode")}, choices={"mode": MODES})
+    add_config_options(p, flags={"mode": ("--delay", "--mode")}, choices={"mode": VARIANTS})
     show_defaults(p)
     a = vars(p.parse_args(argv))
     a = {k.replace("-", "_"): v for k, v in a.items()}
+    # --delay ef is the configuration's mode 2bw with ef=True (lmo.variants.mode_of); --ef stays its alias
+    fields = mode_of(a["mode"])
+    a.update(mode=fields["mode"], ef=fields["ef"] or a["ef"])
     cfg = TrainConfig(**a)
     try:
         cfg.validate()

@@ -21,7 +21,9 @@ A short tour::
   (``ParamHistory``: the same as a mutable object). The variants' names, used by every
   package: ``VARIANTS`` = sync, 2bw, ef, pipedream (``lmo.variants``: ``MODES``, ``ONE_STEP``,
   ``variant_of(mode, ef)``, ``mode_of(variant)``, and ``wrap(opt, variant, **mitigations)``,
-  the one place a variant becomes its wrapper).
+  the one place a variant becomes its wrapper). A run's delay as one value: ``Delay`` (kind,
+  tau, mitigations; its rules checked once, at construction; ``Delay.of_config`` reads a run
+  configuration's flat fields, ``.wrap(opt)`` builds the optimizer).
 - Delay correctors (docs/correctors.md), each ``(opt, delay)`` with an int or per-block delay,
   the inner optimizer bit for bit at tau = 0: ``weight_prediction`` and ``nesterov_lookahead``
   (the gradient taken at ``gradient_point(state, x)``, an extrapolated point), ``dc_asgd_adaptive``
@@ -61,7 +63,7 @@ from lmo.registry import OPTIMIZERS, build
 from lmo.schedules import constant, warmup_cosine
 from lmo.step_damping import lr_damping
 from lmo.torch_adapter import TorchOptimizer
-from lmo.variants import VARIANTS, mode_of, variant_of
+from lmo.variants import VARIANTS, Delay, mode_of, variant_of
 
 __all__ = [
     # optimizers
@@ -76,7 +78,7 @@ __all__ = [
     "dc_asgd_adaptive", "dc_asgd_ema", "DCAdaptiveState", "lr_damping", "CORRECTORS", "with_corrector",
     "delay_by_label",
     # the variant names every package uses (lmo.variants)
-    "VARIANTS", "variant_of", "mode_of",
+    "VARIANTS", "Delay", "variant_of", "mode_of",
     # geometries
     "Geometry", "Spectral", "Frobenius", "Sign", "L2", "RMSToRMS", "ColNorm", "RowNorm",
     "get_geometry",

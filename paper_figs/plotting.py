@@ -10,17 +10,20 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from lmo.variants import LABELS  # noqa: E402
+
 STEP_LABEL = "training step"
 
-VARIANT_STYLE = {
-    "sync": dict(color="black", linestyle="-", label="synchronous"),
-    "2bw": dict(color="tab:red", linestyle="--", label="one-step delay (PipeDream-2BW)"),
-    "ef": dict(color="tab:blue", linestyle="-.", label="one-step delay + error feedback"),
-    "pipedream": dict(color="tab:purple", linestyle=":", label="PipeDream (variable delay)"),
-    "sync_start": dict(color="tab:orange", linestyle="--", label="delay + synchronous start"),
-    "sync_cooldown": dict(color="tab:green", linestyle="--", label="delay + synchronous cool-down"),
-    "dc_asgd": dict(color="tab:brown", linestyle="--", label="delay + DC-ASGD"),
-}
+#: one line style per delay kind and mitigation; the labels are lmo.variants.LABELS (Delay.label)
+VARIANT_STYLE = {k: dict(style, label=LABELS[k]) for k, style in {
+    "sync": dict(color="black", linestyle="-"),
+    "2bw": dict(color="tab:red", linestyle="--"),
+    "ef": dict(color="tab:blue", linestyle="-."),
+    "pipedream": dict(color="tab:purple", linestyle=":"),
+    "sync_start": dict(color="tab:orange", linestyle="--"),
+    "sync_cooldown": dict(color="tab:green", linestyle="--"),
+    "dc_asgd": dict(color="tab:brown", linestyle="--"),
+}.items()}
 
 OPT_LABEL = {
     "adamw": "AdamW", "muon": "Muon", "normuon": "NorMuon", "adamuon": "AdaMuon", "soap": "SOAP",

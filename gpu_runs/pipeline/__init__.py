@@ -6,7 +6,11 @@ on the first, the final norm, head and loss on the last). Stages exchange activa
 and gradients over torch.distributed P2P (gloo on CPU, NCCL on CUDA; every message kind on
 a channel of its own, :mod:`gpu_runs.pipeline.channels`, because NCCL matches messages by
 order and not by tag: ``--comm-log`` records them, and the tests check the order rule on
-CPU) and run one of the schedules of :mod:`gpu_runs.pipeline.schedules`:
+CPU) and run one of the schedules of :mod:`gpu_runs.pipeline.schedules`. ``--delay
+{sync,2bw,ef,pipedream}`` is the trainer's and picks the schedule (sync: 1f1b, 2bw and ef: 2bw,
+pipedream: pipedream); ``--schedule`` chooses among those that run the delay (a schedule that
+cannot is refused, naming both flags), or alone names the delay it runs, with ``--ef`` an alias
+of ``--delay ef``:
 
 - ``gpipe``, ``1f1b``: flush every step; exact gradients, x_{t+1} = x_t + d_t (= sync mode).
 - ``2bw``: PipeDream-2BW, no flush, two weight versions, x_{t+1} = x_t + d_{t-1} (= 2bw
@@ -31,7 +35,7 @@ Global-norm clipping is exact: squared norms are all-reduced across stages (2bw 
 it asynchronously after a step's last backward, no bubble). For pipedream that all-reduce
 after every microbatch is a barrier that reintroduces bubbles; ``--clip 0`` removes it.
 
-Mitigations (2bw only, as the trainer's ``TrainConfig(mode="2bw", ...)``): ``--sync-start
+Mitigations (2bw and ef only, as the trainer's ``TrainConfig(mode="2bw", ...)``): ``--sync-start
 K`` / ``--sync-cooldown K`` run the first / last K steps synchronously as flushed 1F1B
 steps and the rest as the 2BW stream (``gpu_runs.pipeline.schedules.stage_actions``); the stage
 optimizer is the trainer's ``lmo.delay.delayed`` / ``lmo.error_feedback`` wrapper on the

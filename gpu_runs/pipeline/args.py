@@ -13,9 +13,11 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
+from lmo.variants import VARIANTS, Delay, mode_of
+
 from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.model import CONFIGS
-from gpu_runs.parallelism import MODE_OF_SCHEDULE, SCHEDULES, Parallelism
+from gpu_runs.parallelism import DEFAULT_SCHEDULE, KIND_OF_SCHEDULE, SCHEDULES, Parallelism, check_schedule_runs
 from gpu_runs.recipe import TrainConfig, check_device_here, resolve_device
 
 
@@ -28,7 +30,7 @@ SHARED = ("config", "optimizer", "lr", "momentum", "weight_decay", "grad_clip", 
           "ns_dtype")
 #: the pipeline's own wording where its meaning is narrower than the trainer's
 HELP = {
-    "ef": "2bw only: error feedback x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}",
+    "ef": "error feedback x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}: the same as --delay ef (2bw only)",
     "sync_start": "2bw only: the first K steps synchronous (flushed 1F1B), as the trainer's",
     "sync_cooldown": "2bw only: the last K steps synchronous; the switch flushes the pending update",
     "dc_asgd": "2bw only: DC-ASGD lambda, g + lambda g*g*(y_t - x_t) before clipping, per stage",
@@ -56,10 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
         prog="torchrun --nproc-per-node P -m gpu_runs.pipeline",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         description="Pipeline-parallel LM training, one process per stage (P = WORLD_SIZE). "
-                    "gpipe/1f1b reproduce the trainer's sync mode, 2bw its 2bw mode (with --ef, "
-                    "--sync-start, --sync-cooldown, --dc-asgd), pipedream "
-                    "its pipedream --stages P mode, step for step (module docstring: index alignment).")
-    p.add_argument("--schedule", choices=SCHEDULES, required=True)
+                    "--delay is the trainer's: sync runs on --schedule gpipe or 1f1b (default), 2bw and ef "
+                    "(with --sync-start, --sync-cooldown, --dc-asgd) on 2bw, pipedream on pipedream (its "
+                    "--stages P is the process count), step for step (module docstring: index alignment).")
+    p.add_argument("--delay", choices=VARIANTS, default=None,
+                   help="the delay, as the trainer's --delay (lmo.variants.Delay); default: the one --schedule runs")
+    p.add_argument("--schedule", choices=SCHEDULES, default=None,
+                   help="the schedule: one that runs --delay (sync: gpipe, 1f1b; 2bw, ef: 2bw; pipedream: "
+                        "pipedream); default: the delay's (sync: 1f1b); one of --delay / --schedule is needed")
     p.add_argument("--microbatches", "-M", type=int, default=None,
                    help="microbatches per step M (default P); 2bw needs M >= P; ignored by pipedream")
     p.add_argument("--dp", type=int, default=1,
@@ -119,6 +125,24 @@ class Job:
         return 1 if par.schedule == "pipedream" else par.microbatches
 
 
+def delay_and_schedule(args) -> tuple[Delay, str]:
+    """The run's delay and schedule from ``--delay``, ``--schedule`` and ``--ef`` (an alias of
+    ``--delay ef``): either flag alone fixes the other (``--schedule 2bw``: delay 2bw, or ef with
+    --ef; ``--delay ef``: schedule 2bw, ``parallelism.DEFAULT_SCHEDULE``); both must agree
+    (``parallelism.check_schedule_runs``, one line naming both flags). The mitigations are the
+    run spec's, checked by ``TrainConfig.validate``."""
+    kind, schedule, ef = getattr(args, "delay", None), args.schedule, bool(args.ef)
+    if kind is None and schedule is None:
+        raise ValueError(f"give --delay {{{','.join(VARIANTS)}}} or --schedule {{{','.join(SCHEDULES)}}}")
+    if kind is None:
+        return Delay.of_config(KIND_OF_SCHEDULE[schedule], ef, stages=2), schedule
+    fields = mode_of(kind)
+    delay = Delay.of_config(fields["mode"], fields["ef"] or ef, stages=2)
+    schedule = DEFAULT_SCHEDULE[delay.kind] if schedule is None else schedule
+    check_schedule_runs(schedule, delay)
+    return delay, schedule
+
+
 def run_spec(args, num_stages: int) -> TrainConfig:
     """The one conversion of the pipeline's command line into the run spec: the
     :class:`gpu_runs.recipe.TrainConfig` of the trainer run with the same trajectory (mode
@@ -126,33 +150,36 @@ def run_spec(args, num_stages: int) -> TrainConfig:
     parallelism section (schedule, M = ``--microbatches`` or P, D = ``--dp``); P = ``stages``.
     ``--resume DIR`` is a process knob: the spec's ``resume`` stays False."""
     M = num_stages if args.microbatches is None else args.microbatches
+    delay, schedule = delay_and_schedule(args)
     return TrainConfig(
         config=args.config, optimizer=args.optimizer, lr=args.lr, momentum=args.momentum,
         weight_decay=0.1 if args.weight_decay is None else args.weight_decay,
         grad_clip=1.0 if args.clip is None else args.clip,
         warmup_frac=args.warmup_frac, final_frac=args.final_frac,
-        mode=MODE_OF_SCHEDULE.get(args.schedule, args.schedule), stages=num_stages, ef=args.ef,
+        stages=num_stages, **{k: delay.config_fields[k] for k in ("mode", "ef")},
         sync_start=args.sync_start, sync_cooldown=args.sync_cooldown, dc_asgd=args.dc_asgd,
-        steps=args.steps, batch_size=args.batch_size, aux_groups=aux_groups(args, M), seq_len=args.seq_len,
+        steps=args.steps, batch_size=args.batch_size, aux_groups=aux_groups(args, M, schedule), seq_len=args.seq_len,
         eval_every=args.eval_every, eval_batches=args.eval_batches, seed=args.seed, data=args.data or "stdlib",
         device=resolve_device(args.device), out=args.out, ckpt_every=args.ckpt_every,
         diag_every=args.diag_every, diag_micro=args.diag_micro, ns_dtype=getattr(args, "ns_dtype", "auto"),
-        parallel=Parallelism(args.schedule, M, args.dp))
+        parallel=Parallelism(schedule, M, args.dp))
 
 
-def aux_groups(args, M: int) -> int:
+def aux_groups(args, M: int, schedule: str | None = None) -> int:
     """The trainer's ``aux_groups`` of this run: M for an MoE model under gpipe / 1f1b / 2bw (each
     microbatch has its own balance loss), 1 for pipedream (a step is one microbatch) and dense models."""
     if (args.model != "llama" or args.config not in CONFIGS or not CONFIGS[args.config].n_experts
-            or args.schedule == "pipedream"):
+            or (schedule or args.schedule) == "pipedream"):
         return 1
     return M
 
 
 def check_options(args, num_stages: int) -> None:
     """Refuse bad values of what is not part of the run (ValueError naming the option), before
-    any process group exists; fills in ``--microbatches`` (P) and a bare ``--resume`` (--out).
+    any process group exists; fills in ``--schedule`` (the one ``--delay`` runs,
+    :func:`delay_and_schedule`), ``--microbatches`` (P) and a bare ``--resume`` (--out).
     The run's own values are ``TrainConfig.validate``'s."""
+    args.schedule = delay_and_schedule(args)[1]
     if args.microbatches is None:
         args.microbatches = num_stages
     if args.resume == RESUME_OUT:

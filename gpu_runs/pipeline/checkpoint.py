@@ -36,9 +36,11 @@ from pathlib import Path
 import torch
 
 from lmo.base import state_dict
+from lmo.variants import Delay
 
 from gpu_runs import verified_files
 from gpu_runs.checkpoint import config_differences, holds_run, save_checkpoint
+from gpu_runs.parallelism import DEFAULT_SCHEDULE
 from gpu_runs.pipeline.args import Job, build_parser, run_spec
 from gpu_runs.pipeline.delay import DelayRule
 from gpu_runs.pipeline.llama import llama_problem, run_config, spec_dict
@@ -286,10 +288,12 @@ def _saved_job(ck: dict, P: int) -> Job:
 
 def _key_maps(run):
     """(stage -> trainer optimizer state_dict key) of the run spec ``run``: the trainer's
-    base optimizer sits in its clip chain (``inner/1/``) and, for 2bw, in the wrapper."""
+    base optimizer sits in its clip chain (``inner/1/``) and, for 2bw / ef, in the wrapper
+    (``Delay.state_prefix``)."""
     chain = "inner/1/" if run.grad_clip else ""
-    if run.parallel.schedule == "2bw":
-        return lambda k: "inner/" + chain + k[len("inner/"):] if k.startswith("inner/") else k
+    wrapper = run.delay.state_prefix
+    if wrapper:
+        return lambda k: wrapper + chain + k[len(wrapper):] if k.startswith(wrapper) else k
     return lambda k: chain + k
 
 
@@ -354,10 +358,12 @@ def from_trainer(train_dir, stages: int, out_dir, microbatches: int | None = Non
 
     train_dir, out_dir = Path(train_dir), Path(out_dir)
     cfg = json.loads((train_dir / "config.json").read_text())
-    if cfg["mode"] not in ("sync", "2bw"):
-        raise ValueError(f"from-trainer: mode {cfg['mode']!r} is not converted (sync or 2bw only)")
+    delay = Delay.of_config(cfg["mode"], cfg["ef"], cfg["sync_start"], cfg["sync_cooldown"], cfg["dc_asgd"],
+                            cfg.get("stages", 2))
+    if delay.stale_point:
+        raise ValueError(f"from-trainer: delay {delay.kind!r} is not converted (sync, 2bw or ef only)")
     blob = load(train_dir / "ckpt.pt")
-    schedule = schedule or ("2bw" if cfg["mode"] == "2bw" else "1f1b")
+    schedule = schedule or DEFAULT_SCHEDULE[delay.kind]
     argv = ["--schedule", schedule, "--config", cfg["config"], "--optimizer", cfg["optimizer"],
             "--weight-decay", str(cfg["weight_decay"]), "--clip", str(cfg["grad_clip"]),
             "--warmup-frac", str(cfg["warmup_frac"]), "--final-frac", str(cfg["final_frac"]),
@@ -382,8 +388,8 @@ def from_trainer(train_dir, stages: int, out_dir, microbatches: int | None = Non
         # a tied head is the first stage's (the trainer's params hold embed.weight only)
         own = {k: blob["params"][k] for k, _ in module.named_parameters() if k in blob["params"]}
         opt = prob.build_opt(own)
-        if schedule == "2bw":
-            opt = DelayRule(run.ef, run.sync_start, run.sync_cooldown, run.steps).wrap(opt)
+        if run.delay.one_step:
+            opt = DelayRule(run.delay, run.steps).wrap(opt)
         keys = state_dict(opt.init(own))
         opt_state = {key: blob["opt"][to_tr(key)] for key in keys}
         save_checkpoint(stage_file(out_dir, s), dict(

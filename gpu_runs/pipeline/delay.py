@@ -1,5 +1,5 @@
-"""The trainer's 2bw update rule on one pipeline stage: ``lmo.variants.wrap(opt, variant)``
-(2bw: ``lmo.delay.delayed(opt, 1)``, ef: ``lmo.ef_correction.error_feedback(opt)``) with
+"""The trainer's 2bw update rule on one pipeline stage: ``Delay.wrap(opt)`` of the run's delay
+(``lmo.variants.Delay``; 2bw: ``lmo.delay.delayed(opt, 1)``, ef: ``lmo.ef_correction.error_feedback(opt)``) with
 sync_start / sync_cooldown, wrapped around the stage's base optimizer and applied to the
 stage's parameter block only.
 
@@ -41,25 +41,28 @@ Nothing here re-derives a formula or reads the wrapper's fields: one delay path,
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from lmo.delay import dc_correct, next_applied, phase, virtual_offset
-from lmo.variants import EF, TWO_BW, wrap
+from lmo.variants import Delay
 
 
 class DelayRule:
-    """The trainer's ``build_optimizer`` for mode 2bw (``ef``, ``sync_start``,
-    ``sync_cooldown``, ``dc_asgd``), minus the global-norm clip (the engine clips)."""
+    """The trainer's ``build_optimizer`` for a one-step ``delay`` (``lmo.variants.Delay`` of kind
+    2bw or ef, with its sync_start, sync_cooldown, dc_asgd), minus the global-norm clip (the
+    engine clips); ``total_steps``: the horizon sync_cooldown counts back from."""
 
-    def __init__(self, ef: bool = False, sync_start: int = 0, sync_cooldown: int = 0,
-                 total_steps: int = 0, dc_asgd: float = 0.0):
-        self.ef, self.sync_start, self.sync_cooldown = ef, sync_start, sync_cooldown
-        self.total_steps, self.dc_asgd = total_steps, float(dc_asgd)
+    def __init__(self, delay: Delay, total_steps: int = 0):
+        if not delay.one_step:
+            raise ValueError(f"DelayRule: a stage's delay rule is the one-step delay's (2bw, ef), got {delay.kind!r}")
+        self.delay, self.total_steps = delay, total_steps
+        self.sync_start, self.sync_cooldown, self.dc_asgd = delay.sync_start, delay.sync_cooldown, float(delay.dc_asgd)
         self.opt = None
 
     def wrap(self, base):
-        """The stage optimizer: ``lmo.variants.wrap`` around ``base`` (DC-ASGD stays with the
-        engine, :meth:`correct`: see the module docstring)."""
-        self.opt = wrap(base, EF if self.ef else TWO_BW, sync_start=self.sync_start,
-                        sync_cooldown=self.sync_cooldown, total_steps=self.total_steps)
+        """The stage optimizer: ``Delay.wrap`` around ``base``, DC-ASGD left out (it stays with
+        the engine, :meth:`correct`: see the module docstring)."""
+        self.opt = replace(self.delay, dc_asgd=0.0).wrap(base, total_steps=self.total_steps)
         return self.opt
 
     def is_sync(self, t: int) -> bool:

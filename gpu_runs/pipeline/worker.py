@@ -19,7 +19,6 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from lmo.variants import TWO_BW
 
 from gpu_runs.pipeline import diagnostics as pipeline_diag
 from gpu_runs.pipeline.args import Job, build_parser, parse_job
@@ -165,8 +164,8 @@ def build_stage(job: Job, prob, rank: int, P: int, layout, device, start: int, w
     own = {k: v for k, v in module.named_parameters() if not (tied and tied[0] == "user" and k == tied[1])}
     opt = build_stage_opt(prob, job, own, layout)
     rule = None
-    if run.mode == TWO_BW:  # the trainer's delayed / error_feedback wrapper, per block (schedule 2bw)
-        rule = DelayRule(run.ef, run.sync_start, run.sync_cooldown, run.steps, run.dc_asgd)
+    if run.delay.one_step:  # the trainer's delayed / error_feedback wrapper, per block (schedule 2bw)
+        rule = DelayRule(run.delay, run.steps)
         opt = rule.wrap(opt)
     val = [prob.val_batch(i) for i in range(run.eval_batches)] if eval_steps else []
     acts = with_evals(actions_of(run, rank, P, start), schedule, M, [t for t in eval_steps if t >= start])

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from lmo.presets import DEFAULT_LR
-from lmo.variants import ONE_STEP, PIPEDREAM, SYNC, TWO_BW, VARIANTS as ALL_VARIANTS, mode_of
+from lmo.variants import EF, MITIGATIONS, ONE_STEP, PIPEDREAM, SYNC, TWO_BW, VARIANTS as ALL_VARIANTS, mode_of
 
 from .. import plotting
 from ..cache import Cache
@@ -121,8 +121,9 @@ class TunedReading:
 
 
 VARIANTS = ONE_STEP   # sync, 2bw, ef: the paper's one-step-delay comparison (lmo.variants)
-#: the delayed run with one of the paper's staleness mitigations (fractions of the profile's steps)
-MITIGATION_KINDS = ("sync_start", "sync_cooldown", "dc_asgd")
+#: the delayed run with one of the paper's staleness mitigations (fractions of the profile's steps):
+#: lmo.variants.MITIGATIONS, the fields of lmo.variants.Delay
+MITIGATION_KINDS = MITIGATIONS
 
 
 def variant(profile: Profile, optimizer: str, kind: str, at: Any = None, **extra: Any) -> dict:
@@ -200,9 +201,9 @@ def replicate_gaps(ctx: "Context", grids: Sequence[dict]) -> list[tuple]:
     groups: dict = {}
     for g in grids:
         for key, ss in g.items():
-            if key[-1] not in ("2bw", "ef") or (*key[:-1], "sync") not in g or len(ss) < 2:
+            if key[-1] not in (TWO_BW, EF) or (*key[:-1], SYNC) not in g or len(ss) < 2:
                 continue
-            pairs = list(zip(g[(*key[:-1], "sync")], ss))
+            pairs = list(zip(g[(*key[:-1], SYNC)], ss))
             ids = frozenset(ctx.runner.key_of(a) + ctx.runner.key_of(b) for a, b in pairs)
             vals = []
             for a, b in pairs:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 import math
 
+from lmo.variants import SYNC, TWO_BW
+
 from .. import paper_numbers as pn
 from .. import plotting
 from ..protocol import M_SMALLEST
@@ -56,7 +58,7 @@ def grid(p) -> dict:
     g = variant_grid(p, VARIANTS, {"optimizer": s.horizon_optimizers, "steps": shared(p).horizons},
                      seeds=s.horizon_seeds)
     if s.scale_horizons:
-        for key, runs in variant_grid(p, ("sync", "2bw"),
+        for key, runs in variant_grid(p, (SYNC, TWO_BW),
                                       {"optimizer": s.horizon_optimizers, "steps": s.scale_horizons},
                                       seeds=s.scale_seeds, config=s.scale_size).items():
             g[(SCALE, *key)] = runs
@@ -132,7 +134,7 @@ def horizon_gaps(ctx: Context) -> dict:
     p = ctx.profile
     res = {}
     for key, ss in grid(p).items():
-        if key[0] != SCALE and key[-1] in ("sync", "2bw"):
+        if key[0] != SCALE and key[-1] in (SYNC, TWO_BW):
             res.setdefault(key[:2], {})[key[-1]] = [ctx.get(s).final if ctx.get(s).ok else float("nan") for s in ss]
     hs = shared(p).horizons
     return {o: [(h, paired(res[o, h]["sync"], res[o, h]["2bw"])) for h in hs] for o in spec(p).horizon_optimizers}

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lmo.variants import EF, TWO_BW
+
 from .. import moe_verdicts as mv
 from .. import paper_numbers as pn
 from .. import plotting
@@ -132,7 +134,7 @@ def _plot(ctx: Context, g: dict, res: dict, hs: list, table_h: int) -> list:
     ax2.set_ylabel("final " + LOSS_LABEL)
     ax2.set_title("Figure 5 (MoE): final loss per horizon\npaper (2B MoE): the curves stay parallel",
                   fontsize=9)
-    for k in ("2bw", "ef"):
+    for k in (TWO_BW, EF):
         per_seed = [paired(res[h]["sync"], res[h][k]) for h in hs]
         ys = [mean(x) for x in per_seed]
         ax3.plot(hs, ys, marker="o", **plotting.VARIANT_STYLE[k])
