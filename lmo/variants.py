@@ -165,7 +165,8 @@ class Delay:
             raise ValueError(f"dc_asgd (--dc-asgd) must be a finite number >= 0, got {self.dc_asgd!r}")
         given = [k for k in MITIGATIONS if getattr(self, k)]
         if given and not self.one_step:
-            raise ValueError(f"{', '.join(given)} mitigates the one-step delay: it needs --delay 2bw or ef "
+            named = ", ".join(f"{k} (--{k.replace('_', '-')})" for k in given)
+            raise ValueError(f"{named} mitigates the one-step delay: it needs --delay 2bw or ef "
                              f"(pipeline: --schedule 2bw), got --delay {self.kind}")
 
     @classmethod
