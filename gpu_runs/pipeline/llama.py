@@ -24,6 +24,7 @@ import torch
 from gpu_runs import recipe
 from gpu_runs.data import Batcher, get_corpus, val_batches
 from gpu_runs.model import Llama
+from gpu_runs.parallelism import Parallelism
 from gpu_runs.pipeline.problem import Problem
 from gpu_runs.recipe import TrainConfig
 
@@ -42,6 +43,16 @@ def spec_dict(run: TrainConfig) -> dict:
     d = run.as_dict()
     d.pop("parallel", None)
     return dict(d, **dataclasses.asdict(run.parallel))
+
+
+def spec_of(d: dict) -> TrainConfig:
+    """The inverse of :func:`spec_dict`: the run spec of a flat dict (the parallelism section's
+    ``schedule``, ``microbatches``, ``dp`` folded back into ``TrainConfig.parallel``)::
+
+        spec_of(spec_dict(run)) == run"""
+    d = dict(d)
+    par = {f.name: d.pop(f.name) for f in dataclasses.fields(Parallelism) if f.name in d}
+    return TrainConfig(**d, parallel=Parallelism(**par))
 
 
 def model_config(tc, corpus):
