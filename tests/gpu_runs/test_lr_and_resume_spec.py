@@ -125,3 +125,27 @@ def test_old_args_checkpoint_still_read(tmp_path):
     blob = dict(step=8, schedule="1f1b", args=json.dumps(args))
     assert _saved_job(blob, 2).run.optimizer == "muon"
     assert isinstance(_saved_job(blob, 2).opts, argparse.Namespace)
+
+
+@pytest.mark.parametrize("optimizer", ["adamw", "muon"])
+def test_no_callback_from_lmo_into_gpu_runs(optimizer, monkeypatch):
+    """The run's lr reaches lmo.registry.build as a value (lmo.schedules.WarmupCosine), never
+    as a function of gpu_runs that lmo would call back."""
+    from lmo import registry
+    from lmo.schedules import WarmupCosine
+    seen = []
+    real = registry.build
+
+    def spy(*a, **kw):
+        seen.append((a, kw))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(registry, "build", spy)
+    cfg = TrainConfig(optimizer=optimizer, lr=0.01, steps=10)
+    params = {"embed.weight": torch.zeros(8, 4), "layers.0.w.weight": torch.zeros(4, 4)}
+    build_optimizer(cfg, params)
+    (a, kw), = seen
+    assert type(kw["lr"]) is WarmupCosine and kw["lr"] == WarmupCosine(0.01, 10, cfg.warmup_frac, cfg.final_frac)
+    callables = [v for v in (*a, *kw.values()) if callable(v)]
+    assert all(not getattr(v, "__module__", "").startswith("gpu_runs") for v in callables)
+    assert "schedule" not in kw
