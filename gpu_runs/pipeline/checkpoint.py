@@ -44,7 +44,7 @@ from lmo.variants import Delay
 from gpu_runs import verified_files
 from gpu_runs.checkpoint import RESUME_SAFE, config_differences, holds_run, save_checkpoint
 from gpu_runs.parallelism import DEFAULT_SCHEDULE
-from gpu_runs.pipeline.args import MODEL_KNOBS, Job, build_parser, run_spec
+from gpu_runs.pipeline.args import DESTS, MODEL_KNOBS, SHARED, Job, build_parser, run_spec
 from gpu_runs.pipeline.delay import DelayRule
 from gpu_runs.pipeline.llama import llama_problem, run_config, spec_dict, spec_of
 from gpu_runs.pipeline.stage_module import StageModule, split_layers
@@ -376,18 +376,12 @@ def from_trainer(train_dir, stages: int, out_dir, microbatches: int | None = Non
         raise ValueError(f"from-trainer: delay {delay.kind!r} is not converted (sync, 2bw or ef only)")
     blob = load(train_dir / "ckpt.pt")
     schedule = schedule or DEFAULT_SCHEDULE[delay.kind]
-    argv = ["--schedule", schedule, "--config", cfg["config"], "--optimizer", cfg["optimizer"],
-            "--weight-decay", str(cfg["weight_decay"]), "--clip", str(cfg["grad_clip"]),
-            "--warmup-frac", str(cfg["warmup_frac"]), "--final-frac", str(cfg["final_frac"]),
-            "--steps", str(cfg["steps"]), "--batch-size", str(cfg["batch_size"]),
-            "--seq-len", str(cfg["seq_len"]), "--seed", str(cfg["seed"]), "--data", cfg["data"],
-            "--sync-start", str(cfg["sync_start"]), "--sync-cooldown", str(cfg["sync_cooldown"]),
-            "--dc-asgd", str(cfg["dc_asgd"]), "--microbatches", str(microbatches or stages)]
-    argv += ["--ef"] if cfg["ef"] else []
-    argv += ["--lr", str(cfg["lr"])] if cfg["lr"] is not None else []
-    argv += ["--momentum", str(cfg["momentum"])] if cfg["momentum"] is not None else []
-    argv += ["--ns-dtype", cfg.get("ns_dtype", "auto")]    # the dtype the trainer recorded
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(["--schedule", schedule, "--microbatches", str(microbatches or stages)])
+    # the trainer's recorded values of the pipeline's run-spec options that shape the trajectory
+    # (the resume-safe cadences and the device stay this command's defaults)
+    for name in SHARED:
+        if name in cfg and name not in RESUME_SAFE and name != "device":
+            setattr(args, DESTS.get(name, name), cfg[name])
     args.device = resolve_device(args.device)
     run = settle_ns_dtype(Job(run_spec(args, stages), args)).run
     prob = llama_problem(run)
