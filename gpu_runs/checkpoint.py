@@ -38,11 +38,14 @@ from lmo.registry import NS_OPTIMIZERS
 
 from gpu_runs import verified_files
 
-#: fields that may change between a run and its resume (none changes the trajectory):
-#: where to write, logging / checkpoint / evaluation / diagnostics cadence, the size of the
-#: validation set, compilation
+#: the one list of run-spec fields that may change between a run and its resume, for the
+#: trainer and the pipeline alike (none changes the trajectory): where to write, logging /
+#: checkpoint / evaluation / diagnostics cadence, the size of the validation set, compilation,
+#: and the pipeline's ``dp`` (its parallelism section flat: the same global batch split over
+#: other replicas). The pipeline's process knobs (--timeout, --quiet, ...) are no part of a
+#: run's identity, so they need no entry.
 RESUME_SAFE = ("out", "resume", "ckpt_every", "log_every", "eval_every", "eval_batches", "diag_every",
-               "diag_micro", "compile")
+               "diag_micro", "compile", "dp")
 
 
 class RunDirError(ValueError):

@@ -18,14 +18,14 @@ from dataclasses import asdict, dataclass, field, replace
 
 import torch
 
-from lmo import registry
+from lmo import presets, registry
 from lmo.clipping import clip_by_global_norm
 from lmo.combine import chain
 from lmo.ns_dtype import choose_ns_dtype, dtype_name
 from lmo.pipedream import history_init, pipedream_delays
-from lmo.presets import DECOUPLED_DECAY, DEFAULT_LR
+from lmo.presets import DECOUPLED_DECAY
 from lmo.registry import OPTIMIZERS
-from lmo.schedules import warmup_cosine
+from lmo.schedules import WarmupCosine
 from lmo.variants import MODES, Delay  # MODES: the configuration's mode names, re-exported (gpu_runs.MODES)
 
 from gpu_runs.model import CONFIGS, Llama, get_config, stage_of_params
@@ -308,42 +308,44 @@ class TrainConfig:
 
 
 def peak_lr(cfg: TrainConfig) -> float:
-    if cfg.lr is not None:
-        return float(cfg.lr)
-    return float(DEFAULT_LR[cfg.optimizer])
+    """The run's peak lr: ``lmo.presets.peak_lr(optimizer, lr)`` (``--lr``, else the preset), the
+    one resolution of the preset."""
+    return presets.peak_lr(cfg.optimizer, cfg.lr)
 
 
-def lr_schedule(cfg: TrainConfig, peak: float | None = None):
-    """The paper protocol's schedule of a group with peak lr ``peak`` (default: the run's):
-    lmo.schedules.warmup_cosine(peak, steps, warmup_frac, final_frac)."""
-    return warmup_cosine(peak_lr(cfg) if peak is None else peak, cfg.steps, cfg.warmup_frac, cfg.final_frac)
+def lr_schedule(cfg: TrainConfig) -> WarmupCosine:
+    """The run's lr as one value, built once: ``lmo.schedules.WarmupCosine(peak_lr(cfg), steps,
+    warmup_frac, final_frac)``; the optimizer receives it and evaluates it at its own step counter."""
+    return WarmupCosine(peak_lr(cfg), cfg.steps, cfg.warmup_frac, cfg.final_frac)
 
 
 def base_optimizer(cfg: TrainConfig, params: dict):
     """The registry optimizer of the run with the schedule on *every* parameter group.
 
-    ``registry.build(name, params, lr=peak, schedule=peak -> warmup_cosine(peak, ...))``: for
-    the matrix optimizers (muon, normuon, adamuon) the AdamW group of embeddings, head, norms
-    and vectors follows the same warmup-cosine shape from its own peak. Returns (opt, sched)
-    with ``sched`` the schedule of the named optimizer's peak (the logged lr)."""
+    ``registry.build(name, params, lr=lr_schedule(cfg), ...)``: the named optimizer receives the
+    schedule value as its lr; for the matrix optimizers (muon, normuon, adamuon) the AdamW group
+    of embeddings, head, norms and vectors follows the same warmup-cosine shape from its own
+    peak (``WarmupCosine.with_peak``, inside lmo). Returns (opt, lr) with ``lr`` the value the
+    named optimizer holds (``lmo.registry.lr_of(opt)``: the logged lr is the optimizer's)."""
     kw = dict(cfg.opt_kwargs)
     if cfg.optimizer in registry.NS_OPTIMIZERS and "ns_dtype" not in kw:
         kw["ns_dtype"] = resolve_ns_dtype(cfg.ns_dtype, cfg.device)   # a name: lmo takes it
-    opt = registry.build(cfg.optimizer, params, lr=peak_lr(cfg), momentum=cfg.momentum,
-                         weight_decay=cfg.weight_decay, schedule=lambda peak: lr_schedule(cfg, peak), **kw)
-    return opt, lr_schedule(cfg)
+    opt = registry.build(cfg.optimizer, params, lr=lr_schedule(cfg), momentum=cfg.momentum,
+                         weight_decay=cfg.weight_decay, **kw)
+    return opt, registry.lr_of(opt)
 
 
 def build_optimizer(cfg: TrainConfig, params: dict, stage_of: dict | None = None):
     """clip -> registry optimizer with the warmup-cosine schedule, wrapped for the run's delay
     (``TrainConfig.delay.wrap``, with the run's mitigations).
 
-    Returns (opt, inner, sched) where ``inner`` is the synchronous optimizer."""
-    base, sched = base_optimizer(cfg, params)
+    Returns (opt, inner, lr) where ``inner`` is the synchronous optimizer and ``lr`` the schedule
+    value the named optimizer holds (:func:`base_optimizer`)."""
+    base, lr = base_optimizer(cfg, params)
     inner = chain(clip_by_global_norm(cfg.grad_clip), base) if cfg.grad_clip else base
     # sync and pipedream stay unwrapped (pipedream's staleness is the loop's history)
     opt = cfg.delay.wrap(inner, total_steps=cfg.steps)
-    return opt, inner, sched
+    return opt, inner, lr
 
 
 def make_history(cfg: TrainConfig, model: Llama, params: dict):

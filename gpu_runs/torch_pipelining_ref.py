@@ -10,7 +10,7 @@ the same model twice per schedule, with P processes over gloo each time:
   batches (``gpu_runs.data.Batcher``), M microbatches with the gradient averaged
   (``scale_grads``), global-norm clipping with the all-reduced squared norms,
   c = min(1, max_norm / (||g|| + 1e-6)), and the same ``lmo`` optimizer per stage
-  (``lmo.build`` with ``lmo.warmup_cosine``). A tied head is a copy on the last stage
+  (``lmo.build`` with ``lmo.schedules.WarmupCosine``). A tied head is a copy on the last stage
   whose gradient is sent to the first stage and added to the embedding's before the
   update; the updated weight is sent back (one weight, as in the trainer).
 
@@ -160,6 +160,7 @@ def _worker(cfg_path: str) -> int:
     from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
 
     import lmo
+    from lmo.schedules import WarmupCosine
     from gpu_runs.data import Batcher, get_corpus
     from gpu_runs.model import Llama, get_config
     from gpu_runs.pipeline.stage_module import split_layers
@@ -204,8 +205,8 @@ def _worker(cfg_path: str) -> int:
     loss_fn = lambda logits, y: F.cross_entropy(logits.flatten(0, -2).float(), y.flatten())  # noqa: E731
     sched = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}[a.schedule](stage, n_microbatches=a.microbatches,
                                                                         loss_fn=loss_fn)
-    opt = lmo.build(a.optimizer, own, lr=a.lr, weight_decay=a.weight_decay,
-                    schedule=lambda peak: lmo.warmup_cosine(peak, a.steps, a.warmup_frac, a.final_frac))
+    opt = lmo.build(a.optimizer, own, lr=WarmupCosine(a.lr, a.steps, a.warmup_frac, a.final_frac),
+                    weight_decay=a.weight_decay)
     state = opt.init({k: v.detach() for k, v in own.items()})
     batcher = Batcher(corpus.train, a.batch_size, a.seq_len, a.seed)
     losses, times = [], []

@@ -40,6 +40,7 @@ import torch
 
 from lmo.base import apply_updates, load_state_dict, state_dict
 from lmo.pipedream import history_load, history_push, history_state_dict, mixed_point
+from lmo.registry import lr_at
 from lmo.variants import VARIANTS, mode_of
 
 from gpu_runs import checkpoint, interrupt, run_lock
@@ -131,7 +132,7 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
     model = Llama(mcfg, seed=cfg.seed).to(dev)
     n_params = param_count(mcfg)
     params = {k: v.detach().clone() for k, v in model.named_parameters()}
-    opt, inner, sched = build_optimizer(cfg, params)
+    opt, inner, _ = build_optimizer(cfg, params)
     state = opt.init(params)
     history = delays = None
     if cfg.delay.stale_point:   # the gradient at a stale point: the loop threads the history
@@ -174,7 +175,7 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
         point = mixed_point(history, params) if history is not None else params
         loss, grads = loss_and_grads(model, point, x, y, amp, fn)
         routing = routing_stats(model) if mcfg.n_experts else None   # this step's batch, not validation's
-        lr_t = float(sched(t))
+        lr_t = lr_at(opt, t)      # the lr the optimizer's own update resolves at step t
         prev, state_prev = params, state          # pure update: the old state stays valid
         updates, state = opt.update(grads, state, params)
         if history is not None:

@@ -63,6 +63,15 @@ DEFAULT_LR = {
     "scion": 0.02,
 }
 
+def peak_lr(name: str, lr: float | None = None) -> float:
+    """The one resolution of a peak lr: ``lr`` when given, else ``DEFAULT_LR[name]``::
+
+        eta_peak = lr  if lr is not None  else  DEFAULT_LR[name]
+
+    (``lmo.registry.build`` / ``make`` and ``gpu_runs.recipe.peak_lr`` all ask it)."""
+    return float(DEFAULT_LR[name] if lr is None else lr)
+
+
 LR_SOURCE = {
     "adamw": "common peak for 124M-360M GPT/Llama pretraining with wd 0.1 (nanoGPT-style runs use "
              "6e-4..1e-3; SmolLM-scale runs up to 3e-3); not re-swept here",

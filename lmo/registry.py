@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Callable, Mapping
 
 from lmo import alias
-from lmo.base import Optimizer, check_beta
+from lmo.base import Optimizer, check_beta, resolve
 from lmo.layer_geometry import scion
+from lmo.presets import DECOUPLED_DECAY, peak_lr
 
 
 class UnknownOptimizer(KeyError, ValueError):
@@ -53,8 +54,39 @@ def check_name(name) -> str:
 
 
 def default_lr(name: str) -> float:
-    from lmo.presets import DEFAULT_LR
-    return DEFAULT_LR[name]
+    """``lmo.presets.DEFAULT_LR[name]`` (``lmo.presets.peak_lr`` with no lr given)."""
+    return peak_lr(name)
+
+
+def lr_of(opt: Optimizer):
+    """The lr the named optimizer of ``opt`` received (a number or a schedule value such as
+    ``lmo.schedules.WarmupCosine``), read from its recorded hyperparameters: the first ``lr``
+    of ``opt.hyper`` depth-first, through wrappers (``inner``), chains (clip, then the
+    optimizer) and :func:`build`'s partition (``matrix`` before ``other``). KeyError when none."""
+    found = _first_lr(opt.hyper)
+    if found is _NONE:
+        raise KeyError(f"lr_of: optimizer {opt.name!r} records no lr in its hyperparameters")
+    return found
+
+
+_NONE = object()
+
+
+def _first_lr(hyper):
+    if not isinstance(hyper, Mapping):
+        return _NONE
+    if "lr" in hyper:
+        return hyper["lr"]
+    for v in hyper.values():
+        if (found := _first_lr(v)) is not _NONE:
+            return found
+    return _NONE
+
+
+def lr_at(opt: Optimizer, step) -> float:
+    """eta_t of ``opt`` at step t: :func:`lr_of` evaluated at t (a number: itself), the value the
+    optimizer's own update resolves from its step counter (``lmo.base.resolve_lr``)."""
+    return float(resolve(lr_of(opt), step))
 
 
 def make(name: str, lr=None, momentum: float | None = None, **kw) -> Optimizer:
@@ -63,7 +95,7 @@ def make(name: str, lr=None, momentum: float | None = None, **kw) -> Optimizer:
     if momentum is not None:
         check_beta(momentum, "momentum")
         kw["mu"] = 1.0 - momentum
-    return ctor(default_lr(name) if lr is None else lr, **kw)
+    return ctor(peak_lr(name) if lr is None else lr, **kw)
 
 
 def build(name: str, params: Mapping, lr=None, momentum: float | None = None,
@@ -71,35 +103,44 @@ def build(name: str, params: Mapping, lr=None, momentum: float | None = None,
           adamw_betas=(0.9, 0.95), **kw) -> Optimizer:
     """The optimizer for a whole model.
 
-    ``lr``: peak lr, a number (None -> lmo.presets.DEFAULT_LR[name]); ``schedule``: a
-    function peak -> (step -> lr), e.g. ``lambda peak: warmup_cosine(peak, T)``, applied to
-    every group's peak. This is the only way to schedule: a callable ``lr`` is refused
-    (TypeError), since it would reach the named optimizer's group only and leave the
-    AdamW group of a matrix optimizer at a constant lr. For matrix optimizers the non-matrix group is AdamW at ``adamw_lr``
-    (default DEFAULT_LR["adamw"]) with ``adamw_betas`` and the same weight decay.
+    ``lr``: the peak lr, a number (None -> ``lmo.presets.peak_lr(name)``), or a schedule value
+    with a peak (``lmo.schedules.WarmupCosine``: anything with ``peak`` and ``with_peak``): the
+    named optimizer receives it as its lr and evaluates it at its own step counter; every other
+    group gets the same shape from its own peak (``lr.with_peak(adamw_lr)``). ``schedule``: the
+    older form, a function peak -> (step -> lr) applied to every group's peak. A plain callable
+    ``lr`` is refused (TypeError), since it would reach the named optimizer's group only and
+    leave the AdamW group of a matrix optimizer at a constant lr. For matrix optimizers the
+    non-matrix group is AdamW at ``adamw_lr`` (default ``lmo.presets.peak_lr("adamw")``) with
+    ``adamw_betas`` and the same weight decay.
 
     ``weight_decay`` is decoupled for every optimizer, ``d_t - eta_t lambda x_t``: an
     optimizer whose constructor defaults to coupled L2 (NAdam, as torch.optim.NAdam) gets
     ``lmo.presets.DECOUPLED_DECAY[name]`` unless ``kw`` says otherwise.
     """
     check_name(name)
-    if callable(lr):
+    shaped = hasattr(lr, "with_peak") and hasattr(lr, "peak")
+    if callable(lr) and not shaped:
         raise TypeError(
-            f"build: lr must be a number (the peak lr), got the callable {lr!r}; pass the "
+            f"build: lr must be a number (the peak lr) or a schedule value with a peak "
+            f"(lmo.schedules.WarmupCosine), got the callable {lr!r}; or pass the "
             f"schedule as schedule=lambda peak: warmup_cosine(peak, T) so that every parameter "
             f"group (the AdamW group of {', '.join(MATRIX_OPTIMIZERS)} included) follows it")
     if schedule is not None and not callable(schedule):
         raise TypeError(f"build: schedule must be a function peak -> (step -> lr), got {schedule!r}")
-    from lmo.presets import DECOUPLED_DECAY
+    if shaped and schedule is not None:
+        raise TypeError("build: lr is already a schedule value; give it or schedule=, not both")
     kw = {**DECOUPLED_DECAY.get(name, {}), **kw}
-    peak = default_lr(name) if lr is None else lr
-    sched = schedule or (lambda p: p)
+    if shaped:      # the value itself is the named optimizer's lr; the other groups take its shape
+        own, sched = lr, lr.with_peak
+    else:
+        sched = schedule or (lambda p: p)
+        own = sched(peak_lr(name) if lr is None else lr)
     if name not in MATRIX_OPTIMIZERS:
-        return make(name, sched(peak), momentum, weight_decay=weight_decay, **kw)
+        return make(name, own, momentum, weight_decay=weight_decay, **kw)
     from lmo.combine import muon_labels, partition
     labels = muon_labels(params)
-    rules = {"matrix": make(name, sched(peak), momentum, weight_decay=weight_decay, **kw)}
+    rules = {"matrix": make(name, own, momentum, weight_decay=weight_decay, **kw)}
     if any(v == "other" for v in labels.values()):
-        a_lr = default_lr("adamw") if adamw_lr is None else adamw_lr
+        a_lr = peak_lr("adamw") if adamw_lr is None else adamw_lr
         rules["other"] = alias.adamw(sched(a_lr), betas=adamw_betas, weight_decay=weight_decay)
     return partition(rules, labels)

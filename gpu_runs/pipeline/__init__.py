@@ -20,8 +20,8 @@ of ``--delay ef``:
   rows, so ``--microbatches`` does not apply).
 
 Index alignment with ``gpu_runs.train``: the log's ``step`` is 1-based as the trainer's
-(record ``step = t + 1`` holds the loss of ``batch(t)``, ``lr = sched(t)`` and, on eval
-steps, the validation loss on x_{t+1}); the pipeline logs every step. For gpipe / 1f1b /
+(record ``step = t + 1`` holds the loss of ``batch(t)``, ``lr = eta_t``, the stage optimizer's
+own, ``lmo.registry.lr_at``, and, on eval steps, the validation loss on x_{t+1}); the pipeline logs every step. For gpipe / 1f1b /
 2bw the batch of step t is split row-wise into M microbatches of batch_size / M rows,
 each loss scaled by 1/M (the batch mean). 2bw: steps 0 and 1 both run on x_0
 (x_1 = x_0 + d_{-1}, d_{-1} = 0: the pipeline fill); U(t), right before the first forward

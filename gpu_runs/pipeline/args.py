@@ -10,6 +10,7 @@ run) are ``gpu_runs.pipeline.checkpoint.check_run_dir``."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,8 @@ SHARED = ("config", "optimizer", "lr", "momentum", "weight_decay", "grad_clip", 
           "sync_cooldown", "dc_asgd", "warmup_frac", "final_frac", "steps", "batch_size", "seq_len", "seed",
           "data", "eval_every", "eval_batches", "device", "out", "ckpt_every", "diag_every", "diag_micro",
           "ns_dtype")
+#: the option's argparse dest where it is not the field's name (``--clip`` / ``--grad-clip``)
+DESTS = {"grad_clip": "clip"}
 #: the pipeline's own wording where its meaning is narrower than the trainer's
 HELP = {
     "ef": "error feedback x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}: the same as --delay ef (2bw only)",
@@ -73,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "each replica gets batch_size / D rows of every step (gpu_runs.pipeline.data_parallel)")
     p.add_argument("--model", choices=("llama", "toy"), default="llama",
                    help="llama: gpu_runs.model with --config; toy: gpu_runs.pipeline.toy.ToyLM (tests, bench)")
-    add_config_options(p, SHARED, flags={"grad_clip": ("--clip", "--grad-clip")}, dests={"grad_clip": "clip"},
+    add_config_options(p, SHARED, flags={"grad_clip": ("--clip", "--grad-clip")}, dests=DESTS,
                        helps=HELP)
     p.add_argument("--resume", nargs="?", const=RESUME_OUT, default=None, metavar="DIR",
                    help="continue the run in --out, as the trainer's --resume (or the run in DIR, "
@@ -105,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
 #: sizes); everything else on the command line is a TrainConfig field (run_spec)
 PROCESS = ("model", "toy_layers", "toy_dim", "toy_tied", "resume", "resume_set", "timeout", "fault",
            "synthetic_ms", "quiet", "comm_log")
+#: the process knobs that choose the model (part of a toy run's identity): the stage checkpoints
+#: record them next to the run spec (``gpu_runs.pipeline.checkpoint.save_stage``)
+MODEL_KNOBS = ("model", "toy_layers", "toy_dim", "toy_tied")
 
 
 @dataclass
@@ -148,21 +154,29 @@ def run_spec(args, num_stages: int) -> TrainConfig:
     :class:`gpu_runs.recipe.TrainConfig` of the trainer run with the same trajectory (mode
     from the schedule; an MoE's ``aux_groups`` = M, see :func:`aux_groups`) plus the
     parallelism section (schedule, M = ``--microbatches`` or P, D = ``--dp``); P = ``stages``.
-    ``--resume DIR`` is a process knob: the spec's ``resume`` stays False."""
+    The :data:`SHARED` fields come from the options (:func:`shared_fields`: an option absent
+    or None takes the field's own default); ``--resume DIR`` is a process knob: the spec's
+    ``resume`` stays False."""
     M = num_stages if args.microbatches is None else args.microbatches
     delay, schedule = delay_and_schedule(args)
-    return TrainConfig(
-        config=args.config, optimizer=args.optimizer, lr=args.lr, momentum=args.momentum,
-        weight_decay=0.1 if args.weight_decay is None else args.weight_decay,
-        grad_clip=1.0 if args.clip is None else args.clip,
-        warmup_frac=args.warmup_frac, final_frac=args.final_frac,
-        stages=num_stages, **{k: delay.config_fields[k] for k in ("mode", "ef")},
-        sync_start=args.sync_start, sync_cooldown=args.sync_cooldown, dc_asgd=args.dc_asgd,
-        steps=args.steps, batch_size=args.batch_size, aux_groups=aux_groups(args, M, schedule), seq_len=args.seq_len,
-        eval_every=args.eval_every, eval_batches=args.eval_batches, seed=args.seed, data=args.data or "stdlib",
-        device=resolve_device(args.device), out=args.out, ckpt_every=args.ckpt_every,
-        diag_every=args.diag_every, diag_micro=args.diag_micro, ns_dtype=getattr(args, "ns_dtype", "auto"),
-        parallel=Parallelism(schedule, M, args.dp))
+    given = shared_fields(args)
+    return TrainConfig(**dict(given, **{k: delay.config_fields[k] for k in ("mode", "ef")},
+                              stages=num_stages, aux_groups=aux_groups(args, M, schedule),
+                              device=resolve_device(given["device"]), parallel=Parallelism(schedule, M, args.dp)))
+
+
+def shared_fields(args) -> dict:
+    """``{field: value}`` of the :data:`SHARED` TrainConfig fields as the options give them
+    (option ``DESTS.get(field, field)``); an option that is absent, or None where the field's
+    default is not None (an older checkpoint's recorded options), takes the field's default::
+
+        value(field) = getattr(args, dest)  if it is not None  else  TrainConfig's default"""
+    fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    out = {}
+    for name in SHARED:
+        v = getattr(args, DESTS.get(name, name), None)
+        out[name] = fields[name].default if v is None else v
+    return out
 
 
 def aux_groups(args, M: int, schedule: str | None = None) -> int:

@@ -13,8 +13,11 @@ to the stage's parameter block:
   step counter k come along);
 - ``versions`` (pipedream): {j: u_j} for j = k - tau_s .. k, tau_s = P - 1 - s, the
   stashed versions the forwards of microbatches k .. k + tau_s - 1 run on;
-- ``args``: the run's options as given on the command line (JSON), from which
-  ``gpu_runs.pipeline.args.run_spec`` rebuilds the run spec (resume check, conversion);
+- ``spec``: the run spec's own dict (JSON of ``TrainConfig.as_dict`` with the parallelism
+  section flat, ``gpu_runs.pipeline.llama.spec_dict``), from which the resume check and the
+  conversion rebuild the spec (``llama.spec_of``); ``process``: the process knobs that choose
+  the model (``--model``, the toy's sizes). Older checkpoints hold ``args``, the command line
+  as parsed, which ``gpu_runs.pipeline.args.run_spec`` still converts;
 - ``ns_dtype``: the Newton-Schulz dtype the run computes in (``--ns-dtype auto`` resolved
   once, before any process group; ``--resume`` with auto reuses it, :func:`settle_ns_dtype`).
 
@@ -39,11 +42,11 @@ from lmo.base import state_dict
 from lmo.variants import Delay
 
 from gpu_runs import verified_files
-from gpu_runs.checkpoint import config_differences, holds_run, save_checkpoint
+from gpu_runs.checkpoint import RESUME_SAFE, config_differences, holds_run, save_checkpoint
 from gpu_runs.parallelism import DEFAULT_SCHEDULE
-from gpu_runs.pipeline.args import Job, build_parser, run_spec
+from gpu_runs.pipeline.args import DESTS, MODEL_KNOBS, SHARED, Job, build_parser, run_spec
 from gpu_runs.pipeline.delay import DelayRule
-from gpu_runs.pipeline.llama import llama_problem, run_config, spec_dict
+from gpu_runs.pipeline.llama import llama_problem, run_config, spec_dict, spec_of
 from gpu_runs.pipeline.stage_module import StageModule, split_layers
 from gpu_runs.recipe import build_optimizer, resolve_device, resolved, resumed
 
@@ -63,10 +66,18 @@ def save_stage(out: Path, rank: int, engine, step: int, job: Job, final: bool = 
     schedule = job.run.parallel.schedule
     blob = dict(step=step, stage=rank, schedule=schedule, stages=engine.P, microbatches=job.M,
                 ns_dtype=job.run.ns_dtype, params={k: v.detach().cpu() for k, v in params.items()},
-                opt_state=state_dict(engine.opt_state), args=json.dumps(vars(job.opts)))
+                opt_state=state_dict(engine.opt_state), **spec_record(job))
     if schedule == "pipedream":
         blob["versions"] = engine.checkpoint_versions()
     save_checkpoint(stage_file(out, rank, None if final else step), blob)
+
+
+def spec_record(job: Job) -> dict:
+    """What a stage checkpoint records of its run: ``spec``, the run spec's own flat dict
+    (``llama.spec_dict``: ``TrainConfig.as_dict`` with the parallelism section flat), and
+    ``process``, the process knobs that choose the model (``args.MODEL_KNOBS``), both JSON."""
+    return dict(spec=json.dumps(spec_dict(job.run)),
+                process=json.dumps({k: getattr(job.opts, k) for k in MODEL_KNOBS}))
 
 
 #: default cadence (--ckpt-every unset): the periodic sets older than the newest KEEP_SETS
@@ -132,30 +143,26 @@ def find_set(run_dir, P: int) -> tuple[int | None, list[str]]:
                      f"start a fresh run with another --out")
 
 
-#: options that may change between a run and its --resume (where to write, cadences, testing)
-RESUME_SAFE = ("out", "resume", "resume_set", "ckpt_every", "eval_every", "eval_batches", "timeout",
-               "quiet", "fault", "synthetic_ms", "diag_every", "diag_micro", "log_every", "compile",
-               "dp", "comm_log")  # --dp: the same global batch, split over other replicas
-
-
 def run_identity(job: Job) -> dict:
     """What defines a pipeline run's trajectory: for --model llama its run spec as config.json
     records it (``llama.run_config``: defaults resolved, so ``--clip 1.0`` equals the default;
     the schedule, M and D flat); for the toy model its run spec but --steps (its lr is
-    constant) with the toy's sizes."""
+    constant) with the toy's sizes. Compared on --resume outside ``gpu_runs.checkpoint.RESUME_SAFE``,
+    the trainer's list (process knobs such as --timeout are no part of it)."""
     if job.opts.model == "llama":
         return run_config(job.run)
-    toy = {k: getattr(job.opts, k) for k in ("model", "toy_layers", "toy_dim", "toy_tied")}
+    toy = {k: getattr(job.opts, k) for k in MODEL_KNOBS}
     return {k: v for k, v in dict(spec_dict(job.run), **toy).items() if k != "steps"}
 
 
 def recorded_ns_dtype(run_dir, ck: dict) -> str | None:
     """The Newton-Schulz dtype the run that wrote stage checkpoint ``ck`` computed in: the
-    checkpoint's ``ns_dtype`` (:func:`save_stage`), else its recorded options' when concrete,
-    else ``run_dir/config.json``'s (checkpoints written before the field); None when none names one."""
+    checkpoint's ``ns_dtype`` (:func:`save_stage`), else its recorded run spec's (or, in an older
+    checkpoint, its recorded options') when concrete, else ``run_dir/config.json``'s
+    (checkpoints written before the field); None when none names one."""
     value = ck.get("ns_dtype")
     if value in (None, "auto"):
-        value = json.loads(ck["args"]).get("ns_dtype")
+        value = json.loads(ck["spec"] if "spec" in ck else ck["args"]).get("ns_dtype")
     if value in (None, "auto"):
         f = Path(run_dir) / "config.json"
         value = json.loads(f.read_text()).get("ns_dtype") if f.exists() else None
@@ -279,9 +286,14 @@ def load_resume(engine, job: Job, rank: int, P: int, M: int, start: int) -> None
 
 # ----------------------------------------------------------------------------- trainer format
 def _saved_job(ck: dict, P: int) -> Job:
-    """The :class:`Job` of the run that wrote stage checkpoint ``ck``: its recorded options
-    (over the parser's defaults) through :func:`gpu_runs.pipeline.args.run_spec`."""
+    """The :class:`Job` of the run that wrote stage checkpoint ``ck``: its recorded run spec
+    (``spec``, :func:`spec_record`; ``llama.spec_of``) with its model knobs over the parser's
+    defaults; a checkpoint written before the spec was recorded holds the command line
+    (``args``), which :func:`gpu_runs.pipeline.args.run_spec` converts as it did then."""
     args = build_parser().parse_args(["--schedule", ck["schedule"]])
+    if "spec" in ck:
+        vars(args).update(json.loads(ck["process"]))
+        return Job(spec_of(json.loads(ck["spec"])), args)
     vars(args).update(json.loads(ck["args"]))
     return Job(run_spec(args, int(ck.get("stages", P))), args)
 
@@ -364,18 +376,12 @@ def from_trainer(train_dir, stages: int, out_dir, microbatches: int | None = Non
         raise ValueError(f"from-trainer: delay {delay.kind!r} is not converted (sync, 2bw or ef only)")
     blob = load(train_dir / "ckpt.pt")
     schedule = schedule or DEFAULT_SCHEDULE[delay.kind]
-    argv = ["--schedule", schedule, "--config", cfg["config"], "--optimizer", cfg["optimizer"],
-            "--weight-decay", str(cfg["weight_decay"]), "--clip", str(cfg["grad_clip"]),
-            "--warmup-frac", str(cfg["warmup_frac"]), "--final-frac", str(cfg["final_frac"]),
-            "--steps", str(cfg["steps"]), "--batch-size", str(cfg["batch_size"]),
-            "--seq-len", str(cfg["seq_len"]), "--seed", str(cfg["seed"]), "--data", cfg["data"],
-            "--sync-start", str(cfg["sync_start"]), "--sync-cooldown", str(cfg["sync_cooldown"]),
-            "--dc-asgd", str(cfg["dc_asgd"]), "--microbatches", str(microbatches or stages)]
-    argv += ["--ef"] if cfg["ef"] else []
-    argv += ["--lr", str(cfg["lr"])] if cfg["lr"] is not None else []
-    argv += ["--momentum", str(cfg["momentum"])] if cfg["momentum"] is not None else []
-    argv += ["--ns-dtype", cfg.get("ns_dtype", "auto")]    # the dtype the trainer recorded
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(["--schedule", schedule, "--microbatches", str(microbatches or stages)])
+    # the trainer's recorded values of the pipeline's run-spec options that shape the trajectory
+    # (the resume-safe cadences and the device stay this command's defaults)
+    for name in SHARED:
+        if name in cfg and name not in RESUME_SAFE and name != "device":
+            setattr(args, DESTS.get(name, name), cfg[name])
     args.device = resolve_device(args.device)
     run = settle_ns_dtype(Job(run_spec(args, stages), args)).run
     prob = llama_problem(run)
@@ -394,5 +400,5 @@ def from_trainer(train_dir, stages: int, out_dir, microbatches: int | None = Non
         opt_state = {key: blob["opt"][to_tr(key)] for key in keys}
         save_checkpoint(stage_file(out_dir, s), dict(
             step=int(blob["step"]), stage=s, schedule=schedule, stages=stages, microbatches=run.parallel.microbatches,
-            ns_dtype=run.ns_dtype, params=own, opt_state=opt_state, args=json.dumps(vars(args))))
+            ns_dtype=run.ns_dtype, params=own, opt_state=opt_state, **spec_record(Job(run, args))))
     return out_dir

@@ -28,6 +28,7 @@ from pathlib import Path
 import torch
 
 from lmo.base import load_state_dict
+from lmo.registry import lr_at
 
 from gpu_runs.data import Batcher, get_corpus
 from gpu_runs.diagnostics import Diagnostics
@@ -106,7 +107,7 @@ def measure(out, run, P: int, device: str = "cpu", progress: bool = True) -> lis
         # the trainer's model (an MoE's aux_groups = M: the objective the pipeline trained)
         model = Llama(recipe.model_config(tc, corpus.vocab_size), seed=tc.seed).to(dev)
         batcher = Batcher(corpus.train, tc.batch_size, tc.seq_len, tc.seed, device=dev)
-        opt, _, sched = build_optimizer(tc, x0)
+        opt, _, _ = build_optimizer(tc, x0)
         diag = Diagnostics(tc.optimizer, x0, batcher, run.diag_micro, amp=dev.type == "cuda")
         template = opt.init({k: v.to(dev) for k, v in x0.items()})
 
@@ -116,7 +117,7 @@ def measure(out, run, P: int, device: str = "cpu", progress: bool = True) -> lis
 
         for i, t in enumerate(steps):
             (x_t, s_t), (x_t1, s_t1) = state_at(t), state_at(t + 1)
-            rec = diag.measure(model, t, x_t, x_t1, None, s_t1, opt, float(sched(t)), s_t)
+            rec = diag.measure(model, t, x_t, x_t1, None, s_t1, opt, lr_at(opt, t), s_t)
             recs.append(rec)
             if progress:
                 print(f"[pipeline diagnostics] step {t + 1} ({i + 1}/{len(steps)}): r/eta "

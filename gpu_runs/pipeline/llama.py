@@ -4,7 +4,7 @@ run and a trainer run with the same options share x_0, the batches, the validati
 the lr schedule and the optimizer (applied per stage block).
 
 The per-stage optimizer is the trainer's base optimizer, ``registry.build(name, params,
-lr=peak, schedule=lambda peak: warmup_cosine(peak, ...), momentum, weight_decay)``, without the trainer's
+lr=WarmupCosine(peak, ...), momentum, weight_decay)``, without the trainer's
 variant wrapper (``lmo.variants.wrap``: the schedule *is* the delay; 2bw wraps each stage's
 block in ``gpu_runs.pipeline.delay.DelayRule``) and without its
 ``clip_by_global_norm`` (the engine clips with the all-reduced norm of every stage, the
@@ -24,6 +24,7 @@ import torch
 from gpu_runs import recipe
 from gpu_runs.data import Batcher, get_corpus, val_batches
 from gpu_runs.model import Llama
+from gpu_runs.parallelism import Parallelism
 from gpu_runs.pipeline.problem import Problem
 from gpu_runs.recipe import TrainConfig
 
@@ -44,6 +45,16 @@ def spec_dict(run: TrainConfig) -> dict:
     return dict(d, **dataclasses.asdict(run.parallel))
 
 
+def spec_of(d: dict) -> TrainConfig:
+    """The inverse of :func:`spec_dict`: the run spec of a flat dict (the parallelism section's
+    ``schedule``, ``microbatches``, ``dp`` folded back into ``TrainConfig.parallel``)::
+
+        spec_of(spec_dict(run)) == run"""
+    d = dict(d)
+    par = {f.name: d.pop(f.name) for f in dataclasses.fields(Parallelism) if f.name in d}
+    return TrainConfig(**d, parallel=Parallelism(**par))
+
+
 def model_config(tc, corpus):
     """The trainer's model config: vocabulary from the data, max_seq_len >= seq_len; a stage
     forwards one microbatch at a time, so an MoE's balance loss is over the whole microbatch
@@ -59,15 +70,14 @@ def base_optimizer(tc, params):
 
 def llama_problem(run: TrainConfig) -> Problem:
     """A :class:`gpu_runs.pipeline.Problem` for ``--model llama`` of the run spec ``run``:
-    x_0, the batches and validation set, the stage optimizer and the lr schedule
-    (``recipe.lr_schedule``, the schedule the optimizer itself follows) as the trainer's."""
+    x_0, the batches and validation set and the stage optimizer (with the lr schedule value it
+    evaluates itself, ``recipe.lr_schedule``) as the trainer's."""
     corpus = get_corpus(run.data)
     tc = recipe.bind_data(run, corpus)
     mcfg = model_config(tc, corpus)
     model = Llama(mcfg, seed=tc.seed)
     batcher = Batcher(corpus.train, tc.batch_size, tc.seq_len, tc.seed)
     val = val_batches(corpus.val, tc.eval_batches, tc.batch_size, tc.seq_len)
-    sched = recipe.lr_schedule(tc)
     cache = {}
 
     def layer_fn(layer, h):
@@ -76,5 +86,5 @@ def llama_problem(run: TrainConfig) -> Problem:
         return layer(h, *cache[h.device])
 
     return Problem(model, batcher.batch, lambda params: base_optimizer(tc, params)[0],
-                   lambda t: float(sched(t)), tc.grad_clip or None, mcfg.d_model,
+                   tc.grad_clip or None, mcfg.d_model,
                    layer_fn=layer_fn, val_batch=lambda i: val[i])

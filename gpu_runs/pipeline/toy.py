@@ -87,5 +87,5 @@ def toy_problem(job) -> Problem:
     opt = lambda params: sgd_momentum(lr, run.momentum if run.momentum is not None else 0.9,
                                       run.weight_decay or 0.0)
     return Problem(model, lambda t: toy_batch(run.seed, t, run.batch_size, run.seq_len, 32),
-                   opt, lambda t: lr, run.grad_clip or None, opts.toy_dim,
+                   opt, run.grad_clip or None, opts.toy_dim,
                    val_batch=lambda i: toy_batch(run.seed + 7919, i, run.batch_size, run.seq_len, 32))

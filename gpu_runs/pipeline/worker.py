@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
+from lmo.registry import lr_at
 
 from gpu_runs.pipeline import diagnostics as pipeline_diag
 from gpu_runs.pipeline.args import Job, build_parser, parse_job
@@ -278,7 +279,7 @@ class StageBooks:
         run, engine, layout, st = self.run, self.engine, self.layout, self.stage
         now = time.perf_counter()
         loss = dpar.dp_mean(engine.losses.pop(t), layout.dp_group, layout.dp, self.device)
-        rec = step_record(t + 1, loss, float(self.prob.lr_at(t)), run.batch_size * run.seq_len,
+        rec = step_record(t + 1, loss, lr_at(engine.steps.opt, t), run.batch_size * run.seq_len,
                           now - self.t_prev, grad_norm=engine.grad_norms[t], schedule=run.parallel.schedule,
                           stages=self.P, microbatches=self.M, dp=layout.dp, dp_allreduce_time=st.reduce_s[0])
         st.reduce_s[0] = 0.0
