@@ -26,11 +26,11 @@ Modules, one concept each:
   rates.
 ``python -m theory --help`` lists the command line.
 """
-from .bound import Bound
+from .records.bound import Bound
 from .full_check import check
 from .implications import implication, implication_table
 from .proof_render import proof_markdown, proof_text
-from .registry import all_bounds, get, names
+from .records.registry import all_bounds, get, names
 from .step_check import CheckResult, check_step
 
 __all__ = ["Bound", "get", "all_bounds", "names", "check", "check_step", "CheckResult",

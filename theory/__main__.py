@@ -42,10 +42,11 @@ def _derivation_dict(d):
 
 def to_json(progress=None) -> dict:
     """Everything machine-readable (see module docstring)."""
-    from . import bound, rates
+    from .records import bound
+    from . import rates
     from .derivation_registry import all_derivations
     from .limits import compare_on_grid, delay_penalty, limit_checks
-    from .registry import all_bounds
+    from .records.registry import all_bounds
     say = progress or (lambda msg: None)
     say("registry + scaling")
     out = {"bounds": [_bound_dict(b) for b in all_bounds()]}
@@ -90,7 +91,7 @@ def show_bound(name: str) -> str:
     """Text block for one bound with its derivation checks."""
     from .derivation_registry import all_derivations
     from .proof_render import render_text
-    from .registry import get
+    from .records.registry import get
     b = get(name)
     d = _bound_dict(b)
     lines = [f"{b.name}: {b.quantity} <= {d['expr']}",
@@ -118,7 +119,7 @@ def main(argv=None) -> int:
     p.add_argument("--all", action="store_true", help="print every derivation, not only the delayed theorem")
     p.add_argument("--slack-figure", metavar="FILE", default=None, help="write the C2 slack figure (PNG)")
     a = p.parse_args(argv)
-    from .registry import names
+    from .records.registry import names
     if a.bound and a.bound not in names():
         print(f"python -m theory: error: --bound: no bound named {a.bound!r}; valid names:\n  "
               + "\n  ".join(names()), file=sys.stderr)

@@ -30,7 +30,7 @@ import sympy as sp
 
 from .step_check import _nonneg_mu, _symbolic_identity, _symbolic_inequality
 from .derivation import cited_expr
-from .registry import get
+from .records.registry import get
 
 
 @dataclasses.dataclass(frozen=True)

@@ -25,7 +25,7 @@ import dataclasses
 import sympy as sp
 
 from .step_check import CheckResult, check_step
-from .symbols import K, mu, r_avg, r_w, t
+from .records.symbols import K, mu, r_avg, r_w, t
 
 j = sp.Symbol("j", integer=True, nonnegative=True)
 k = sp.Symbol("k", integer=True, nonnegative=True)
@@ -114,7 +114,7 @@ def averaged(expr: sp.Expr) -> sp.Expr:
 def cited_expr(step, bounds=None) -> sp.Expr:
     """The expression a citing step must quote: the cited bound (``bounds`` override the registry),
     averaged over t < K when step.average."""
-    from .registry import get
+    from .records.registry import get
     e = (bounds or {}).get(step.cites, None)
     e = get(step.cites).expr if e is None else e
     return averaged(e) if step.average else e
@@ -175,7 +175,7 @@ def _prem(name, lhs, rhs, reason, chain=True):
 def _cite(lhs, bound, average=False):
     """lhs <= the registered bound ``bound`` (proved by its own derivation), or <= its average
     over t < K (``average``: a theorem using its lemma at every t < K)."""
-    from .registry import get
+    from .records.registry import get
     if average:
         return Step(f"by {bound}, averaged over t < K", lhs, "<=", averaged(get(bound).expr),
                     f"{bound} (proved by its own derivation) at each t < K, averaged;"

@@ -1,6 +1,6 @@
 """Every derivation, by name: the package's own (theory.package_derivations) and the paper's
 readings derived as checked chains (theory.paper_derivations). The bounds they prove are
-registered by name in theory.registry.
+registered by name in theory.records.registry.
 """
 from __future__ import annotations
 

@@ -41,12 +41,12 @@ import functools
 
 import sympy as sp
 
-from . import package_bounds as B
-from . import paper_readings as PR
+from .records import package_bounds as B
+from .records import paper_readings as PR
 from .derivation import W0, S_K, _prem, k
 from .derivation_registry import all_derivations, get_derivation
-from .registry import all_bounds
-from .symbols import Delta_0, K, L, eta, mu, r_avg, r_w, rho, sigma
+from .records.registry import all_bounds
+from .records.symbols import Delta_0, K, L, eta, mu, r_avg, r_w, rho, sigma
 from .witness_runs import simulate
 from .world_check import check_world
 

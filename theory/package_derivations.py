@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import sympy as sp
 
-from . import package_bounds as B
-from . import paper_readings as PR
+from .records import package_bounds as B
+from .records import paper_readings as PR
 from .derivation import (D_t, E_t, E_x, F_next, F_now, G, G_x, GNORM, INNER, MERR, N_t, S_K, W0, WK,
                          Derivation, _alg, _cite, _prem, a_, b_, k, trivial, v)
-from .symbols import Delta_0, K, L, eta, mu, r_avg, r_w, rho, sigma, t
+from .records.symbols import Delta_0, K, L, eta, mu, r_avg, r_w, rho, sigma, t
 
 
 def perturbed_lemma() -> Derivation:

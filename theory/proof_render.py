@@ -17,7 +17,7 @@ import sympy as sp
 
 from .derivation import Derivation
 from .derivation_registry import get_derivation
-from .registry import get
+from .records.registry import get
 
 GLOSSARY = (
     ("x_t", "the iterate at step t, where the stochastic gradient is taken"),
@@ -104,7 +104,7 @@ TEX_NAMES = {
     "r_w": r"r_w(t)", "r_avg": r"r_{\mathrm{avg}}", "s_mu": r"s_{\mu}", "Delta_0": r"\Delta_0",
     "E_t": "E_t", "E_x": "E_x", "N_t": "N_t", "D_t": "D_t", "G_x": "G_x",
 }
-#: LaTeX of each bound's left-hand side (theory.bound.QUANTITIES)
+#: LaTeX of each bound's left-hand side (theory.records.bound.QUANTITIES)
 QUANTITY_TEX = {
     "momentum_error_x": r"\mathbb{E}\|m_t - \nabla f(x_t)\|_*",
     "momentum_error_y": r"\mathbb{E}\|m_t - \nabla f(y_t)\|_*",
@@ -208,10 +208,10 @@ def proof_markdown() -> str:
     table of the paper's readings C1-C4 (theory.implications)."""
     from .derivation_registry import all_derivations
     from .implications import VARIANTS, c4_ranges, implication
-    from .paper_readings import READINGS
+    from .records.paper_readings import READINGS
     text = render_markdown(all_derivations(), title="Delayed LMO momentum: the machine-checked proofs")
     rows = ["## The readings of the paper's delayed bound, implied or not", "",
-            "Readings (theory.paper_readings): " + "; ".join(f"**{k}**: {v}" for k, v in READINGS.items()) + ".",
+            "Readings (theory.records.paper_readings): " + "; ".join(f"**{k}**: {v}" for k, v in READINGS.items()) + ".",
             "", "Does the package's derived lemma for the variant imply the reading, for every"
             " $\\mu \\in (0, 1]$ and all positive constants? (proved in sympy; otherwise the exact"
             " counterexample region, with $a = \\sqrt{\\mu}\\rho\\sigma$). The noise term alone"

@@ -49,8 +49,8 @@ from scipy import stats
 
 from .derivation import premise_id
 from .limits import stationary
-from .registry import get
-from .symbols import L, eta, mu, rho, sigma
+from .records.registry import get
+from .records.symbols import L, eta, mu, rho, sigma
 from .witness_grid import GRID
 from .witnesses import MEAN_PREMISES, applies, instance_values, step_margin
 
@@ -261,7 +261,7 @@ def bound_witness(b) -> dict:
 @functools.lru_cache(maxsize=None)
 def _table() -> tuple:
     from .derivation_registry import all_derivations
-    from .registry import all_bounds
+    from .records.registry import all_bounds
     rows, seen = [], set()
     for d in all_derivations():
         for s in d.steps:

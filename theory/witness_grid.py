@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .bound import DELAYED, SYNC, VARIANTS
+from .records.bound import DELAYED, SYNC, VARIANTS
 
 NOISES = ("gaussian", "anisotropic", "aligned")
 

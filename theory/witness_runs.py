@@ -24,7 +24,7 @@ import dataclasses
 
 import numpy as np
 
-from .bound import DELAYED, EF, SYNC, VARIANTS
+from .records.bound import DELAYED, EF, SYNC, VARIANTS
 
 
 @dataclasses.dataclass(frozen=True)

@@ -30,10 +30,10 @@ import numpy as np
 import sympy as sp
 from scipy import stats
 
-from .bound import DELAYED, EF, SYNC, VARIANTS
+from .records.bound import DELAYED, EF, SYNC, VARIANTS
 from .derivation import premise_id
-from .symbols import K as K_SYM
-from .symbols import t as T_SYM
+from .records.symbols import K as K_SYM
+from .records.symbols import t as T_SYM
 from .witness_grid import GRID, Instance
 from .witness_runs import _inner, _weights, _wsum, simulate
 

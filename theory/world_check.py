@@ -31,7 +31,7 @@ def _step_ok(step, n: int, seed: int, cited):
 def theorem_citations(derivations) -> dict:
     """{theorem derivation: the bounds its chain cites}. A theorem (a bound on an average of
     gradient norms) must use its lemma by citing it, not by restating it as a premise."""
-    from .registry import get
+    from .records.registry import get
     out = {}
     for d in derivations:
         if d.proves and get(d.bound).quantity.startswith("avg_grad_norm"):

@@ -102,7 +102,7 @@ def judge(rows: list[dict], report: dict) -> Verdict:
                           "bounds all caught")
 
 
-#: reading -> its registered bounds (theory.paper_readings) and the derived lemma for each
+#: reading -> its registered bounds (theory.records.paper_readings) and the derived lemma for each
 READINGS = {"C1": ("paper_c1_y", "paper_c1_x"), "C2": ("paper_c2_y", "paper_c2_x"),
             "C3": ("paper_c3_y", "paper_c3_x"), "C4": ("paper_c4_y", "paper_c4_x"),
             "noise term alone": ("paper_delayed_noise_consistent", "paper_delayed_noise_literal")}
@@ -115,7 +115,7 @@ def reading_verdicts(rows: list[dict]) -> dict[str, Verdict]:
     verify's checks (``rows`` of bound_table). build() gates them like every verdict (a micro
     profile says 'inconclusive' and what the numbers alone would say)."""
     from theory.implications import implication
-    from theory.registry import get
+    from theory.records.registry import get
     from theory.scaling import scaling_check
     by = {r["bound"]: r for r in rows}
     out = {}

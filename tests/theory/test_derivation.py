@@ -3,11 +3,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from theory import registry
+from theory.records import registry
 from theory.step_check import check_step
 from theory.derivation import WK, W0, k
 from theory.derivation_registry import all_derivations, get_derivation
-from theory.symbols import L, eta, mu, rho, sigma, t
+from theory.records.symbols import L, eta, mu, rho, sigma, t
 
 DERIVATIONS = all_derivations()
 STEPS = [(d.name, i, s) for d in DERIVATIONS for i, s in enumerate(d.steps)]

@@ -4,8 +4,8 @@ import pytest
 import sympy as sp
 
 from theory import rates
-from theory.registry import get
-from theory.symbols import Delta_0, K, L, eta, mu, rho, sigma
+from theory.records.registry import get
+from theory.records.symbols import Delta_0, K, L, eta, mu, rho, sigma
 
 
 @pytest.mark.parametrize("variant", ["sync", "delayed", "ef"])

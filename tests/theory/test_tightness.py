@@ -6,7 +6,7 @@ from pathlib import Path
 
 from theory.derivation import premise_id
 from theory.derivation_registry import all_derivations
-from theory.registry import all_bounds
+from theory.records.registry import all_bounds
 from theory.slack import TIGHT, _premise_ratio, tightness_markdown, tightness_table, verdict
 from theory.witness_grid import GRID
 

@@ -10,7 +10,7 @@ from theory import mutation
 from theory.derivation import Derivation, Step, premise_id
 from theory.derivation_registry import all_derivations, get_derivation, registered
 from theory.mutation import planted, run_mutant, world
-from theory.symbols import eta, r_w
+from theory.records.symbols import eta, r_w
 from theory.world_check import check_world
 
 DELAYED_CAP = "delayed: r_t = ||d_{t-1}|| <= eta"

@@ -16,7 +16,7 @@ Derived here (theory.package_derivations proves each step):
 * delayed: r_t <= eta, so drift + L eta = L eta/mu (the sync drift with 1-mu -> 1)
 * EF: r_t = eta ||lmo(m_{t-1}) - lmo(m_{t-2})|| <= 2 eta (worst case)
 
-The readings of the paper's delayed bound are in theory.paper_readings.
+The readings of the paper's delayed bound are in theory.records.paper_readings.
 """
 from __future__ import annotations
 
