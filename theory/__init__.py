@@ -29,7 +29,7 @@ Modules, one concept each:
 from .records.bound import Bound
 from .full_check import check
 from .implications import implication, implication_table
-from .proof_render import proof_markdown, proof_text
+from .proofs.render import proof_markdown, proof_text
 from .records.registry import all_bounds, get, names
 from .step_check import CheckResult, check_step
 

@@ -44,7 +44,7 @@ def to_json(progress=None) -> dict:
     """Everything machine-readable (see module docstring)."""
     from .records import bound
     from . import rates
-    from .derivation_registry import all_derivations
+    from .proofs.registry import all_derivations
     from .limits import compare_on_grid, delay_penalty, limit_checks
     from .records.registry import all_bounds
     say = progress or (lambda msg: None)
@@ -89,8 +89,8 @@ def to_json(progress=None) -> dict:
 
 def show_bound(name: str) -> str:
     """Text block for one bound with its derivation checks."""
-    from .derivation_registry import all_derivations
-    from .proof_render import render_text
+    from .proofs.registry import all_derivations
+    from .proofs.render import render_text
     from .records.registry import get
     b = get(name)
     d = _bound_dict(b)
@@ -132,8 +132,8 @@ def main(argv=None) -> int:
             print(f"python -m theory: error: --slack-figure: cannot write {a.slack_figure}: {e}", file=sys.stderr)
             return 2
         return 0
-    from .derivation_registry import all_derivations
-    from .proof_render import delayed_proof, proof_markdown, render_markdown, render_text
+    from .proofs.registry import all_derivations
+    from .proofs.render import delayed_proof, proof_markdown, render_markdown, render_text
     if a.json:
         json.dump(to_json(lambda m: print(f"[theory] {m}", file=sys.stderr)), sys.stdout, indent=1)
         print()

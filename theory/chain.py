@@ -29,7 +29,7 @@ import numpy as np
 import sympy as sp
 
 from .step_check import _nonneg_mu, _symbolic_identity, _symbolic_inequality
-from .derivation import cited_expr
+from .proofs.derivation import cited_expr
 from .records.registry import get
 
 
@@ -127,7 +127,7 @@ def chain_check(d, bound_expr=None, steps=None, _seen=(), derivations=None, boun
     if steps is not None:
         d = dataclasses.replace(d, steps=tuple(steps))
     if derivations is None:
-        from .derivation_registry import all_derivations
+        from .proofs.registry import all_derivations
         derivations = all_derivations()
     bounds = dict(bounds or {})
     if bound_expr is not None:
@@ -182,6 +182,6 @@ def _chain_core(d, target, deps) -> ChainResult:
 
 
 def chain_all(derivations=None, bounds=None) -> list[ChainResult]:
-    from .derivation_registry import all_derivations
+    from .proofs.registry import all_derivations
     ders = all_derivations() if derivations is None else derivations
     return [chain_check(d, derivations=ders, bounds=bounds) for d in ders]

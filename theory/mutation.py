@@ -43,8 +43,8 @@ import sympy as sp
 
 from .records import package_bounds as B
 from .records import paper_readings as PR
-from .derivation import W0, S_K, _prem, k
-from .derivation_registry import all_derivations, get_derivation
+from .proofs.derivation import W0, S_K, _prem, k
+from .proofs.registry import all_derivations, get_derivation
 from .records.registry import all_bounds
 from .records.symbols import Delta_0, K, L, eta, mu, r_avg, r_w, rho, sigma
 from .witness_runs import simulate

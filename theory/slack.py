@@ -47,7 +47,7 @@ import numpy as np
 import sympy as sp
 from scipy import stats
 
-from .derivation import premise_id
+from .proofs.derivation import premise_id
 from .limits import stationary
 from .records.registry import get
 from .records.symbols import L, eta, mu, rho, sigma
@@ -260,7 +260,7 @@ def bound_witness(b) -> dict:
 
 @functools.lru_cache(maxsize=None)
 def _table() -> tuple:
-    from .derivation_registry import all_derivations
+    from .proofs.registry import all_derivations
     from .records.registry import all_bounds
     rows, seen = [], set()
     for d in all_derivations():

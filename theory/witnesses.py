@@ -1,6 +1,6 @@
 """Premise witnesses: each premise step's OWN sympy expressions evaluated on exact instances.
 
-A premise step of a derivation (theory.derivation) states ``lhs <= rhs`` in abstract symbols (E_t, N_t, D_t,
+A premise step of a derivation (theory.proofs.derivation) states ``lhs <= rhs`` in abstract symbols (E_t, N_t, D_t,
 r_w, G, F_{t+1}, ...). `measure` turns a run of theory.witness_runs.simulate into values for
 those symbols; `step_margin` lambdifies ``rhs - lhs`` of the step itself (once per step: t and
 mu stay arguments, sums become loops) and evaluates it. So a mis-stated premise (say
@@ -11,7 +11,7 @@ Instances: theory.witness_grid.GRID, the base grid (mu in (0, 1] with 0.9 and 1,
 horizons, sign and spectral geometries with rho up to 4, sigma = 0 far from the minimiser, where
 the lemmas are attained) and its corners (mu = 0.005, mu = 1 with sigma = 0 at the near-minimiser
 start x_0 = eta/2 and at x_0 = K eta, T = 700, rho = 1 and 32). Results are keyed by premise id
-('<derivation>: <step>', theory.derivation.premise_id). Two modes (docs/design.md §5):
+('<derivation>: <step>', theory.proofs.derivation.premise_id). Two modes (docs/design.md §5):
 
 * pathwise: rhs - lhs >= -tol on every seed and step (the premise holds for every sample path,
   hence in expectation), worst margin reported;
@@ -31,7 +31,7 @@ import sympy as sp
 from scipy import stats
 
 from .records.bound import DELAYED, EF, SYNC, VARIANTS
-from .derivation import premise_id
+from .proofs.derivation import premise_id
 from .records.symbols import K as K_SYM
 from .records.symbols import t as T_SYM
 from .witness_grid import GRID, Instance
@@ -132,7 +132,7 @@ def margin_of(step, values: dict, n_tests: int = 1) -> tuple[float, int]:
 def premise_steps(derivations=None) -> list:
     """[(premise_id, step)] for every premise step (not a citation) of every derivation."""
     if derivations is None:
-        from .derivation_registry import all_derivations
+        from .proofs.registry import all_derivations
         derivations = all_derivations()
     seen, out = set(), []
     for d in derivations:

@@ -4,7 +4,7 @@ A world is a set of derivations, {name: expr} overrides of the registered bounds
 simulator (default: the package's derivations and bounds, theory.witness_runs.simulate).
 ``check_world()`` returns {"steps", "chains", "premises", "structure", "limits", "grid",
 "errors", "failed", "ok"}; "premises" is keyed by premise id ('<derivation>: <step>',
-theory.derivation.premise_id: step names repeat across derivations, ids do not). It never raises
+theory.proofs.derivation.premise_id: step names repeat across derivations, ids do not). It never raises
 on a malformed world (a theorem citing nothing, an unknown citation, two derivations of one name,
 no derivation at all): what cannot be computed fails its section and "errors" says why. ok is
 True only when every derivation step passes alone (theory.step_check; a
@@ -44,8 +44,8 @@ def check_world(n: int = 1500, derivations=None, bounds=None, sim=None) -> dict:
     Never raises on a malformed world: a section that cannot be computed fails, and "errors"
     says why ({section: reason})."""
     from .chain import chain_all
-    from .derivation import duplicate_ids
-    from .derivation_registry import all_derivations
+    from .proofs.derivation import duplicate_ids
+    from .proofs.registry import all_derivations
     from .limits import limit_checks
     from .witness_grid import coverage
     from .witnesses import all_witnesses

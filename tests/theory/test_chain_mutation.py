@@ -7,9 +7,9 @@ import sympy as sp
 
 import theory
 from theory.chain import chain_all, chain_check
-from theory.derivation import Step
+from theory.proofs.derivation import Step
 from theory.mutation import mutants, mutation_table, world
-from theory.derivation_registry import all_derivations, get_derivation
+from theory.proofs.registry import all_derivations, get_derivation
 from theory.records.registry import all_bounds
 from theory.records.symbols import L, eta, mu
 

@@ -5,8 +5,8 @@ import sympy as sp
 
 from theory.records import registry
 from theory.step_check import check_step
-from theory.derivation import WK, W0, k
-from theory.derivation_registry import all_derivations, get_derivation
+from theory.proofs.derivation import WK, W0, k
+from theory.proofs.registry import all_derivations, get_derivation
 from theory.records.symbols import L, eta, mu, rho, sigma, t
 
 DERIVATIONS = all_derivations()

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from theory.derivation import W0
-from theory.derivation_registry import all_derivations, get_derivation
+from theory.proofs.derivation import W0
+from theory.proofs.registry import all_derivations, get_derivation
 from theory.records.symbols import L, eta, r_w, rho, sigma, mu
 from theory.witness_grid import GRID, INSTANCES, SLOW_CORNERS, Instance, coverage
 from theory.witnesses import (all_witnesses, applies, instance_values, mean_ucb, premise_steps, step_margin,

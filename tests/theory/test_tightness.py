@@ -4,8 +4,8 @@ holds the table the code produces and renders no raw Python in bold, no mixed-nu
 import re
 from pathlib import Path
 
-from theory.derivation import premise_id
-from theory.derivation_registry import all_derivations
+from theory.proofs.derivation import premise_id
+from theory.proofs.registry import all_derivations
 from theory.records.registry import all_bounds
 from theory.slack import TIGHT, _premise_ratio, tightness_markdown, tightness_table, verdict
 from theory.witness_grid import GRID

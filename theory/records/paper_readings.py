@@ -64,7 +64,7 @@ PAPER_C1_Y = _full("C1", "y", P, L * eta / mu, True,
                    "Implied by derived_delayed_lemma: difference P - a >= 0 (theory.implications).")
 PAPER_C2_Y = _full("C2", "y", P, drift(), True,
                    "Implied by derived_delayed_lemma (P - a - L eta >= 0) and by derived_ef_lemma_worst"
-                   " (P - (a + b) >= 0, QM-AM); derived as a chain in theory.paper_derivations (paper_c2).")
+                   " (P - (a + b) >= 0, QM-AM); derived as a chain in theory.proofs.paper_derivations (paper_c2).")
 PAPER_C1_X = _full("C1", "x", P, L * eta / mu, True, "Implied by derived_delayed_lemma_x.")
 PAPER_C2_X = _full("C2", "x", P, drift(), True, "Implied by derived_delayed_lemma_x (P - a >= 0).")
 PAPER_C3_Y = _full("C3", "y", P_LITERAL, L * eta / mu, True,

@@ -11,10 +11,10 @@ At x_t, the derived delayed lemma at x_t with a <= sqrt(2 a^2 + 2 b^2) gives C2_
 from __future__ import annotations
 
 
-from .records import package_bounds as B
-from .records import paper_readings as PR
+from ..records import package_bounds as B
+from ..records import paper_readings as PR
 from .derivation import E_t, E_x, Derivation, _alg, _cite, _prem
-from .records.symbols import eta, r_w
+from ..records.symbols import eta, r_w
 
 A, Bb, P, TR = PR.A, PR.B2, PR.P, PR.TRANSIENT
 

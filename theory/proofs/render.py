@@ -16,8 +16,8 @@ import re
 import sympy as sp
 
 from .derivation import Derivation
-from .derivation_registry import get_derivation
-from .records.registry import get
+from .registry import get_derivation
+from ..records.registry import get
 
 GLOSSARY = (
     ("x_t", "the iterate at step t, where the stochastic gradient is taken"),
@@ -72,7 +72,7 @@ def mark(step, res) -> str:
     if step.cites:
         return f"cites {step.cites} (its own chain is checked)"
     if step.kind == "premise":
-        from .witnesses import witness
+        from ..witnesses import witness
         w = witness(step)
         state = "checked numerically" if w["ok"] else "FAILS numerically"
         return (f"premise (cited; {state} on {w['instances']} instances, {w['samples']} samples,"
@@ -83,7 +83,7 @@ def mark(step, res) -> str:
 
 
 def _chain_line(d) -> str:
-    from .chain import chain_check
+    from ..chain import chain_check
     c = chain_check(d)
     return ("chain: " + ("ok, " if c.ok else "BROKEN, ") + c.detail)
 
@@ -187,7 +187,7 @@ def delayed_proof() -> list[Derivation]:
 
 def proof_text(all_derivations: bool = True) -> str:
     """The numbered proof with each step's check (python -m theory [--all])."""
-    from .derivation_registry import all_derivations as every
+    from .registry import all_derivations as every
     return render_text(every() if all_derivations else delayed_proof())
 
 
@@ -206,9 +206,9 @@ def _note_md(note: str) -> str:
 def proof_markdown() -> str:
     """docs/proof.md: every derivation as GitHub markdown with LaTeX, then the implication
     table of the paper's readings C1-C4 (theory.implications)."""
-    from .derivation_registry import all_derivations
-    from .implications import VARIANTS, c4_ranges, implication
-    from .records.paper_readings import READINGS
+    from .registry import all_derivations
+    from ..implications import VARIANTS, c4_ranges, implication
+    from ..records.paper_readings import READINGS
     text = render_markdown(all_derivations(), title="Delayed LMO momentum: the machine-checked proofs")
     rows = ["## The readings of the paper's delayed bound, implied or not", "",
             "Readings (theory.records.paper_readings): " + "; ".join(f"**{k}**: {v}" for k, v in READINGS.items()) + ".",
@@ -235,5 +235,5 @@ def proof_markdown() -> str:
              "", "The EF-trajectory cells of C1 and C2 are not implied only for $r_w$ above a threshold"
              " that is at least $2\\eta$; EF's own runs have $r_t \\le 2\\eta$, so those regions are"
              " unreachable (each cell says so, proved in sympy)."]
-    from .slack import tightness_markdown
+    from ..slack import tightness_markdown
     return text + "\n".join(rows) + "\n\n" + tightness_markdown()
