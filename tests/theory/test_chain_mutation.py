@@ -6,9 +6,9 @@ import pytest
 import sympy as sp
 
 import theory
-from theory.chain import chain_all, chain_check
+from theory.checks.chain import chain_all, chain_check
 from theory.proofs.derivation import Step
-from theory.mutation import mutants, mutation_table, world
+from theory.checks.mutation import mutants, mutation_table, world
 from theory.proofs.registry import all_derivations, get_derivation
 from theory.records.registry import all_bounds
 from theory.records.symbols import L, eta, mu

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from theory.implications import VARIANTS, confirm_region, implication
+from theory.results.implications import VARIANTS, confirm_region, implication
 from theory.records.registry import get
 from theory.records.symbols import L, eta, mu, rho, sigma
 

@@ -4,7 +4,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from theory import rates
+from theory.results import rates
 from theory.records import registry
 
 pos = st.floats(1e-3, 1e3)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from theory import rates
+from theory.results import rates
 from theory.records.registry import get
 from theory.records.symbols import Delta_0, K, L, eta, mu, rho, sigma
 

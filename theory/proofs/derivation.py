@@ -6,12 +6,12 @@ theory.proofs.registry.
 Each `Step` is ``lhs REL rhs`` with a reason. Two kinds:
 
 * ``kind="algebra"``: a relation between closed-form expressions in the
-  constants; theory.step_check verifies it (symbolically, or numerically with the
+  constants; theory.checks.step verifies it (symbolically, or numerically with the
   worst margin recorded). A wrong algebra step is rejected.
 * ``kind="premise"``: an inequality about random or abstract quantities (E_t, N_t, D_t, r_w,
   G, ...) that follows from an assumption or a textbook fact (descent lemma from A2, Hölder,
   A4, martingale orthogonality, triangle inequality). These are cited, not machine-proved,
-  and each is witnessed numerically on the grid of theory.witness_grid (theory.witnesses).
+  and each is witnessed numerically on the grid of theory.checks.witness_grid (theory.checks.witnesses).
   A premise whose two sides are closed forms in the constants is algebra in disguise: it is
   accepted only when sympy proves it (`closed_form`), never on citation.
 * a citation (``cites``): ``lhs <= `` a registered bound, proved by its own derivation; with
@@ -24,7 +24,7 @@ import dataclasses
 
 import sympy as sp
 
-from ..step_check import CheckResult, check_step
+from ..checks.step import CheckResult, check_step
 from ..records.symbols import K, mu, r_avg, r_w, t
 
 j = sp.Symbol("j", integer=True, nonnegative=True)
@@ -148,7 +148,7 @@ class Derivation:
     bound: str
     statement: str
     steps: tuple
-    start: object = None     # the quantity the chain starts from (theory.chain)
+    start: object = None     # the quantity the chain starts from (theory.checks.chain)
     proves: bool = True      # False: an explanation, not a proof of ``bound``
 
     def __post_init__(self):

@@ -56,7 +56,7 @@ def perturbed_theorem() -> Derivation:
     + 2 sqrt(mu) rho sigma + L eta/2 + 2 L eta (1-mu)/mu + 2 L r_avg.
 
     The lemma enters by citation (its average over t < K), not restated as a premise, so the
-    chain runs through the lemma's own derivation (theory.chain)."""
+    chain runs through the lemma's own derivation (theory.checks.chain)."""
     S = S_K
     steps = (
         _prem("descent lemma at the virtual iterate",

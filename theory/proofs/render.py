@@ -6,7 +6,7 @@ Every symbol is defined in GLOSSARY; each derivation carries a lemma title in th
 the paper's appendix ("Delayed Stochastic Non-Euclidean Trust-Region Theory"; the numbering is
 this package's: the summary does not give the paper's); every step is
 marked "proved (sympy)", "checked numerically (N samples)", "premise (cited; checked
-numerically on N instances, M samples)" or "cites <bound>" (theory.witnesses, theory.chain).
+numerically on N instances, M samples)" or "cites <bound>" (theory.checks.witnesses, theory.checks.chain).
 ``python -m theory --all --markdown docs/proof.md`` writes the document a test keeps current.
 """
 from __future__ import annotations
@@ -72,7 +72,7 @@ def mark(step, res) -> str:
     if step.cites:
         return f"cites {step.cites} (its own chain is checked)"
     if step.kind == "premise":
-        from ..witnesses import witness
+        from ..checks.witnesses import witness
         w = witness(step)
         state = "checked numerically" if w["ok"] else "FAILS numerically"
         return (f"premise (cited; {state} on {w['instances']} instances, {w['samples']} samples,"
@@ -83,7 +83,7 @@ def mark(step, res) -> str:
 
 
 def _chain_line(d) -> str:
-    from ..chain import chain_check
+    from ..checks.chain import chain_check
     c = chain_check(d)
     return ("chain: " + ("ok, " if c.ok else "BROKEN, ") + c.detail)
 
@@ -160,9 +160,9 @@ def render_markdown(derivations, checks=None, title="Delayed LMO momentum: machi
            " error-feedback cases, the descent theorem); the numbering is this package's, since the"
            " summary does not give the paper's. Notation of docs/design.md. *premise* steps cite an assumption or a textbook"
            " inequality and are checked numerically on exact instances by evaluating the step's own"
-           " formula (`theory.witnesses`); *algebra* steps are proved by sympy or checked numerically"
-           " (`theory.step_check`); the *chain* line says whether the steps, assembled, give the bound"
-           " (`theory.chain`).", "", "## Symbols", ""]
+           " formula (`theory.checks.witnesses`); *algebra* steps are proved by sympy or checked numerically"
+           " (`theory.checks.step`); the *chain* line says whether the steps, assembled, give the bound"
+           " (`theory.checks.chain`).", "", "## Symbols", ""]
     out += [f"- `{k}`: {v}" for k, v in GLOSSARY] + [""]
     for d in derivations:
         b = get(d.bound)
@@ -205,13 +205,14 @@ def _note_md(note: str) -> str:
 
 def proof_markdown() -> str:
     """docs/proof.md: every derivation as GitHub markdown with LaTeX, then the implication
-    table of the paper's readings C1-C4 (theory.implications)."""
+    table of the paper's readings C1-C4 (theory.results.implications)."""
     from .registry import all_derivations
-    from ..implications import VARIANTS, c4_ranges, implication
+    from ..results.implications import VARIANTS, c4_ranges, implication
     from ..records.paper_readings import READINGS
     text = render_markdown(all_derivations(), title="Delayed LMO momentum: the machine-checked proofs")
     rows = ["## The readings of the paper's delayed bound, implied or not", "",
-            "Readings (theory.records.paper_readings): " + "; ".join(f"**{k}**: {v}" for k, v in READINGS.items()) + ".",
+            "Readings (theory.records.paper_readings): "
+            + "; ".join(f"**{k}**: {v}" for k, v in READINGS.items()) + ".",
             "", "Does the package's derived lemma for the variant imply the reading, for every"
             " $\\mu \\in (0, 1]$ and all positive constants? (proved in sympy; otherwise the exact"
             " counterexample region, with $a = \\sqrt{\\mu}\\rho\\sigma$). The noise term alone"
@@ -235,5 +236,5 @@ def proof_markdown() -> str:
              "", "The EF-trajectory cells of C1 and C2 are not implied only for $r_w$ above a threshold"
              " that is at least $2\\eta$; EF's own runs have $r_t \\le 2\\eta$, so those regions are"
              " unreachable (each cell says so, proved in sympy)."]
-    from ..slack import tightness_markdown
+    from ..results.slack import tightness_markdown
     return text + "\n".join(rows) + "\n\n" + tightness_markdown()

@@ -22,9 +22,9 @@ import functools
 import numpy as np
 import sympy as sp
 
-from .step_check import _nonneg_mu
-from .records.registry import get
-from .records.symbols import eta, mu, r_w, rho, sigma, t
+from ..checks.step import _nonneg_mu
+from ..records.registry import get
+from ..records.symbols import eta, mu, r_w, rho, sigma, t
 
 a = sp.Symbol("a", positive=True)   # a = sqrt(mu) rho sigma
 
@@ -215,7 +215,7 @@ def c4_ranges() -> dict:
       + L eta (1-mu)/mu, smaller iff L eta > sqrt(8 L) eta.
 
     For 4 < L <= 8 C4 is only not implied; whether a run exceeds it there is not settled."""
-    from .records.symbols import L, mu, sigma
+    from ..records.symbols import L, mu, sigma
     R, D = get("paper_c4_y").expr, get("derived_delayed_lemma").expr
     diff = in_a(R - D)
     X, rest = split_root(diff)

@@ -20,9 +20,9 @@ import numpy as np
 import sympy as sp
 from scipy import optimize
 
-from .records.bound import DELAYED, EF, SYNC
-from .records.registry import get
-from .records.symbols import Delta_0, K, L, eta, mu, rho, sigma
+from ..records.bound import DELAYED, EF, SYNC
+from ..records.registry import get
+from ..records.symbols import Delta_0, K, L, eta, mu, rho, sigma
 
 # variant (or rate key) -> theory.records.registry record name
 THEOREMS = {SYNC: "derived_sync_theorem", DELAYED: "derived_delayed_theorem",
@@ -46,7 +46,7 @@ def _theorem(variant: str, kappa: float | None = None):
     if variant == "ef_kappa":
         if kappa is None or not 0 <= kappa <= 2:
             raise ValueError(f"kappa must be given in [0, 2] for variant 'ef_kappa', got {kappa!r}")
-        from .records.symbols import r_avg
+        from ..records.symbols import r_avg
         return _Subst(b.expr.subs(r_avg, sp.Float(kappa) * eta))
     return b
 

@@ -15,8 +15,8 @@ import dataclasses
 
 import sympy as sp
 
-from .records.bound import Bound
-from .records.symbols import GRADIENT_DIM, SYMBOLS, DimensionError, dimension_of
+from ..records.bound import Bound
+from ..records.symbols import GRADIENT_DIM, SYMBOLS, DimensionError, dimension_of
 
 c_f = sp.Symbol("c", positive=True)   # f -> c f
 s_x = sp.Symbol("s", positive=True)   # x -> s x
@@ -31,7 +31,7 @@ def scale_map(c=c_f, s=s_x) -> dict:
 
 
 def _dims():
-    from .records.symbols import DIMENSIONS
+    from ..records.symbols import DIMENSIONS
     return DIMENSIONS
 
 
