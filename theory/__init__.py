@@ -27,6 +27,8 @@ Four subpackages, one concept per module (docs/interfaces.md lists every name):
 * theory.results (what the bounds say): implications (reading x variant), slack (C2 vs the
   sharper bounds), scaling, limits, rates.
 
+theory.examples.delayed_lemma reads one bound from statement to check
+(``python -m theory.examples.delayed_lemma``).
 ``python -m theory --help`` lists the command line.
 """
 from .checks.full import check
