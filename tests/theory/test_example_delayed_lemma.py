@@ -18,7 +18,7 @@ def test_the_example_reads_statement_steps_and_checks():
 
 
 def test_the_command_prints_every_step_and_ok(capsys):
-    assert ex.main() == 0
+    assert ex.main([]) == 0
     text = capsys.readouterr().out
     assert "chain: ok" in text and text.rstrip().endswith("ok: True")
     assert all(f"{s.name}:" in text for s in get_derivation("delayed_lemma").steps)
@@ -31,4 +31,4 @@ def test_a_derivation_missing_a_step_is_reported_not_ok(monkeypatch):
     monkeypatch.setattr(ex, "get_derivation", lambda name: broken)
     out = ex.run()
     assert not out["checks"]["chain"] and not out["ok"]
-    assert ex.main() == 1
+    assert ex.main([]) == 1

@@ -15,6 +15,8 @@ of the delayed recursion, and a planted error (the drift L eta/(2 mu)) that the 
 """
 from __future__ import annotations
 
+import argparse
+
 import sympy as sp
 
 from ..checks.chain import chain_check
@@ -61,7 +63,10 @@ def run() -> dict:
     return {"statement": statement(), "steps": st, "checks": c, "ok": ok}
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    """Print statement, steps and checks; exit status 0 when ``ok``."""
+    argparse.ArgumentParser(prog="python -m theory.examples.delayed_lemma", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
     out = run()
     print(out["statement"] + "\n\nderivation:")
     for i, s in enumerate(out["steps"], 1):
