@@ -5,7 +5,7 @@ and a ``2bw`` and/or ``ef`` run. Measured: the final validation-loss gaps
 
     gap_2bw = f_val(2bw) - f_val(sync),     gap_ef = f_val(ef) - f_val(sync).
 
-Predicted (``theory.registry`` at the sync run's measured constants: sigma, rho, eta = mean
+Predicted (``theory.records.registry`` at the sync run's measured constants: sigma, rho, eta = mean
 step norm, mu = 1 - beta, K = steps, Delta_0 <= f(x_0) since f >= 0; L is a global constant
 in the theory (A2), so within a sweep the largest median ``L_local`` of its cells is used):
 
@@ -26,7 +26,7 @@ import statistics
 from itertools import combinations
 
 from lmo.variants import EF, SYNC, TWO_BW
-from theory import registry
+from theory.records import registry
 
 IDENTITY_FIELDS = ("optimizer", "lr", "momentum", "mode", "schedule", "ef", "out", "resume", "ckpt_every",
                    "diag_every", "diag_micro", "log_every", "device", "compile")

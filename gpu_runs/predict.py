@@ -5,7 +5,7 @@ diagnostics record: L = median of the measured ``L_local``, sigma, rho, eta (``-
 default: the measured step norm ||d_t|| in the geometry, which is what the theory's eta bounds;
 ``--eta lr``: the scheduled lr, which understates it by Muon's shape factor and Adam's scaling),
 mu = 1 - momentum (``config.json``; the optimizer's preset when unset), t = step, and for EF
-r_w = the EMA of measured r. The bound (``theory.registry``: ``derived_sync_lemma`` for sync,
+r_w = the EMA of measured r. The bound (``theory.records.registry``: ``derived_sync_lemma`` for sync,
 ``derived_delayed_lemma_x`` for 2bw, ``derived_ef_lemma_trajectory`` for EF) is printed next
 to the measured ``momentum_error``. A bound below the measurement is a violation: reported,
 never hidden. Across runs (``gpu_runs.orderings``; a grid from ``gpu_runs.sweep``) it tests the
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from lmo.presets import DEFAULT_MOMENTUM
 from lmo.variants import EF, SYNC, TWO_BW, variant_of
-from theory import registry
+from theory.records import registry
 
 from gpu_runs import orderings as od, seed_noise as sn
 from gpu_runs.cli import show_defaults

@@ -17,7 +17,7 @@ and, for the theory's bounds and the verifier, the delayed update of any delay t
 A run's configuration (``gpu_runs.recipe.TrainConfig``) stores a variant as a *mode*, the
 delay schedule, plus the EF flag (ef is the 2bw mode with ``ef=True``): :data:`MODES` are
 the three modes, :func:`variant_of` and :func:`mode_of` convert between the two spellings.
-The theory's bounds are about :data:`THEORY_VARIANTS` (sync, delayed, ef; ``theory.bound``
+The theory's bounds are about :data:`THEORY_VARIANTS` (sync, delayed, ef; ``theory.records.bound``
 spells them the same, since theory imports nothing of ours, and a test keeps the two
 equal); a verifier run is one of :data:`RUN_VARIANTS`, and :func:`theory_variant` says
 which bounds describe it.
@@ -47,7 +47,7 @@ VARIANTS = (SYNC, TWO_BW, EF, PIPEDREAM)
 ONE_STEP = (SYNC, TWO_BW, EF)
 #: the delay schedules a run's configuration names (``TrainConfig.mode``); EF is 2bw + ef
 MODES = (SYNC, TWO_BW, PIPEDREAM)
-#: the recursions the theory's bounds are about (``theory.bound.VARIANTS``)
+#: the recursions the theory's bounds are about (``theory.records.bound.VARIANTS``)
 THEORY_VARIANTS = (SYNC, DELAYED, EF)
 #: a verifier run's variants (``verify.run``): delayed with a delay tau >= 1 (default 1, the
 #: 2bw step), pipedream as one parameter block of delay tau >= 2 (default 2)

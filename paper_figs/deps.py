@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import theory.rates
+import theory.results.rates
 import verify.figures
 import verify.report
 from gpu_runs.pipeline.bench import run_bench
@@ -28,13 +28,13 @@ REAL: dict[str, Any] = {
     "TrainConfig": TrainConfig,
     "make_theory_figures": verify.figures.make_theory_figures,
     "run_report": verify.report.run_report,
-    "delay_price": theory.rates.delay_price,
+    "delay_price": theory.results.rates.delay_price,
     "run_bench": run_bench,
 }
 # optional: the leading-order delay price is drawn beside the exact one when theory has it
-if hasattr(theory.rates, "delay_price_leading"):
-    REAL["delay_price_leading"] = theory.rates.delay_price_leading
-OPTIONAL = {"delay_price_leading": "`theory.rates` has no `delay_price_leading`"}
+if hasattr(theory.results.rates, "delay_price_leading"):
+    REAL["delay_price_leading"] = theory.results.rates.delay_price_leading
+OPTIONAL = {"delay_price_leading": "`theory.results.rates` has no `delay_price_leading`"}
 
 
 @dataclass

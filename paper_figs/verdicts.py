@@ -424,7 +424,7 @@ def reading_verdict(reading: str, *, scale_invariant: bool, implied: bool, check
 
     not a bound by itself: ``alone`` (the noise term without the drift and the transient);
     cannot be a bound (units): not invariant under f -> c f;
-    holds: proved implied by the package's derived lemma (theory.implications) and violated in
+    holds: proved implied by the package's derived lemma (theory.results.implications) and violated in
     none of ``checks`` Monte Carlo checks / searches; does not hold: some check violated it;
     inconclusive: not proved and nothing violated.
     """

@@ -12,7 +12,7 @@ PACKAGES = ("lmo", "theory", "verify", "gpu_runs", "paper_figs")
 KINDS = {"sync", "2bw", "ef", "pipedream"}
 #: the one declaration of the kinds, and theory's own spelling of its three (theory imports
 #: nothing of ours; tests/lmo/test_variant_wrap.py keeps the two equal)
-DECLARED = {"lmo/variants.py", "theory/bound.py"}
+DECLARED = {"lmo/variants.py", "theory/records/bound.py"}
 #: the messages of the delay's rules (lmo.variants.Delay and Delay.of_config)
 RULES = ("mitigates the one-step delay", "error feedback corrects the one-step delay")
 

@@ -2,7 +2,9 @@
 
 docs/design.md §2: `lmo` and `theory` import nothing of ours; `verify` imports `lmo` and
 `theory`; `gpu_runs` imports `lmo` and `theory`; `paper_figs` may import everything;
-nothing imports `paper_figs`. Every import counts, function-local ones included, so a
+nothing imports `paper_figs`. Inside `theory`, every module lives in one of its parts (records,
+proofs, checks, results, examples), a part's `__init__` imports nothing, records import no other
+part, and only examples import examples. Every import counts, function-local ones included, so a
 cycle cannot hide behind a deferred import. The graph is built from the source with
 `ast`, independently of what Python happens to have imported.
 """
@@ -126,6 +128,57 @@ def test_imports_follow_the_documented_direction(pkg):
     bad = sorted(f"{m} -> {d}" for m, deps in GRAPH.items() if m.split(".")[0] == pkg
                  for d in deps if d.split(".")[0] not in ALLOWED[pkg] | {pkg})
     assert not bad, f"{pkg} imports against docs/design.md §2: {bad}"
+
+
+#: theory's four parts (docs/design.md §2) and its examples; every module of theory but the
+#: package and its command line lives in one of them
+THEORY_PARTS = ("records", "proofs", "checks", "results", "examples")
+
+
+def theory_part_violations(graph: dict[str, set[str]]) -> list[str]:
+    """The rules between theory's subpackages: a module lives in a part; a part's ``__init__``
+    imports nothing (so ``from theory.checks import chain`` cannot pull a cycle in); records
+    import no other part; nothing but an example imports an example."""
+    bad = []
+    for m, deps in graph.items():
+        parts = m.split(".")
+        if parts[0] != "theory" or m in ("theory", "theory.__main__"):
+            continue
+        if len(parts) < 2 or parts[1] not in THEORY_PARTS:
+            bad.append(f"{m} is in none of theory's parts {THEORY_PARTS}")
+            continue
+        if len(parts) == 2 and deps:
+            bad.append(f"{m} (a part's __init__) imports {sorted(deps)}")
+        for d in deps:
+            dpart = d.split(".")[1] if d.startswith("theory.") else None
+            if parts[1] == "records" and d.split(".")[0] == "theory" and dpart != "records":
+                bad.append(f"{m} -> {d} (records import no other part)")
+            if dpart == "examples" and parts[1] != "examples":
+                bad.append(f"{m} -> {d} (nothing imports an example)")
+    for m, deps in graph.items():
+        if m in ("theory", "theory.__main__"):
+            bad += [f"{m} -> {d} (nothing imports an example)" for d in deps if d.startswith("theory.examples")]
+    return sorted(bad)
+
+
+def test_theory_is_in_four_parts_and_records_import_no_other_part():
+    assert {m.split(".")[1] for m in GRAPH if m.startswith("theory.") and m != "theory.__main__"} \
+        == set(THEORY_PARTS)
+    bad = theory_part_violations(GRAPH)
+    assert not bad, f"theory's parts (docs/design.md §2): {bad}"
+
+
+def test_the_part_rules_catch_planted_violations():
+    planted = {k: set(v) for k, v in GRAPH.items()}
+    planted["theory.records.bound"].add("theory.checks.step")
+    planted["theory.checks"] = {"theory.checks.chain"}
+    planted["theory.flat_module"] = set()
+    planted["theory.results.rates"].add("theory.examples.delayed_lemma")
+    bad = theory_part_violations(planted)
+    assert any("theory.records.bound -> theory.checks.step" in b for b in bad)
+    assert any(b.startswith("theory.checks (a part's __init__)") for b in bad)
+    assert any(b.startswith("theory.flat_module is in none") for b in bad)
+    assert any("theory.results.rates -> theory.examples.delayed_lemma" in b for b in bad)
 
 
 def test_the_checker_catches_a_planted_cycle_and_a_back_arrow():

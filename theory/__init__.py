@@ -11,27 +11,32 @@ A short tour (docs/design.md §5 has the mathematics)::
     theory.check()["ok"]                             # every step, chain, premise and mutant
     print(theory.proof_text())                       # the numbered, checked proof
 
-Modules, one concept each:
+Four subpackages, one concept per module (docs/interfaces.md lists every name):
 
-* records: symbols (the constants and their units), bound (the `Bound` type), package_bounds (the package's bounds), paper_readings (the
-  paper's delayed bound, one record per reading), registry (every bound by name);
-* proofs: derivation (the `Step` / `Derivation` types), package_derivations (the package's
-  proofs), paper_derivations (readings C1, C2 derived), derivation_registry (every derivation by
-  name), proof_render (the proof as text or markdown: proof_text, proof_markdown);
-* checks: step_check (one step alone), chain (the steps assembled give the bound),
-  witness_grid + witness_runs + witnesses (premises evaluated on exact instances), world_check
-  (every check on one world), mutation (planted errors that must be caught), full_check
-  (``theory.check()``: world_check and the mutation table);
-* results: implications (reading x variant), slack (C2 vs the sharper bounds), scaling, limits,
-  rates.
+* theory.records (what is claimed): symbols (the constants and their units), bound (the
+  `Bound` type), package_bounds (the package's bounds), paper_readings (the paper's delayed
+  bound, one record per reading), registry (every bound by name);
+* theory.proofs (why it holds): derivation (the `Step` / `Derivation` types),
+  package_derivations (the package's proofs), paper_derivations (readings C1, C2 derived),
+  registry (every derivation by name), render (the proof as text or markdown: proof_text,
+  proof_markdown);
+* theory.checks (whether the proofs hold): step (one step alone), chain (the steps assembled
+  give the bound), witness_grid + witness_runs + witnesses (premises evaluated on exact
+  instances), world (every check on one world), mutation (planted errors that must be
+  caught), full (``theory.check()``: the world and the mutation table);
+* theory.results (what the bounds say): implications (reading x variant), slack (C2 vs the
+  sharper bounds), scaling, limits, rates.
+
+theory.examples.delayed_lemma reads one bound from statement to check
+(``python -m theory.examples.delayed_lemma``).
 ``python -m theory --help`` lists the command line.
 """
-from .bound import Bound
-from .full_check import check
-from .implications import implication, implication_table
-from .proof_render import proof_markdown, proof_text
-from .registry import all_bounds, get, names
-from .step_check import CheckResult, check_step
+from .checks.full import check
+from .checks.step import CheckResult, check_step
+from .proofs.render import proof_markdown, proof_text
+from .records.bound import Bound
+from .records.registry import all_bounds, get, names
+from .results.implications import implication, implication_table
 
 __all__ = ["Bound", "get", "all_bounds", "names", "check", "check_step", "CheckResult",
            "implication", "implication_table", "proof_text", "proof_markdown"]

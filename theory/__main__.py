@@ -9,9 +9,11 @@
   python -m theory --slack-figure F  PNG of reading C2's slack against the sharper bounds
 
 --json holds: bounds (paper_* with their reading), derivations (every step's check), chains
-(theory.chain), implications (reading x variant, theory.implications), mutants (planted
-errors and which check caught them, theory.mutation), premise_witnesses (instances and
-sample counts, theory.witnesses), slack (theory.slack), limits, rates.
+(theory.checks.chain), implications (reading x variant, theory.results.implications), mutants
+(planted errors and which check caught them, theory.checks.mutation), premise_witnesses
+(instances and sample counts, theory.checks.witnesses), slack (theory.results.slack), limits,
+rates. The modules are in four subpackages: theory.records, theory.proofs, theory.checks,
+theory.results.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import sympy as sp
 
 
 def _bound_dict(b):
-    from .scaling import scaling_check
+    from .results.scaling import scaling_check
     sc = scaling_check(b)
     return {"name": b.name, "expr": sp.sstr(b.expr), "latex": sp.latex(b.expr), "quantity": b.quantity,
             "variant": b.variant, "assumptions": list(b.assumptions), "source": b.source,
@@ -32,7 +34,7 @@ def _bound_dict(b):
 
 
 def _derivation_dict(d):
-    from .chain import chain_check
+    from .checks.chain import chain_check
     return {"name": d.name, "bound": d.bound, "statement": d.statement, "proves": d.proves,
             "chain": chain_check(d).as_dict(),
             "steps": [{"name": s.name, "kind": s.kind, "lhs": sp.sstr(s.lhs), "rel": s.rel,
@@ -42,27 +44,28 @@ def _derivation_dict(d):
 
 def to_json(progress=None) -> dict:
     """Everything machine-readable (see module docstring)."""
-    from . import bound, rates
-    from .derivation_registry import all_derivations
-    from .limits import compare_on_grid, delay_penalty, limit_checks
-    from .registry import all_bounds
+    from .records import bound
+    from .results import rates
+    from .proofs.registry import all_derivations
+    from .results.limits import compare_on_grid, delay_penalty, limit_checks
+    from .records.registry import all_bounds
     say = progress or (lambda msg: None)
     say("registry + scaling")
     out = {"bounds": [_bound_dict(b) for b in all_bounds()]}
     say("derivations")
     out["derivations"] = [_derivation_dict(d) for d in all_derivations()]
     say("premise witnesses (each premise step's own expressions on exact instances)")
-    from .witnesses import all_witnesses
+    from .checks.witnesses import all_witnesses
     out["premise_witnesses"] = all_witnesses()
     say("implication table (reading x variant)")
-    from .implications import implication_table
+    from .results.implications import implication_table
     out["implications"] = [i.as_dict() for i in implication_table()]
     say("mutation table")
-    from .mutation import mutation_table
+    from .checks.mutation import mutation_table
     out["mutants"] = mutation_table()
     say("slack of C2")
-    from .slack import limits as slack_limits
-    from .slack import slack_grid
+    from .results.slack import limits as slack_limits
+    from .results.slack import slack_grid
     out["slack"] = {"grid": slack_grid(), "limits": slack_limits()}
     say("limits")
     out["limits"] = {k: bool(v) for k, v in limit_checks().items()}
@@ -88,9 +91,9 @@ def to_json(progress=None) -> dict:
 
 def show_bound(name: str) -> str:
     """Text block for one bound with its derivation checks."""
-    from .derivation_registry import all_derivations
-    from .proof_render import render_text
-    from .registry import get
+    from .proofs.registry import all_derivations
+    from .proofs.render import render_text
+    from .records.registry import get
     b = get(name)
     d = _bound_dict(b)
     lines = [f"{b.name}: {b.quantity} <= {d['expr']}",
@@ -118,21 +121,21 @@ def main(argv=None) -> int:
     p.add_argument("--all", action="store_true", help="print every derivation, not only the delayed theorem")
     p.add_argument("--slack-figure", metavar="FILE", default=None, help="write the C2 slack figure (PNG)")
     a = p.parse_args(argv)
-    from .registry import names
+    from .records.registry import names
     if a.bound and a.bound not in names():
         print(f"python -m theory: error: --bound: no bound named {a.bound!r}; valid names:\n  "
               + "\n  ".join(names()), file=sys.stderr)
         return 2
     if a.slack_figure:
-        from .slack import plot_slack
+        from .results.slack import plot_slack
         try:
             print(f"wrote {plot_slack(a.slack_figure)}")
         except OSError as e:
             print(f"python -m theory: error: --slack-figure: cannot write {a.slack_figure}: {e}", file=sys.stderr)
             return 2
         return 0
-    from .derivation_registry import all_derivations
-    from .proof_render import delayed_proof, proof_markdown, render_markdown, render_text
+    from .proofs.registry import all_derivations
+    from .proofs.render import delayed_proof, proof_markdown, render_markdown, render_text
     if a.json:
         json.dump(to_json(lambda m: print(f"[theory] {m}", file=sys.stderr)), sys.stdout, indent=1)
         print()

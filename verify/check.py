@@ -40,7 +40,7 @@ SERIES_OF = {"momentum_error_x": "err_x", "momentum_error_y": "err_y",
              "avg_grad_norm_x": "gx", "avg_grad_norm_y": "gy"}
 #: bounds stated for any perturbed-gradient run (r_t measured), not one variant only
 TRAJECTORY_BOUNDS = ("derived_ef_lemma_trajectory", "derived_ef_theorem_trajectory")
-#: the paper's readings C1, C2 at y_t are implied by the EF worst-case lemma too (theory.implications)
+#: the paper's readings C1, C2 at y_t are implied by the EF worst-case lemma too (theory.results.implications)
 ALSO_EF = ("paper_c1_y", "paper_c2_y")
 CI_TEXT = ("one-sided Student-t for the quantity{rb}, family-wise {conf:.0%} (Bonferroni over {n} tests), R = {R};"
            " the t level is approximate (it assumes near-normal means: python -m verify.coverage)")

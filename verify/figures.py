@@ -13,14 +13,14 @@ import numpy as np
 import torch
 
 from lmo.variants import DELAYED, EF, SYNC, THEORY_VARIANTS
-from theory.registry import get
+from theory.records.registry import get
 
 from .montecarlo import run
 from .noise import Aligned
 from .problems import random_quadratic
 
 COLORS = {SYNC: "C0", DELAYED: "C1", EF: "C2"}
-# theory.registry record names (not variant names)
+# theory.records.registry record names (not variant names)
 LEMMA = {SYNC: "derived_sync_lemma", DELAYED: "derived_delayed_lemma", EF: "derived_ef_lemma_worst"}
 THEOREM = {SYNC: "derived_sync_theorem", DELAYED: "derived_delayed_theorem", EF: "derived_ef_theorem_worst"}
 

@@ -1,5 +1,5 @@
 """Bounds wrong on purpose, to test the verifier (docs/design.md §6: a planted wrong bound must
-be caught). Built as new theory.bound.Bound objects from modified copies of the registered
+be caught). Built as new theory.records.bound.Bound objects from modified copies of the registered
 expressions; theory itself is never edited.
 
 * ``noise_dropped``:   derived_sync_lemma without its noise terms: L eta (1-mu)/mu.
@@ -22,8 +22,8 @@ import sympy as sp
 import torch
 
 from lmo.variants import DELAYED, SYNC
-from theory.registry import get
-from theory.symbols import Delta_0, K, L, eta, mu, sigma
+from theory.records.registry import get
+from theory.records.symbols import Delta_0, K, L, eta, mu, sigma
 
 from .noise import Gaussian
 from .problems import random_quadratic, vector_quadratic

@@ -15,7 +15,7 @@ import torch
 
 from lmo.geometry import L2, Sign, Spectral
 from lmo.variants import RUN_VARIANTS as VARIANTS
-from theory.registry import all_bounds
+from theory.records.registry import all_bounds
 
 from .adversarial import search
 from .check import applicable, check_bound, check_run
@@ -39,8 +39,8 @@ def problems():
 
 
 def label(bound_name: str) -> str:
-    """The bound's name with its reading, for the paper's bounds (theory.paper_readings)."""
-    from theory.registry import get
+    """The bound's name with its reading, for the paper's bounds (theory.records.paper_readings)."""
+    from theory.records.registry import get
     b = get(bound_name)
     if not b.reading:
         return bound_name

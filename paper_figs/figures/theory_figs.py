@@ -2,7 +2,7 @@
 and the delay price of the optimized bounds against the horizon K (from ``theory``).
 
 delay price(K) = (optimized delayed bound) / (optimized synchronous bound) at horizon K, as
-``theory.rates.delay_price`` defines it; this module only plots what it returns.
+``theory.results.rates.delay_price`` defines it; this module only plots what it returns.
 """
 from __future__ import annotations
 
@@ -47,13 +47,13 @@ def quick_mode(p) -> bool:
     return spec_of(p, NAME, SPECS).quick_external
 
 
-# theory.rates' variants (lmo.variants.THEORY_VARIANTS, less sync, the baseline)
+# theory.results.rates' variants (lmo.variants.THEORY_VARIANTS, less sync, the baseline)
 VARIANTS = {DELAYED: "one-step delay", EF: "error feedback (worst case)"}
 
 
 def _delay_price_curves(fn, leading=None) -> dict[str, list[float]]:
     """{label: B*_variant(K) / B*_sync(K) over K_GRID} for each variant ``fn`` accepts;
-    with ``leading`` (theory.rates.delay_price_leading) also its leading-order formula."""
+    with ``leading`` (theory.results.rates.delay_price_leading) also its leading-order formula."""
     curves = {}
     for v, lab in VARIANTS.items():
         curves[lab] = [float(x) for x in np.atleast_1d(fn(K_GRID, variant=v, **CONSTANTS))]
@@ -102,7 +102,7 @@ def judge(rows: list[dict], report: dict) -> Verdict:
                           "bounds all caught")
 
 
-#: reading -> its registered bounds (theory.paper_readings) and the derived lemma for each
+#: reading -> its registered bounds (theory.records.paper_readings) and the derived lemma for each
 READINGS = {"C1": ("paper_c1_y", "paper_c1_x"), "C2": ("paper_c2_y", "paper_c2_x"),
             "C3": ("paper_c3_y", "paper_c3_x"), "C4": ("paper_c4_y", "paper_c4_x"),
             "noise term alone": ("paper_delayed_noise_consistent", "paper_delayed_noise_literal")}
@@ -114,9 +114,9 @@ def reading_verdicts(rows: list[dict]) -> dict[str, Verdict]:
     (scale invariance, implication by the derived delayed lemma at the same point) combined with
     verify's checks (``rows`` of bound_table). build() gates them like every verdict (a micro
     profile says 'inconclusive' and what the numbers alone would say)."""
-    from theory.implications import implication
-    from theory.registry import get
-    from theory.scaling import scaling_check
+    from theory.results.implications import implication
+    from theory.records.registry import get
+    from theory.results.scaling import scaling_check
     by = {r["bound"]: r for r in rows}
     out = {}
     for reading, names in READINGS.items():
@@ -214,13 +214,13 @@ def build(ctx: Context) -> FigureOutput:
                          + "; ".join(f"{k}: {v[0]:.4f} at K=1e2, {v[len(v) // 2]:.4f} at K=1e5, {v[-1]:.6f} at K=1e8"
                                     for k, v in curves.items())]
         if not finite:
-            out.missing.append("delay price: theory.rates.delay_price returned no finite value")
+            out.missing.append("delay price: theory.results.rates.delay_price returned no finite value")
     except Unavailable as e:
         out.missing.append(f"delay price: not available: {e}")
     except Exception as e:
         out.missing.append(f"delay price: failed: {type(e).__name__}: {e}")
     try:
-        from theory.slack import plot_slack, slack_grid
+        from theory.results.slack import plot_slack, slack_grid
         ctx.fig_dir.mkdir(parents=True, exist_ok=True)
         out.files.append(Path(plot_slack(ctx.fig_dir / "theory_c2_slack.png")))
         g = slack_grid(mus=(0.1, 0.5, 1.0), zs=(0.0, 1.0, 2.0, 10.0))

@@ -65,7 +65,7 @@ def test_refusals_name_the_parameter():
 def test_theory_names_match_lmos():
     # theory imports nothing of ours (docs/design.md §2), so it spells its bound variants
     # itself; they must be lmo.variants' names
-    from theory import bound
+    from theory.records import bound
     assert bound.VARIANTS == THEORY_VARIANTS
     assert {theory_variant(v) for v in RUN_VARIANTS} == set(THEORY_VARIANTS)
     assert theory_variant(TWO_BW) == theory_variant(PIPEDREAM) == DELAYED

@@ -6,12 +6,12 @@ import pytest
 import sympy as sp
 
 import theory
-from theory.chain import chain_all, chain_check
-from theory.derivation import Step
-from theory.mutation import mutants, mutation_table, world
-from theory.derivation_registry import all_derivations, get_derivation
-from theory.registry import all_bounds
-from theory.symbols import L, eta, mu
+from theory.checks.chain import chain_all, chain_check
+from theory.proofs.derivation import Step
+from theory.checks.mutation import mutants, mutation_table, world
+from theory.proofs.registry import all_derivations, get_derivation
+from theory.records.registry import all_bounds
+from theory.records.symbols import L, eta, mu
 
 AUDIT = ("M1", "M2", "M3", "M4", "M5", "M6", "M7")
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from theory.__main__ import main, show_bound
-from theory.registry import names
+from theory.records.registry import names
 
 
 def _run(*args):

@@ -3,11 +3,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from theory import registry
-from theory.step_check import check_step
-from theory.derivation import WK, W0, k
-from theory.derivation_registry import all_derivations, get_derivation
-from theory.symbols import L, eta, mu, rho, sigma, t
+from theory.records import registry
+from theory.checks.step import check_step
+from theory.proofs.derivation import WK, W0, k
+from theory.proofs.registry import all_derivations, get_derivation
+from theory.records.symbols import L, eta, mu, rho, sigma, t
 
 DERIVATIONS = all_derivations()
 STEPS = [(d.name, i, s) for d in DERIVATIONS for i, s in enumerate(d.steps)]
@@ -26,7 +26,7 @@ def test_every_step_checks(dname, i, step):
 
 
 def test_every_derived_bound_has_a_derivation_reaching_its_expr():
-    from theory.chain import chain_check
+    from theory.checks.chain import chain_check
     by_bound = {d.bound: d for d in DERIVATIONS}
     for b in registry.all_bounds():
         if b.status == "derived" or b.name.startswith("kovalev"):

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from theory.implications import VARIANTS, confirm_region, implication
-from theory.registry import get
-from theory.symbols import L, eta, mu, rho, sigma
+from theory.results.implications import VARIANTS, confirm_region, implication
+from theory.records.registry import get
+from theory.records.symbols import L, eta, mu, rho, sigma
 
 C_ROWS = ["paper_c1_y", "paper_c2_y", "paper_c3_y", "paper_c4_y", "paper_c1_x", "paper_c2_x",
           "paper_c3_x", "paper_c4_x"]

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from theory.derivation import W0
-from theory.derivation_registry import all_derivations, get_derivation
-from theory.symbols import L, eta, r_w, rho, sigma, mu
-from theory.witness_grid import GRID, INSTANCES, SLOW_CORNERS, Instance, coverage
-from theory.witnesses import (all_witnesses, applies, instance_values, mean_ucb, premise_steps, step_margin,
+from theory.proofs.derivation import W0
+from theory.proofs.registry import all_derivations, get_derivation
+from theory.records.symbols import L, eta, r_w, rho, sigma, mu
+from theory.checks.witness_grid import GRID, INSTANCES, SLOW_CORNERS, Instance, coverage
+from theory.checks.witnesses import (all_witnesses, applies, instance_values, mean_ucb, premise_steps, step_margin,
                               witness)
 
 PREMISES = {f"{d.name}: {s.name}" for d in all_derivations() for s in d.steps if s.kind == "premise" and not s.cites}

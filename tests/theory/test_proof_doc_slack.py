@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 
 import theory
-from theory.slack import SHARPER, limits, slack_grid
+from theory.results.slack import SHARPER, limits, slack_grid
 
 ROOT = Path(__file__).resolve().parents[2]
 

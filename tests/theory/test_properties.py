@@ -4,7 +4,8 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from theory import rates, registry
+from theory.results import rates
+from theory.records import registry
 
 pos = st.floats(1e-3, 1e3)
 mus = st.floats(1e-4, 1.0)

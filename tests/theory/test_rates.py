@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from theory import rates
-from theory.registry import get
-from theory.symbols import Delta_0, K, L, eta, mu, rho, sigma
+from theory.results import rates
+from theory.records.registry import get
+from theory.records.symbols import Delta_0, K, L, eta, mu, rho, sigma
 
 
 @pytest.mark.parametrize("variant", ["sync", "delayed", "ef"])

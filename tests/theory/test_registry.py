@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from theory import registry
-from theory.bound import QUANTITIES, Bound
+from theory.records import registry
+from theory.records.bound import QUANTITIES, Bound
 
 NAMES = ["kovalev_sync_lemma", "kovalev_sync_theorem", "paper_delayed_noise_literal",
          "paper_delayed_noise_consistent", "derived_sync_lemma", "derived_sync_theorem",

@@ -28,3 +28,20 @@ def test_verify_tour():
     res = verify.run(p, verify.Gaussian(0.5), "delayed", lr=0.05, mu=0.1, steps=40, seeds=16)
     c = verify.check_bound(theory.get("paper_c2_y"), res)
     assert c.verdict in verify.VERDICTS and c.verdict != "violated" and 0 < c.tightness < 1
+
+
+def test_the_top_level_names_outlive_the_move_into_subpackages():
+    # issue 40 item 5 moved theory's modules into records / proofs / checks / results; `import
+    # theory` keeps exactly these names, each the object its part defines
+    from theory.checks import full, step
+    from theory.proofs import render
+    from theory.records import bound, registry
+    from theory.results import implications
+    assert theory.__all__ == ["Bound", "get", "all_bounds", "names", "check", "check_step", "CheckResult",
+                              "implication", "implication_table", "proof_text", "proof_markdown"]
+    assert (theory.Bound, theory.get, theory.all_bounds, theory.names) == (
+        bound.Bound, registry.get, registry.all_bounds, registry.names)
+    assert (theory.check, theory.check_step, theory.CheckResult) == (full.check, step.check_step, step.CheckResult)
+    assert (theory.implication, theory.implication_table) == (implications.implication,
+                                                              implications.implication_table)
+    assert (theory.proof_text, theory.proof_markdown) == (render.proof_text, render.proof_markdown)

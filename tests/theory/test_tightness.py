@@ -1,14 +1,14 @@
-"""Extremal witnesses (theory.slack.tightness_table): every step of every derivation and every
+"""Extremal witnesses (theory.results.slack.tightness_table): every step of every derivation and every
 registered bound has its tightest instance; the analytic constructions attain theirs; docs/proof.md
 holds the table the code produces and renders no raw Python in bold, no mixed-number fraction."""
 import re
 from pathlib import Path
 
-from theory.derivation import premise_id
-from theory.derivation_registry import all_derivations
-from theory.registry import all_bounds
-from theory.slack import TIGHT, _premise_ratio, tightness_markdown, tightness_table, verdict
-from theory.witness_grid import GRID
+from theory.proofs.derivation import premise_id
+from theory.proofs.registry import all_derivations
+from theory.records.registry import all_bounds
+from theory.results.slack import TIGHT, _premise_ratio, tightness_markdown, tightness_table, verdict
+from theory.checks.witness_grid import GRID
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,12 +6,12 @@ import pytest
 import sympy as sp
 
 import theory
-from theory import mutation
-from theory.derivation import Derivation, Step, premise_id
-from theory.derivation_registry import all_derivations, get_derivation, registered
-from theory.mutation import planted, run_mutant, world
-from theory.symbols import eta, r_w
-from theory.world_check import check_world
+from theory.checks import mutation
+from theory.proofs.derivation import Derivation, Step, premise_id
+from theory.proofs.registry import all_derivations, get_derivation, registered
+from theory.checks.mutation import planted, run_mutant, world
+from theory.records.symbols import eta, r_w
+from theory.checks.world import check_world
 
 DELAYED_CAP = "delayed: r_t = ||d_{t-1}|| <= eta"
 

@@ -4,7 +4,7 @@ attained (sigma = 0, far from the minimiser)."""
 import numpy as np
 from dataclasses import replace
 
-from theory.registry import get
+from theory.records.registry import get
 from verify.adversarial import ATTAINING, decode, search
 from verify.strategies import Instance
 

@@ -5,7 +5,7 @@ import torch
 from hypothesis import HealthCheck, find, given, settings
 
 from lmo.geometry import Sign, Spectral
-from theory.registry import all_bounds, get
+from theory.records.registry import all_bounds, get
 from verify.check import check_bound, check_run, one_sided_t
 from verify.montecarlo import run
 from verify.planted_bounds import catching_scenario, mutants

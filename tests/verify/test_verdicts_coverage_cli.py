@@ -6,9 +6,9 @@ import sympy as sp
 import torch
 
 from lmo.geometry import Sign, Spectral
-from theory.bound import Bound
-from theory.registry import get
-from theory.symbols import L, r_w
+from theory.records.bound import Bound
+from theory.records.registry import get
+from theory.records.symbols import L, r_w
 from verify import report
 from verify.adversarial import search
 from verify.check import check_bound, empirical_bernstein

@@ -1,17 +1,17 @@
 """Premise witnesses: each premise step's OWN sympy expressions evaluated on exact instances.
 
-A premise step of a derivation (theory.derivation) states ``lhs <= rhs`` in abstract symbols (E_t, N_t, D_t,
-r_w, G, F_{t+1}, ...). `measure` turns a run of theory.witness_runs.simulate into values for
+A premise step of a derivation (theory.proofs.derivation) states ``lhs <= rhs`` in abstract symbols (E_t, N_t, D_t,
+r_w, G, F_{t+1}, ...). `measure` turns a run of theory.checks.witness_runs.simulate into values for
 those symbols; `step_margin` lambdifies ``rhs - lhs`` of the step itself (once per step: t and
 mu stay arguments, sums become loops) and evaluates it. So a mis-stated premise (say
 D_t <= L r_w) is evaluated as written and fails where it is false; nothing re-implements the
 premise by hand.
 
-Instances: theory.witness_grid.GRID, the base grid (mu in (0, 1] with 0.9 and 1, several
+Instances: theory.checks.witness_grid.GRID, the base grid (mu in (0, 1] with 0.9 and 1, several
 horizons, sign and spectral geometries with rho up to 4, sigma = 0 far from the minimiser, where
 the lemmas are attained) and its corners (mu = 0.005, mu = 1 with sigma = 0 at the near-minimiser
 start x_0 = eta/2 and at x_0 = K eta, T = 700, rho = 1 and 32). Results are keyed by premise id
-('<derivation>: <step>', theory.derivation.premise_id). Two modes (docs/design.md §5):
+('<derivation>: <step>', theory.proofs.derivation.premise_id). Two modes (docs/design.md §5):
 
 * pathwise: rhs - lhs >= -tol on every seed and step (the premise holds for every sample path,
   hence in expectation), worst margin reported;
@@ -30,10 +30,10 @@ import numpy as np
 import sympy as sp
 from scipy import stats
 
-from .bound import DELAYED, EF, SYNC, VARIANTS
-from .derivation import premise_id
-from .symbols import K as K_SYM
-from .symbols import t as T_SYM
+from ..records.bound import DELAYED, EF, SYNC, VARIANTS
+from ..proofs.derivation import premise_id
+from ..records.symbols import K as K_SYM
+from ..records.symbols import t as T_SYM
 from .witness_grid import GRID, Instance
 from .witness_runs import _inner, _weights, _wsum, simulate
 
@@ -132,7 +132,7 @@ def margin_of(step, values: dict, n_tests: int = 1) -> tuple[float, int]:
 def premise_steps(derivations=None) -> list:
     """[(premise_id, step)] for every premise step (not a citation) of every derivation."""
     if derivations is None:
-        from .derivation_registry import all_derivations
+        from ..proofs.registry import all_derivations
         derivations = all_derivations()
     seen, out = set(), []
     for d in derivations:
@@ -146,7 +146,7 @@ def premise_steps(derivations=None) -> list:
 
 @functools.lru_cache(maxsize=None)
 def instance_values(inst: Instance, sim=None) -> dict:
-    """measure() of the run of ``inst`` (simulated by ``sim``, default theory.witness_runs.simulate)."""
+    """measure() of the run of ``inst`` (simulated by ``sim``, default theory.checks.witness_runs.simulate)."""
     H = (sim or simulate)(inst.variant, inst.geometry, T=inst.T, seeds=inst.seeds, mu=inst.mu, eta=inst.eta,
                           sigma=inst.sigma, shape=inst.shape, seed=1, noise=inst.noise, x0_scale=inst.x0_scale,
                           start=inst.start)

@@ -63,7 +63,7 @@ class Bound:
     """``quantity <= expr`` under ``assumptions``.
 
     name: registry key; expr: sympy expression in the constants of
-    theory.symbols; quantity: one of QUANTITIES; variant: sync|delayed|ef;
+    theory.records.symbols; quantity: one of QUANTITIES; variant: sync|delayed|ef;
     assumptions: tuple of "A1".."A4"; source: provenance sentence;
     status: derived|restated|transmitted; valid: True (proved here),
     False (shown wrong or meaningless), None (unknown); symbols: names that

@@ -16,10 +16,10 @@ the readings are
 * the noise term alone, P (and its literal form): NOT a bound by itself; it leaves out the
   drift and the transient. Kept only as a labelled comparison, never as the paper's claim.
 
-``valid`` records what theory.implications proves: True when the package's derived delayed
+``valid`` records what theory.results.implications proves: True when the package's derived delayed
 lemma (at the same point y_t or x_t) implies the reading for every mu in (0, 1] and all
 positive constants; False otherwise. The implication table for every variant is in
-theory.implications.
+theory.results.implications.
 """
 from __future__ import annotations
 
@@ -61,10 +61,10 @@ def _full(reading, at, noise_term, drift_term, valid, why):
 
 
 PAPER_C1_Y = _full("C1", "y", P, L * eta / mu, True,
-                   "Implied by derived_delayed_lemma: difference P - a >= 0 (theory.implications).")
+                   "Implied by derived_delayed_lemma: difference P - a >= 0 (theory.results.implications).")
 PAPER_C2_Y = _full("C2", "y", P, drift(), True,
                    "Implied by derived_delayed_lemma (P - a - L eta >= 0) and by derived_ef_lemma_worst"
-                   " (P - (a + b) >= 0, QM-AM); derived as a chain in theory.paper_derivations (paper_c2).")
+                   " (P - (a + b) >= 0, QM-AM); derived as a chain in theory.proofs.paper_derivations (paper_c2).")
 PAPER_C1_X = _full("C1", "x", P, L * eta / mu, True, "Implied by derived_delayed_lemma_x.")
 PAPER_C2_X = _full("C2", "x", P, drift(), True, "Implied by derived_delayed_lemma_x (P - a >= 0).")
 PAPER_C3_Y = _full("C3", "y", P_LITERAL, L * eta / mu, True,
@@ -74,7 +74,7 @@ PAPER_C4_Y = _full("C4", "y", P_LITERAL, drift(), False,
                    "Not scale-invariant. In fixed units of f and x: not implied by derived_delayed_lemma"
                    " exactly when L > 4; false when L > 8, where it is below the value L eta/mu that a"
                    " delayed run attains at sigma = 0; for 4 < L <= 8 whether it fails is not settled"
-                   " (theory.implications.c4_ranges).")
+                   " (theory.results.implications.c4_ranges).")
 PAPER_C3_X = _full("C3", "x", P_LITERAL, L * eta / mu, True,
                    "Not scale-invariant; in fixed units implied by derived_delayed_lemma_x.")
 PAPER_C4_X = _full("C4", "x", P_LITERAL, drift(), True,

@@ -1,17 +1,17 @@
 """The language of the proofs: `Step`, `Derivation` and the symbols and helpers steps are made of
-(docs/design.md §4-§5 notation). The package's own derivations are in theory.package_derivations,
-the paper's readings derived in theory.paper_derivations, all of them by name in
-theory.derivation_registry.
+(docs/design.md §4-§5 notation). The package's own derivations are in theory.proofs.package_derivations,
+the paper's readings derived in theory.proofs.paper_derivations, all of them by name in
+theory.proofs.registry.
 
 Each `Step` is ``lhs REL rhs`` with a reason. Two kinds:
 
 * ``kind="algebra"``: a relation between closed-form expressions in the
-  constants; theory.step_check verifies it (symbolically, or numerically with the
+  constants; theory.checks.step verifies it (symbolically, or numerically with the
   worst margin recorded). A wrong algebra step is rejected.
 * ``kind="premise"``: an inequality about random or abstract quantities (E_t, N_t, D_t, r_w,
   G, ...) that follows from an assumption or a textbook fact (descent lemma from A2, Hölder,
   A4, martingale orthogonality, triangle inequality). These are cited, not machine-proved,
-  and each is witnessed numerically on the grid of theory.witness_grid (theory.witnesses).
+  and each is witnessed numerically on the grid of theory.checks.witness_grid (theory.checks.witnesses).
   A premise whose two sides are closed forms in the constants is algebra in disguise: it is
   accepted only when sympy proves it (`closed_form`), never on citation.
 * a citation (``cites``): ``lhs <= `` a registered bound, proved by its own derivation; with
@@ -24,8 +24,8 @@ import dataclasses
 
 import sympy as sp
 
-from .step_check import CheckResult, check_step
-from .symbols import K, mu, r_avg, r_w, t
+from ..checks.step import CheckResult, check_step
+from ..records.symbols import K, mu, r_avg, r_w, t
 
 j = sp.Symbol("j", integer=True, nonnegative=True)
 k = sp.Symbol("k", integer=True, nonnegative=True)
@@ -114,7 +114,7 @@ def averaged(expr: sp.Expr) -> sp.Expr:
 def cited_expr(step, bounds=None) -> sp.Expr:
     """The expression a citing step must quote: the cited bound (``bounds`` override the registry),
     averaged over t < K when step.average."""
-    from .registry import get
+    from ..records.registry import get
     e = (bounds or {}).get(step.cites, None)
     e = get(step.cites).expr if e is None else e
     return averaged(e) if step.average else e
@@ -128,7 +128,7 @@ def premise_id(derivation, step) -> str:
 
 def duplicate_ids(derivations) -> list[str]:
     """Ids (premise_id) that two different steps of ``derivations`` share: empty for a well-formed
-    set (Derivation and theory.derivation_registry refuse one at registration; check() reports
+    set (Derivation and theory.proofs.registry refuse one at registration; check() reports
     one in a planted world as a failure, not an exception)."""
     seen, dup = {}, []
     for d in derivations:
@@ -148,7 +148,7 @@ class Derivation:
     bound: str
     statement: str
     steps: tuple
-    start: object = None     # the quantity the chain starts from (theory.chain)
+    start: object = None     # the quantity the chain starts from (theory.checks.chain)
     proves: bool = True      # False: an explanation, not a proof of ``bound``
 
     def __post_init__(self):
@@ -175,7 +175,7 @@ def _prem(name, lhs, rhs, reason, chain=True):
 def _cite(lhs, bound, average=False):
     """lhs <= the registered bound ``bound`` (proved by its own derivation), or <= its average
     over t < K (``average``: a theorem using its lemma at every t < K)."""
-    from .registry import get
+    from ..records.registry import get
     if average:
         return Step(f"by {bound}, averaged over t < K", lhs, "<=", averaged(get(bound).expr),
                     f"{bound} (proved by its own derivation) at each t < K, averaged;"

@@ -1,7 +1,7 @@
 """Machine checks of single derivation steps.
 
 A step states ``lhs REL rhs`` with REL in {"==", "<="} over the positive
-constants of theory.symbols (plus auxiliary positive symbols), under extra
+constants of theory.records.symbols (plus auxiliary positive symbols), under extra
 ``where`` substitutions that encode side conditions (e.g. r_w <= eta as
 r_w = eta/(1+v), v >= 0). ``check_step`` returns a `CheckResult`:
 
@@ -28,7 +28,7 @@ import dataclasses
 import numpy as np
 import sympy as sp
 
-from .symbols import mu
+from ..records.symbols import mu
 
 _S = sp.Symbol("s_mu", positive=True)  # mu = 1/(1+s_mu)
 TOL = 1e-9
@@ -49,7 +49,7 @@ class CheckResult:
         if not self.ok:
             return f"REJECTED ({self.detail})"
         if self.method == "premise":
-            return "premise (cited; checked numerically by theory.witnesses)"
+            return "premise (cited; checked numerically by theory.checks.witnesses)"
         if self.method == "cite":
             return f"cites {self.detail} (whose own chain is checked)"
         return self.method if self.method == "symbolic" else f"numeric ({self.detail})"

@@ -1,4 +1,4 @@
-"""Every bound of the package as a `Bound` (docs/design.md §5; derivations in theory.package_derivations).
+"""Every bound of the package as a `Bound` (docs/design.md §5; derivations in theory.proofs.package_derivations).
 
 Shorthands (all in docs/design.md's notation, q = 1 - mu):
 
@@ -6,7 +6,7 @@ Shorthands (all in docs/design.md's notation, q = 1 - mu):
 * drift      = L eta (1-mu)/mu        (momentum lags a moving gradient; steps <= eta)
 * descent    = Delta_0/(eta K) + 2 rho sigma/(mu K) + 2 sqrt(mu) rho sigma + L eta/2
 
-Derived here (theory.package_derivations proves each step):
+Derived here (theory.proofs.package_derivations proves each step):
 
 * sync lemma     E||m_t - grad f(x_t)||_* <= noise(t) + drift
 * sync theorem   (1/K) sum E||grad f(x_t)||_* <= descent + 2 drift
@@ -16,7 +16,7 @@ Derived here (theory.package_derivations proves each step):
 * delayed: r_t <= eta, so drift + L eta = L eta/mu (the sync drift with 1-mu -> 1)
 * EF: r_t = eta ||lmo(m_{t-1}) - lmo(m_{t-2})|| <= 2 eta (worst case)
 
-The readings of the paper's delayed bound are in theory.paper_readings.
+The readings of the paper's delayed bound are in theory.records.paper_readings.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Which readings of the paper's bound does each derived lemma imply? (docs/design.md §5)
 
-For a reading R (theory.paper_readings) and a derived lemma D of the same quantity, D implies R
+For a reading R (theory.records.paper_readings) and a derived lemma D of the same quantity, D implies R
 for all admissible constants iff  diff = R - D >= 0  for every mu in (0, 1] and all positive
 L, eta, rho, sigma (r_w >= 0, t >= 0). With a = sqrt(mu) rho sigma substituted for sigma, every
 diff here has the form
@@ -22,9 +22,9 @@ import functools
 import numpy as np
 import sympy as sp
 
-from .step_check import _nonneg_mu
-from .registry import get
-from .symbols import eta, mu, r_w, rho, sigma, t
+from ..checks.step import _nonneg_mu
+from ..records.registry import get
+from ..records.symbols import eta, mu, r_w, rho, sigma, t
 
 a = sp.Symbol("a", positive=True)   # a = sqrt(mu) rho sigma
 
@@ -176,7 +176,7 @@ def reachability(diff: sp.Expr, variant: str) -> str:
 
 
 def implication_table() -> list[Implication]:
-    """Every reading x every variant (theory.paper_readings x VARIANTS)."""
+    """Every reading x every variant (theory.records.paper_readings x VARIANTS)."""
     return [implication(r, v) for r in READING_BOUNDS for v in VARIANTS]
 
 
@@ -215,7 +215,7 @@ def c4_ranges() -> dict:
       + L eta (1-mu)/mu, smaller iff L eta > sqrt(8 L) eta.
 
     For 4 < L <= 8 C4 is only not implied; whether a run exceeds it there is not settled."""
-    from .symbols import L, mu, sigma
+    from ..records.symbols import L, mu, sigma
     R, D = get("paper_c4_y").expr, get("derived_delayed_lemma").expr
     diff = in_a(R - D)
     X, rest = split_root(diff)

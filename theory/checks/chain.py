@@ -1,6 +1,6 @@
 """Chain check: the conclusion assembled from a derivation's steps must imply its registered bound.
 
-Each step is checked alone by theory.step_check; that cannot see a consistent error (the same
+Each step is checked alone by theory.checks.step; that cannot see a consistent error (the same
 wrong constant in a bound and in the step that quotes it). The chain check assembles the
 conclusion instead (docs/design.md §5), comparing expressions by mathematical equivalence or
 implication, never by their syntax:
@@ -28,9 +28,9 @@ import functools
 import numpy as np
 import sympy as sp
 
-from .step_check import _nonneg_mu, _symbolic_identity, _symbolic_inequality
-from .derivation import cited_expr
-from .registry import get
+from .step import _nonneg_mu, _symbolic_identity, _symbolic_inequality
+from ..proofs.derivation import cited_expr
+from ..records.registry import get
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,7 +127,7 @@ def chain_check(d, bound_expr=None, steps=None, _seen=(), derivations=None, boun
     if steps is not None:
         d = dataclasses.replace(d, steps=tuple(steps))
     if derivations is None:
-        from .derivation_registry import all_derivations
+        from ..proofs.registry import all_derivations
         derivations = all_derivations()
     bounds = dict(bounds or {})
     if bound_expr is not None:
@@ -182,6 +182,6 @@ def _chain_core(d, target, deps) -> ChainResult:
 
 
 def chain_all(derivations=None, bounds=None) -> list[ChainResult]:
-    from .derivation_registry import all_derivations
+    from ..proofs.registry import all_derivations
     ders = all_derivations() if derivations is None else derivations
     return [chain_check(d, derivations=ders, bounds=bounds) for d in ders]

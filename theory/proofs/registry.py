@@ -1,6 +1,6 @@
-"""Every derivation, by name: the package's own (theory.package_derivations) and the paper's
-readings derived as checked chains (theory.paper_derivations). The bounds they prove are
-registered by name in theory.registry.
+"""Every derivation, by name: the package's own (theory.proofs.package_derivations) and the paper's
+readings derived as checked chains (theory.proofs.paper_derivations). The bounds they prove are
+registered by name in theory.records.registry.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from .paper_derivations import paper_derivations
 
 def registered(derivations) -> list[Derivation]:
     """``derivations`` as a registry: refused (ValueError) when two derivations share a name or
-    two different steps share a premise id (theory.derivation.premise_id: the premise witnesses
+    two different steps share a premise id (theory.proofs.derivation.premise_id: the premise witnesses
     and check() key their results by it, so a shared id would hide one of the two results)."""
     names = [d.name for d in derivations]
     twice = sorted({n for n in names if names.count(n) > 1})

@@ -6,7 +6,7 @@ Every symbol is defined in GLOSSARY; each derivation carries a lemma title in th
 the paper's appendix ("Delayed Stochastic Non-Euclidean Trust-Region Theory"; the numbering is
 this package's: the summary does not give the paper's); every step is
 marked "proved (sympy)", "checked numerically (N samples)", "premise (cited; checked
-numerically on N instances, M samples)" or "cites <bound>" (theory.witnesses, theory.chain).
+numerically on N instances, M samples)" or "cites <bound>" (theory.checks.witnesses, theory.checks.chain).
 ``python -m theory --all --markdown docs/proof.md`` writes the document a test keeps current.
 """
 from __future__ import annotations
@@ -16,8 +16,8 @@ import re
 import sympy as sp
 
 from .derivation import Derivation
-from .derivation_registry import get_derivation
-from .registry import get
+from .registry import get_derivation
+from ..records.registry import get
 
 GLOSSARY = (
     ("x_t", "the iterate at step t, where the stochastic gradient is taken"),
@@ -72,7 +72,7 @@ def mark(step, res) -> str:
     if step.cites:
         return f"cites {step.cites} (its own chain is checked)"
     if step.kind == "premise":
-        from .witnesses import witness
+        from ..checks.witnesses import witness
         w = witness(step)
         state = "checked numerically" if w["ok"] else "FAILS numerically"
         return (f"premise (cited; {state} on {w['instances']} instances, {w['samples']} samples,"
@@ -83,7 +83,7 @@ def mark(step, res) -> str:
 
 
 def _chain_line(d) -> str:
-    from .chain import chain_check
+    from ..checks.chain import chain_check
     c = chain_check(d)
     return ("chain: " + ("ok, " if c.ok else "BROKEN, ") + c.detail)
 
@@ -104,7 +104,7 @@ TEX_NAMES = {
     "r_w": r"r_w(t)", "r_avg": r"r_{\mathrm{avg}}", "s_mu": r"s_{\mu}", "Delta_0": r"\Delta_0",
     "E_t": "E_t", "E_x": "E_x", "N_t": "N_t", "D_t": "D_t", "G_x": "G_x",
 }
-#: LaTeX of each bound's left-hand side (theory.bound.QUANTITIES)
+#: LaTeX of each bound's left-hand side (theory.records.bound.QUANTITIES)
 QUANTITY_TEX = {
     "momentum_error_x": r"\mathbb{E}\|m_t - \nabla f(x_t)\|_*",
     "momentum_error_y": r"\mathbb{E}\|m_t - \nabla f(y_t)\|_*",
@@ -160,9 +160,9 @@ def render_markdown(derivations, checks=None, title="Delayed LMO momentum: machi
            " error-feedback cases, the descent theorem); the numbering is this package's, since the"
            " summary does not give the paper's. Notation of docs/design.md. *premise* steps cite an assumption or a textbook"
            " inequality and are checked numerically on exact instances by evaluating the step's own"
-           " formula (`theory.witnesses`); *algebra* steps are proved by sympy or checked numerically"
-           " (`theory.step_check`); the *chain* line says whether the steps, assembled, give the bound"
-           " (`theory.chain`).", "", "## Symbols", ""]
+           " formula (`theory.checks.witnesses`); *algebra* steps are proved by sympy or checked numerically"
+           " (`theory.checks.step`); the *chain* line says whether the steps, assembled, give the bound"
+           " (`theory.checks.chain`).", "", "## Symbols", ""]
     out += [f"- `{k}`: {v}" for k, v in GLOSSARY] + [""]
     for d in derivations:
         b = get(d.bound)
@@ -187,7 +187,7 @@ def delayed_proof() -> list[Derivation]:
 
 def proof_text(all_derivations: bool = True) -> str:
     """The numbered proof with each step's check (python -m theory [--all])."""
-    from .derivation_registry import all_derivations as every
+    from .registry import all_derivations as every
     return render_text(every() if all_derivations else delayed_proof())
 
 
@@ -205,13 +205,14 @@ def _note_md(note: str) -> str:
 
 def proof_markdown() -> str:
     """docs/proof.md: every derivation as GitHub markdown with LaTeX, then the implication
-    table of the paper's readings C1-C4 (theory.implications)."""
-    from .derivation_registry import all_derivations
-    from .implications import VARIANTS, c4_ranges, implication
-    from .paper_readings import READINGS
+    table of the paper's readings C1-C4 (theory.results.implications)."""
+    from .registry import all_derivations
+    from ..results.implications import VARIANTS, c4_ranges, implication
+    from ..records.paper_readings import READINGS
     text = render_markdown(all_derivations(), title="Delayed LMO momentum: the machine-checked proofs")
     rows = ["## The readings of the paper's delayed bound, implied or not", "",
-            "Readings (theory.paper_readings): " + "; ".join(f"**{k}**: {v}" for k, v in READINGS.items()) + ".",
+            "Readings (theory.records.paper_readings): "
+            + "; ".join(f"**{k}**: {v}" for k, v in READINGS.items()) + ".",
             "", "Does the package's derived lemma for the variant imply the reading, for every"
             " $\\mu \\in (0, 1]$ and all positive constants? (proved in sympy; otherwise the exact"
             " counterexample region, with $a = \\sqrt{\\mu}\\rho\\sigma$). The noise term alone"
@@ -235,5 +236,5 @@ def proof_markdown() -> str:
              "", "The EF-trajectory cells of C1 and C2 are not implied only for $r_w$ above a threshold"
              " that is at least $2\\eta$; EF's own runs have $r_t \\le 2\\eta$, so those regions are"
              " unreachable (each cell says so, proved in sympy)."]
-    from .slack import tightness_markdown
+    from ..results.slack import tightness_markdown
     return text + "\n".join(rows) + "\n\n" + tightness_markdown()

@@ -1,6 +1,6 @@
 """The package's own derivations: the perturbed-gradient lemma and theorem, proved once, and
 their sync / delayed / EF specialisations, Kovalev's restated bounds implied, and how the paper's
-noise term arises (docs/design.md §5). Each is a `theory.derivation.Derivation`.
+noise term arises (docs/design.md §5). Each is a `theory.proofs.derivation.Derivation`.
 
 The perturbed-gradient lemma/theorem keep the perturbation r_t = ||x_t - y_t|| as r_w / r_avg;
 sync has r = 0, delayed r_t <= eta, EF the trajectory r_w or the worst case r_t <= 2 eta.
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import sympy as sp
 
-from . import package_bounds as B
-from . import paper_readings as PR
+from ..records import package_bounds as B
+from ..records import paper_readings as PR
 from .derivation import (D_t, E_t, E_x, F_next, F_now, G, G_x, GNORM, INNER, MERR, N_t, S_K, W0, WK,
                          Derivation, _alg, _cite, _prem, a_, b_, k, trivial, v)
-from .symbols import Delta_0, K, L, eta, mu, r_avg, r_w, rho, sigma, t
+from ..records.symbols import Delta_0, K, L, eta, mu, r_avg, r_w, rho, sigma, t
 
 
 def perturbed_lemma() -> Derivation:
@@ -56,7 +56,7 @@ def perturbed_theorem() -> Derivation:
     + 2 sqrt(mu) rho sigma + L eta/2 + 2 L eta (1-mu)/mu + 2 L r_avg.
 
     The lemma enters by citation (its average over t < K), not restated as a premise, so the
-    chain runs through the lemma's own derivation (theory.chain)."""
+    chain runs through the lemma's own derivation (theory.checks.chain)."""
     S = S_K
     steps = (
         _prem("descent lemma at the virtual iterate",

@@ -10,7 +10,7 @@
   + 8 L^2 eta^2), against the derived stationary delayed momentum error
   D = sqrt(mu) rho sigma + L eta/mu. A labelled comparison only: P is not a bound by
   itself (the paper keeps the drift and the transient outside it, readings C1/C2 of
-  theory.paper_readings, which the derived lemmas imply: theory.implications). With
+  theory.records.paper_readings, which the derived lemmas imply: theory.results.implications). With
   u = sqrt(mu) rho sigma/(L eta): P^2 - D^2 = (L eta)^2 [u^2 - 2u/mu + 8 - 1/mu^2], so
   P < D exactly when mu <= 1/2 and |u - 1/mu| < sqrt(2/mu^2 - 8).
 * ``compare_on_grid()``: the same numerically on a (mu, u) grid.
@@ -22,9 +22,9 @@ import functools
 import numpy as np
 import sympy as sp
 
-from .registry import get
-from .step_check import _nonneg, _nonneg_mu
-from .symbols import Delta_0, K, L, eta, mu, r_avg, r_w, rho, sigma, t
+from ..records.registry import get
+from ..checks.step import _nonneg, _nonneg_mu
+from ..records.symbols import Delta_0, K, L, eta, mu, r_avg, r_w, rho, sigma, t
 
 u = sp.Symbol("u", positive=True)  # sqrt(mu) rho sigma / (L eta): noise-to-drift ratio
 t1 = sp.Symbol("t1", integer=True, nonnegative=True)  # t = t1 + 1: every t >= 1

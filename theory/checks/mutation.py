@@ -4,7 +4,7 @@ A mutant is a planted world (docs/design.md §5): the mutated derivation with ev
 it cites (its dependencies, unmutated), {name: expr} overrides of the registered bounds that
 make the error consistent (the same wrong term in the bound, its derivation and the premise's
 own formula), and optionally a mutated premise simulator. ``run_mutant`` runs
-``theory.world_check.check_world(derivations=..., bounds=..., sim=...)`` on the world: the mutant
+``theory.checks.world.check_world(derivations=..., bounds=..., sim=...)`` on the world: the mutant
 is caught when that check is not ok, and ``caught_by`` names the failing sections (steps,
 chains, premises, structure, limits).
 
@@ -29,7 +29,7 @@ The mutants, each a consistent error unless said otherwise (the section that mus
   descent() (Delta_0/(2 eta K)); N4 the transient halved in the noise premise and every lemma,
   an error confined to the t = 0 term when mu = 1. N1 and N2 fail the telescope only at the
   near-minimiser start x_0 = eta/2 with mu = 1 and sigma = 0 (a corner), and the K = 1 limit
-  (theory.limits.corner_checks); N4 the t = 0 limit.
+  (theory.results.limits.corner_checks); N4 the t = 0 limit.
 
 A mutant that cannot be planted (the step it mutates is missing) is a row that is not caught,
 with the reason: check() then fails, it does not raise.
@@ -41,14 +41,14 @@ import functools
 
 import sympy as sp
 
-from . import package_bounds as B
-from . import paper_readings as PR
-from .derivation import W0, S_K, _prem, k
-from .derivation_registry import all_derivations, get_derivation
-from .registry import all_bounds
-from .symbols import Delta_0, K, L, eta, mu, r_avg, r_w, rho, sigma
+from ..records import package_bounds as B
+from ..records import paper_readings as PR
+from ..proofs.derivation import W0, S_K, _prem, k
+from ..proofs.registry import all_derivations, get_derivation
+from ..records.registry import all_bounds
+from ..records.symbols import Delta_0, K, L, eta, mu, r_avg, r_w, rho, sigma
 from .witness_runs import simulate
-from .world_check import check_world
+from .world import check_world
 
 NOISE = "noise: A4 + Jensen + martingale orthogonality + A3"
 DRIFT = "drift: A2 + triangle inequality + y-steps <= eta"
@@ -220,7 +220,7 @@ def _descent_mutant(name, kind, term_old, term_new):
 
 def corner_mutants() -> list[dict]:
     """N1-N4 (issue 38): consistent errors that passed check() before the grid's corners
-    (theory.witness_grid.CORNERS) and the corner limits (theory.limits.corner_checks)."""
+    (theory.checks.witness_grid.CORNERS) and the corner limits (theory.results.limits.corner_checks)."""
     def n4():
         lem = get_derivation("perturbed_lemma")
         half = rho * sigma * (W0 / 2 + sp.sqrt(mu))

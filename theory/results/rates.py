@@ -1,6 +1,6 @@
 """Optimised rates, Kovalev's parameter choice rechecked, and the price of the delay.
 
-Theorems (theory.package_bounds) have the form, with c(mu) the drift coefficient,
+Theorems (theory.records.package_bounds) have the form, with c(mu) the drift coefficient,
   B(eta, mu) = Delta_0/(eta K) + 2 rho sigma/(mu K) + 2 sqrt(mu) rho sigma + a L eta + 2 L eta c(mu)
 (sync: a = 1/2, c = (1-mu)/mu; delayed: a = 1/2, c = 1/mu; EF worst: a = 9/2, c = (1-mu)/mu).
 
@@ -20,11 +20,11 @@ import numpy as np
 import sympy as sp
 from scipy import optimize
 
-from .bound import DELAYED, EF, SYNC
-from .registry import get
-from .symbols import Delta_0, K, L, eta, mu, rho, sigma
+from ..records.bound import DELAYED, EF, SYNC
+from ..records.registry import get
+from ..records.symbols import Delta_0, K, L, eta, mu, rho, sigma
 
-# variant (or rate key) -> theory.registry record name
+# variant (or rate key) -> theory.records.registry record name
 THEOREMS = {SYNC: "derived_sync_theorem", DELAYED: "derived_delayed_theorem",
             EF: "derived_ef_theorem_worst", "kovalev": "kovalev_sync_theorem",
             "delayed_x": "derived_delayed_theorem_x", "ef_kappa": "derived_ef_theorem_trajectory"}
@@ -46,7 +46,7 @@ def _theorem(variant: str, kappa: float | None = None):
     if variant == "ef_kappa":
         if kappa is None or not 0 <= kappa <= 2:
             raise ValueError(f"kappa must be given in [0, 2] for variant 'ef_kappa', got {kappa!r}")
-        from .symbols import r_avg
+        from ..records.symbols import r_avg
         return _Subst(b.expr.subs(r_avg, sp.Float(kappa) * eta))
     return b
 

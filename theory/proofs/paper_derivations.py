@@ -1,4 +1,4 @@
-"""The paper's delayed lemma (readings C1, C2 of theory.paper_readings) derived as checked chains.
+"""The paper's delayed lemma (readings C1, C2 of theory.records.paper_readings) derived as checked chains.
 
 Where the 2 and the 8 come from (docs/design.md §5): take the perturbed-gradient lemma with a
 perturbation r_t <= 2 eta (two steps of norm <= eta, e.g. ||x_{t+1} - x_{t-1}|| <= 2 eta; delayed
@@ -11,10 +11,10 @@ At x_t, the derived delayed lemma at x_t with a <= sqrt(2 a^2 + 2 b^2) gives C2_
 from __future__ import annotations
 
 
-from . import package_bounds as B
-from . import paper_readings as PR
+from ..records import package_bounds as B
+from ..records import paper_readings as PR
 from .derivation import E_t, E_x, Derivation, _alg, _cite, _prem
-from .symbols import eta, r_w
+from ..records.symbols import eta, r_w
 
 A, Bb, P, TR = PR.A, PR.B2, PR.P, PR.TRANSIENT
 

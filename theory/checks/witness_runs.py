@@ -1,4 +1,4 @@
-"""Runs on exact finite instances, on which theory.witnesses checks the derivations' *premise* steps.
+"""Runs on exact finite instances, on which theory.checks.witnesses checks the derivations' *premise* steps.
 
 Premises (descent lemma, Hölder, A4, martingale orthogonality, virtual-iterate
 facts) are cited, not proved by sympy. Each is exercised here on a finite
@@ -15,7 +15,7 @@ instance whose constants are exact, to catch a mis-stated premise:
   premise is attained at t = 0 and an understated noise premise is caught).
 
 Runs are batched over seeds (leading axis) with an explicit numpy Generator.
-theory.witnesses evaluates each premise step's own sympy expressions on these runs.
+theory.checks.witnesses evaluates each premise step's own sympy expressions on these runs.
 This module imports numpy only; it is independent of the lmo package.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ import dataclasses
 
 import numpy as np
 
-from .bound import DELAYED, EF, SYNC, VARIANTS
+from ..records.bound import DELAYED, EF, SYNC, VARIANTS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,7 +90,7 @@ def simulate(variant=DELAYED, geometry="sign", T=40, seeds=64, mu=0.2, eta=0.05,
     x0_scale with sigma = 0 is the regime where the lemma's drift is attained), or with
     ``start="fixed"`` x_0 = x0_scale in every entry (x_0 = eta/2 on one coordinate with mu = 1 and
     sigma = 0 oscillates between +-eta/2: the telescope is attained). ``ef_sign`` = -1
-    flips the sign of d_{t-2} in EF's x-update: a planted simulator error (theory.mutation).
+    flips the sign of d_{t-2} in EF's x-update: a planted simulator error (theory.checks.mutation).
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be {'|'.join(VARIANTS)}, got {variant!r}")

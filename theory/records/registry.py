@@ -7,7 +7,7 @@ derived_delayed_theorem, derived_ef_lemma_trajectory, derived_ef_lemma_worst,
 derived_ef_theorem_trajectory, derived_ef_theorem_worst; plus
 derived_delayed_theorem_x (the delayed theorem at x_t) and the readings of the paper's
 delayed bound paper_c1_y, paper_c2_y, paper_c1_x, paper_c2_x, paper_c3_y, paper_c4_y,
-paper_c3_x, paper_c4_x (theory.paper_readings; each record names its reading).
+paper_c3_x, paper_c4_x (theory.records.paper_readings; each record names its reading).
 """
 from __future__ import annotations
 

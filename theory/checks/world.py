@@ -1,19 +1,19 @@
 """Every check of the theory package run on one world, without the mutation table.
 
 A world is a set of derivations, {name: expr} overrides of the registered bounds and a premise
-simulator (default: the package's derivations and bounds, theory.witness_runs.simulate).
+simulator (default: the package's derivations and bounds, theory.checks.witness_runs.simulate).
 ``check_world()`` returns {"steps", "chains", "premises", "structure", "limits", "grid",
 "errors", "failed", "ok"}; "premises" is keyed by premise id ('<derivation>: <step>',
-theory.derivation.premise_id: step names repeat across derivations, ids do not). It never raises
+theory.proofs.derivation.premise_id: step names repeat across derivations, ids do not). It never raises
 on a malformed world (a theorem citing nothing, an unknown citation, two derivations of one name,
 no derivation at all): what cannot be computed fails its section and "errors" says why. ok is
-True only when every derivation step passes alone (theory.step_check; a
-premise between closed forms must be proved), every chain assembles its bound (theory.chain),
-every premise holds on the whole witness grid (theory.witnesses, theory.witness_grid), every
-theorem cites the lemma it uses (structure) and every limit identity holds (theory.limits: eta
+True only when every derivation step passes alone (theory.checks.step; a
+premise between closed forms must be proved), every chain assembles its bound (theory.checks.chain),
+every premise holds on the whole witness grid (theory.checks.witnesses, theory.checks.witness_grid), every
+theorem cites the lemma it uses (structure) and every limit identity holds (theory.results.limits: eta
 -> 0, r = 0, mu = 1).
 
-theory.mutation plants each mutant as a world and runs check_world on it; theory.full_check's
+theory.checks.mutation plants each mutant as a world and runs check_world on it; theory.checks.full's
 ``check()`` (``theory.check()``) runs the package's own world and the mutation table.
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ def _step_ok(step, n: int, seed: int, cited):
 def theorem_citations(derivations) -> dict:
     """{theorem derivation: the bounds its chain cites}. A theorem (a bound on an average of
     gradient norms) must use its lemma by citing it, not by restating it as a premise."""
-    from .registry import get
+    from ..records.registry import get
     out = {}
     for d in derivations:
         if d.proves and get(d.bound).quantity.startswith("avg_grad_norm"):
@@ -44,9 +44,9 @@ def check_world(n: int = 1500, derivations=None, bounds=None, sim=None) -> dict:
     Never raises on a malformed world: a section that cannot be computed fails, and "errors"
     says why ({section: reason})."""
     from .chain import chain_all
-    from .derivation import duplicate_ids
-    from .derivation_registry import all_derivations
-    from .limits import limit_checks
+    from ..proofs.derivation import duplicate_ids
+    from ..proofs.registry import all_derivations
+    from ..results.limits import limit_checks
     from .witness_grid import coverage
     from .witnesses import all_witnesses
     ders = all_derivations() if derivations is None else list(derivations)

@@ -7,7 +7,7 @@ becomes (c/s) times itself, so a valid bound B must satisfy
 B(scaled constants) == (c/s) B(constants) identically; otherwise choosing c or s
 makes B smaller than the quantity on some instance where B was tight (or
 meaningless). ``scaling_check`` tests this symbolically and, independently,
-``theory.symbols.dimension_of`` checks that every sum adds like units.
+``theory.records.symbols.dimension_of`` checks that every sum adds like units.
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import dataclasses
 
 import sympy as sp
 
-from .bound import Bound
-from .symbols import GRADIENT_DIM, SYMBOLS, DimensionError, dimension_of
+from ..records.bound import Bound
+from ..records.symbols import GRADIENT_DIM, SYMBOLS, DimensionError, dimension_of
 
 c_f = sp.Symbol("c", positive=True)   # f -> c f
 s_x = sp.Symbol("s", positive=True)   # x -> s x
@@ -31,7 +31,7 @@ def scale_map(c=c_f, s=s_x) -> dict:
 
 
 def _dims():
-    from .symbols import DIMENSIONS
+    from ..records.symbols import DIMENSIONS
     return DIMENSIONS
 
 

@@ -1,4 +1,4 @@
-"""The grid of exact instances on which theory.witnesses evaluates every premise step.
+"""The grid of exact instances on which theory.checks.witnesses evaluates every premise step.
 
 One point of the parameter domain cannot witness a premise: a premise that is false only near
 mu = 1 (the small-mu approximation sqrt(mu/2) of sqrt(mu/(2-mu))), only for rho > 5/2 (a capped
@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .bound import DELAYED, SYNC, VARIANTS
+from ..records.bound import DELAYED, SYNC, VARIANTS
 
 NOISES = ("gaussian", "anisotropic", "aligned")
 

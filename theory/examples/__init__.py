@@ -1,0 +1,5 @@
+"""theory.examples: one bound read in one place, from its statement to its checks.
+
+delayed_lemma (``python -m theory.examples.delayed_lemma``): the delayed lemma's statement, the
+steps that derive it, and every check run on them. This package imports none of its modules.
+"""
