@@ -31,7 +31,7 @@ import sympy as sp
 
 import theory
 
-from .adversarial import BUDGETS, search_bases
+from .adversarial import BASES, BUDGETS, search_bases
 
 KINDS = ("constant", "index", "regime", "rho_cap", "mu")
 
@@ -125,12 +125,12 @@ def is_found(r: dict) -> bool:
     return bool(r["violated"]) and r["confirmed_ratio"] > 1.0
 
 
-def power(budget: str | dict = "quick", bounds=None, progress=None) -> dict:
-    """Search every planted bound (or ``bounds``: Planted records) at ``budget``; returns
+def power(budget: str | dict = "quick", bounds=None, bases=BASES, progress=None) -> dict:
+    """Search every planted bound (or ``bounds``: Planted records) at ``budget`` from ``bases``; returns
     {budget, rows: [{name, kind, base, found, ratio, instance}], power: found / planted}."""
     rows = []
     for p in bounds if bounds is not None else planted():
-        r = search_bases(p.bound(), budget)
+        r = search_bases(p.bound(), budget, bases)
         rows.append(dict(name=p.name, kind=p.kind, base=p.base, found=is_found(r), ratio=r["confirmed_ratio"],
                          instance=r["instance"]))
         if progress:
