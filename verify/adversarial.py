@@ -180,9 +180,9 @@ def search(bound, base: Instance | None = None, n_random: int = 16, n_local: int
     return out
 
 
-def search_bases(bound, budget: str | dict = "quick", bases=BASES, seed: int = 0) -> dict:
-    """``search`` from every base of ``bases`` at ``budget`` (a BUDGETS key or keyword dict); the
+def search_bases(bound, budget: str | dict = "quick", bases=None, seed: int = 0) -> dict:
+    """``search`` from every base of ``bases`` (None: BASES) at ``budget`` (a BUDGETS key or keyword dict); the
     result whose screening value (not its re-evaluation) is largest, so the reported ratio stays an
     unselected re-evaluation."""
     kw = BUDGETS[budget] if isinstance(budget, str) else dict(budget)
-    return max((search(bound, b, seed=seed, **kw) for b in bases), key=lambda r: r["screen_ratio"])
+    return max((search(bound, b, seed=seed, **kw) for b in bases or BASES), key=lambda r: r["screen_ratio"])

@@ -31,7 +31,7 @@ import sympy as sp
 
 import theory
 
-from .adversarial import BASES, BUDGETS, search_bases
+from .adversarial import BUDGETS, search_bases
 
 KINDS = ("constant", "index", "regime", "rho_cap", "mu")
 
@@ -125,8 +125,9 @@ def is_found(r: dict) -> bool:
     return bool(r["violated"]) and r["confirmed_ratio"] > 1.0
 
 
-def power(budget: str | dict = "quick", bounds=None, bases=BASES, progress=None) -> dict:
-    """Search every planted bound (or ``bounds``: Planted records) at ``budget`` from ``bases``; returns
+def power(budget: str | dict = "quick", bounds=None, bases=None, progress=None) -> dict:
+    """Search every planted bound (or ``bounds``: Planted records) at ``budget`` from ``bases``
+    (None: verify.adversarial.BASES); returns
     {budget, rows: [{name, kind, base, found, ratio, instance}], power: found / planted}."""
     rows = []
     for p in bounds if bounds is not None else planted():
