@@ -106,12 +106,12 @@ def start_points(steps: int) -> np.ndarray:
     Delta_0/(eta K) (sigma = 0, mu = 0.982, x0 = eta K: the sign iterate walks straight to x* in K
     steps, so mean |grad| = L x0 (K+1)/(2K) ~ Delta_0/(eta K)); EF's r_w -> 2 eta (sigma = 0,
     eta = 0.1, mu = 0.9, x0 = 1: the sign step oscillates around x* and the stored error flips sign);
-    the transient rho sigma (1-mu)^t at t = 0 (m_0 = g_0: ||xi_0||_* = rho sigma; mu = 0.018 makes
-    the bound's sqrt(mu) rho sigma small)."""
+    the transient rho sigma (1-mu)^t at t = 0 (m_0 = g_0: ||xi_0||_* = rho sigma; mu = 0.018 and
+    scale 0.1 make the bound's sqrt(mu) rho sigma and L eta/mu small)."""
     eta = -2.0
     extra = np.array([[eta, 4.0, 0.0, 0.0, -3.0, eta + math.log10(steps)],
                       [-1.0, 2.2, 0.0, 0.0, -3.0, 0.0],
-                      [-3.0, -4.0, 0.0, 0.0, 0.5, 0.0]])
+                      [-3.0, -4.0, -1.0, 0.0, 0.5, 0.0]])
     return np.vstack([ATTAINING, NOISE_ATTAINING, np.clip(extra, BOX[:, 0], BOX[:, 1])])
 
 
