@@ -207,7 +207,8 @@ def check_bound(bound, res, alpha: float = 0.01, from_step: int = 0, rtol: float
         verdict="violated" if violated else ("holds confidently" if confident else "not violated"),
         margin=float(np.min(_ratio(B_lo - ucb, B_lo))), tightness=float(ratio[w]),
         lcb_ratio=float(np.max(_ratio(lcb, B_hi))), worst_step=int(steps[w]),
-        ci=CI_TEXT.format(conf=1 - alpha, n=fam * n, R=R, what="paired Q - c r (bound affine in r)" if paired else "quantity",
+        ci=CI_TEXT.format(conf=1 - alpha, n=fam * n, R=R,
+                          what="paired Q - c r (bound affine in r)" if paired else "quantity",
                           rb="; empirical-Bernstein for r_w/r_avg" if uses_r and not paired else ""), seeds=int(R))
 
 
