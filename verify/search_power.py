@@ -158,12 +158,15 @@ def main(argv=None) -> int:
         " wrong mu-dependence), run the falsification search on each, print the fraction found."))
     ap.add_argument("--budget", choices=("quick", "full", "both"), default="quick")
     ap.add_argument("--json", action="store_true", help="print JSON instead of markdown")
+    ap.add_argument("--no-starts", action="store_true",
+                    help="random start points alone (no attaining regimes): the search's power without that knowledge")
     a = ap.parse_args(argv)
     say = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
     results = []
     for b in (("quick", "full") if a.budget == "both" else (a.budget,)):
-        say(f"[search_power] budget {b}: {BUDGETS[b]}")
-        results.append(power(b, progress=say))
+        kw = dict(BUDGETS[b], starts=not a.no_starts)
+        say(f"[search_power] budget {b}: {kw}")
+        results.append(dict(power(kw, progress=say), budget=b + (" no starts" if a.no_starts else "")))
     print(json.dumps(results, indent=1) if a.json else table(results))
     return 0
 
