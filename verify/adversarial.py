@@ -15,9 +15,9 @@ the momentum lag L eta (1-mu)/mu and the delay L eta are attained; NOISE_ATTAINI
 and sigma large at mu -> 1, where ||m_t - grad f|| -> ||xi_t||_* = rho sigma for aligned noise,
 and at mu = 0.1, where the stationary noise sqrt(mu/(2-mu)) rho sigma is reached) plus random
 points of the box and three steps-dependent attaining starts (``start_points``), then
-Nelder-Mead from the best. Screening: the ``screen`` best instances by the search value and the
-``screen`` best by the plain mean ratio (where a noisy violation shows first) are re-run on 4 x ``seeds``
-other seeds and the one with the largest lower confidence ratio there wins (a noise-attained
+Nelder-Mead from the best. Screening: the ``screen`` best instances by the search value and
+the ``screen`` best by the plain mean ratio (where a noisy violation shows first) are re-run on
+4 x ``seeds`` other seeds and the one with the largest lower confidence ratio there wins (a noise-attained
 violation is not lost to an exactly attained true term on a few seeds); confirmation then uses
 seeds used by neither stage. x0 is the start's distance (the vector
 kind's x_0 = x0 1, the quadratic kind's X* of entry size max(3 x0, 0.3): verify.strategies).
@@ -118,8 +118,8 @@ def start_points(steps: int) -> np.ndarray:
 def _screen(bound, cache: dict, k: int, seeds: int, mc_seed: int):
     """The ``k`` best instances of the search by its value and the ``k`` best by the mean ratio,
     re-run on ``seeds`` other seeds (``mc_seed``); the one with the largest LCB ratio there:
-    (instance, its search value, its screening value, its worst step on the screening seeds). Independent of the confirmation seeds, so the final
-    re-evaluation stays unselected; it saves a noisy winner from losing to an exactly-attained
+    (instance, its search value, its screening value, its worst step on the screening seeds).
+    Independent of the confirmation seeds, so the final re-evaluation stays unselected; it saves a noisy winner from losing to an exactly-attained
     true part of the bound on the search's few seeds."""
     top = sorted(cache, key=lambda i: cache[i][0], reverse=True)[:max(k, 1)]
     top += [i for i in sorted(cache, key=lambda i: cache[i][2], reverse=True)[:k] if i not in top]
@@ -184,8 +184,8 @@ def search(bound, base: Instance | None = None, n_random: int = 16, n_local: int
 
 
 def search_bases(bound, budget: str | dict = "quick", bases=None, seed: int = 0) -> dict:
-    """``search`` from every base of ``bases`` (None: BASES) at ``budget`` (a BUDGETS key or keyword dict); the
-    result whose screening value (not its re-evaluation) is largest, so the reported ratio stays an
+    """``search`` from every base of ``bases`` (None: BASES) at ``budget`` (a BUDGETS key or
+    keyword dict); the result whose screening value (not its re-evaluation) is largest, so the reported ratio stays an
     unselected re-evaluation."""
     kw = BUDGETS[budget] if isinstance(budget, str) else dict(budget)
     return max((search(bound, b, seed=seed, **kw) for b in bases or BASES), key=lambda r: r["screen_ratio"])
