@@ -119,8 +119,8 @@ def _screen(bound, cache: dict, k: int, seeds: int, mc_seed: int):
     """The ``k`` best instances of the search by its value and the ``k`` best by the mean ratio,
     re-run on ``seeds`` other seeds (``mc_seed``); the one with the largest LCB ratio there:
     (instance, its search value, its screening value, its worst step on the screening seeds).
-    Independent of the confirmation seeds, so the final re-evaluation stays unselected; it saves a noisy winner from losing to an exactly-attained
-    true part of the bound on the search's few seeds."""
+    Independent of the confirmation seeds, so the final re-evaluation stays unselected; it saves
+    a noisy winner from losing to an exactly-attained true part of the bound on few seeds."""
     top = sorted(cache, key=lambda i: cache[i][0], reverse=True)[:max(k, 1)]
     top += [i for i in sorted(cache, key=lambda i: cache[i][2], reverse=True)[:k] if i not in top]
     best = None
