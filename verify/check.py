@@ -4,16 +4,24 @@ A bound claims  E Q <= B(constants, r).  From R independent seeds, per recorded 
 
 * Q (momentum error, gradient norm): one-sided Student-t bounds
       LCB_Q = mean - t_{R-1, 1-a} s/sqrt(R),   UCB_Q = mean + t_{R-1, 1-a} s/sqrt(R);
-* r_w(t), r_avg (inputs of the trajectory bounds, bounded in [0, c] with c = eta x delay, or
-  2 eta for EF): empirical-Bernstein bounds (Maurer and Pontil 2009, Thm 4), which keep their
-  level for any distribution on [0, c]:
-      mean +- ( sqrt(2 V log(2/a)/R) + 7 c log(2/a) / (3 (R-1)) ),  clipped to [0, c].
+* bounds affine in r (r_w(t) or r_avg, the measured perturbation; every registered trajectory
+  bound is: B(r) = B(0) + c r with c = B(1) - B(0) >= 0): the paired difference per seed,
+      D = Q - c r,   E Q <= B(E r)  <=>  E D <= B(0),
+  one-sided Student-t bounds on D. The bound is so evaluated at the measured r of the same
+  seeds: ratio = mean Q / B(mean r), exact on the sample (sigma = 0: D has no variance);
+  CI bounds on Q are reported as LCB_D + c mean r, UCB_D + c mean r.
+* a bound not affine in r: r_w(t), r_avg bounded in [0, cap] with cap = eta x delay, or
+  2 eta for EF: empirical-Bernstein bounds (Maurer and Pontil 2009, Thm 4), which keep their
+  level for any distribution on [0, cap]:
+      mean +- ( sqrt(2 V log(2/a)/R) + 7 cap log(2/a) / (3 (R-1)) ),  clipped to [0, cap]
+  (with R = 8 seeds the second term alone exceeds cap: r sits at the cap, so the paired form is
+  preferred wherever it applies).
 
-a = alpha / n_tests, Bonferroni over the n steps checked and over both families (Q and r)
-when the bound uses r: n_tests = n or 2n. The three verdicts:
+a = alpha / n_tests, Bonferroni over the n steps checked, and over both families (Q and r)
+when a non-affine bound uses r: n_tests = n or 2n. The three verdicts:
 
-* violated:           some step has LCB_Q > B(r at its UCB)   (the bound increases in r)
-* holds confidently:  every step has UCB_Q <= B(r at its LCB)
+* violated:           some step has LCB_Q > B(r)   (r at its UCB when not affine: B increases in r)
+* holds confidently:  every step has UCB_Q <= B(r) (r at its LCB when not affine)
 * not violated:       neither (the data cannot tell).
 
 Coverage (verify.coverage measures it): on right-skewed samples (lognormal, exponential) the
@@ -30,8 +38,10 @@ sample per seed, so n = 1 there. Delta_0 = f(x_0) - f* with the certified f*.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 import numpy as np
+import sympy as sp
 from scipy import stats
 
 from lmo.variants import DELAYED, EF, PIPEDREAM, SYNC
@@ -42,7 +52,7 @@ SERIES_OF = {"momentum_error_x": "err_x", "momentum_error_y": "err_y",
 TRAJECTORY_BOUNDS = ("derived_ef_lemma_trajectory", "derived_ef_theorem_trajectory")
 #: the paper's readings C1, C2 at y_t are implied by the EF worst-case lemma too (theory.results.implications)
 ALSO_EF = ("paper_c1_y", "paper_c2_y")
-CI_TEXT = ("one-sided Student-t for the quantity{rb}, family-wise {conf:.0%} (Bonferroni over {n} tests), R = {R};"
+CI_TEXT = ("one-sided Student-t for the {what}{rb}, family-wise {conf:.0%} (Bonferroni over {n} tests), R = {R};"
            " the t level is approximate (it assumes near-normal means: python -m verify.coverage)")
 VERDICTS = ("violated", "not violated", "holds confidently")
 
@@ -123,6 +133,28 @@ def applicable(bound, run_variant: str, delay: int = 1) -> bool:
     return bound.variant == run_variant
 
 
+def r_coefficient(bound, r_name: str):
+    """c = dB/dr if ``bound`` is affine in the symbol ``r_name`` (d^2B/dr^2 = 0), else None."""
+    return _r_coefficient(bound.expr, r_name)
+
+
+@lru_cache(maxsize=None)
+def _r_coefficient(expr, r_name: str):
+    sym = next((s for s in expr.free_symbols if s.name == r_name), None)
+    if sym is None or sp.simplify(sp.diff(expr, sym, 2)) != 0:
+        return None
+    return sp.diff(expr, sym)
+
+
+def _paired(q, r, B0, B1, alpha, n_tests):
+    """(mean, LCB, UCB, B) of Q for a bound affine in r: t-bounds on D = Q - c r, c = B1 - B0,
+    shifted by c mean r; B = B0 + c mean r (module docstring). q, r: (..., R); B0, B1: (...)."""
+    c = np.asarray(B1, float) - np.asarray(B0, float)
+    _, dl, du = one_sided_t(q - c[..., None] * r, alpha, n_tests)
+    shift = c * r.mean(-1)
+    return q.mean(-1), dl + shift, du + shift, np.asarray(B0, float) + shift
+
+
 def check_bound(bound, res, alpha: float = 0.01, from_step: int = 0, rtol: float = 1e-9) -> CheckResult:
     """Compare ``bound`` with the Monte Carlo result ``res`` (module docstring)."""
     if bound.quantity not in SERIES_OF:
@@ -131,7 +163,9 @@ def check_bound(bound, res, alpha: float = 0.01, from_step: int = 0, rtol: float
     c = dict(res.constants)
     R = res.meta.get("seeds", None) or next(iter(res.averages.values())).shape[-1]
     uses_r = bool({"r_w", "r_avg"} & set(bound.symbols))
-    fam = 2 if uses_r else 1
+    r_name = "r_w" if bound.quantity.startswith("momentum_error") else "r_avg"
+    paired = uses_r and r_coefficient(bound, r_name) is not None
+    fam = 2 if uses_r and not paired else 1
     cap = r_cap(res)
     if bound.quantity.startswith("momentum_error"):
         keep = res.steps >= from_step
@@ -140,16 +174,27 @@ def check_bound(bound, res, alpha: float = 0.01, from_step: int = 0, rtol: float
         mean, lcb, ucb = one_sided_t(res.series[key][keep], alpha, fam * n)
         _, rw_lcb, rw_ucb = empirical_bernstein(res.series["r_w"][keep], cap, alpha, fam * n)
         tt = steps.astype(float)
-        B_hi = np.broadcast_to(np.asarray(bound.evaluate(**c, t=tt, r_w=rw_ucb), dtype=float), mean.shape)
-        B_lo = np.broadcast_to(np.asarray(bound.evaluate(**c, t=tt, r_w=rw_lcb), dtype=float), mean.shape)
+        if paired:
+            q, r = res.series[key][keep], res.series["r_w"][keep]
+            mean, lcb, ucb, B_hi = _paired(q, r, *(np.broadcast_to(np.asarray(
+                bound.evaluate(**c, t=tt, r_w=v), dtype=float), tt.shape) for v in (0.0, 1.0)), alpha, n)
+            B_lo = B_hi
+        else:
+            B_hi = np.broadcast_to(np.asarray(bound.evaluate(**c, t=tt, r_w=rw_ucb), dtype=float), mean.shape)
+            B_lo = np.broadcast_to(np.asarray(bound.evaluate(**c, t=tt, r_w=rw_lcb), dtype=float), mean.shape)
     else:
         n = 1
         steps = np.asarray([c["K"] - 1])
         m, l_, u = one_sided_t(res.averages[key], alpha, fam)
         _, ra_lo, ra_hi = empirical_bernstein(res.averages["r_avg"], cap, alpha, fam)
         mean, lcb, ucb = (np.atleast_1d(v) for v in (m, l_, u))
-        B_hi = np.atleast_1d(np.asarray(bound.evaluate(**c, t=float(c["K"]), r_avg=float(ra_hi)), dtype=float))
-        B_lo = np.atleast_1d(np.asarray(bound.evaluate(**c, t=float(c["K"]), r_avg=float(ra_lo)), dtype=float))
+        ev = lambda r: np.atleast_1d(np.asarray(bound.evaluate(**c, t=float(c["K"]), r_avg=float(r)), dtype=float))
+        if paired:
+            q, r = (np.asarray(res.averages[k], float)[None] for k in (key, "r_avg"))
+            mean, lcb, ucb, B_hi = _paired(q, r, ev(0.0), ev(1.0), alpha, 1)
+            B_lo = B_hi
+        else:
+            B_hi, B_lo = ev(ra_hi), ev(ra_lo)
     tol = rtol * np.maximum(1.0, np.abs(B_hi))
     violated = bool((lcb > B_hi + tol).any())
     confident = bool((ucb <= B_lo + rtol * np.maximum(1.0, np.abs(B_lo))).all())
@@ -163,7 +208,8 @@ def check_bound(bound, res, alpha: float = 0.01, from_step: int = 0, rtol: float
         margin=float(np.min(_ratio(B_lo - ucb, B_lo))), tightness=float(ratio[w]),
         lcb_ratio=float(np.max(_ratio(lcb, B_hi))), worst_step=int(steps[w]),
         ci=CI_TEXT.format(conf=1 - alpha, n=fam * n, R=R,
-                          rb="; empirical-Bernstein for r_w/r_avg" if uses_r else ""), seeds=int(R))
+                          what="paired Q - c r (bound affine in r)" if paired else "quantity",
+                          rb="; empirical-Bernstein for r_w/r_avg" if uses_r and not paired else ""), seeds=int(R))
 
 
 def check_run(res, bounds, alpha: float = 0.01) -> list[CheckResult]:

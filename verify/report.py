@@ -17,13 +17,12 @@ from lmo.geometry import L2, Sign, Spectral
 from lmo.variants import RUN_VARIANTS as VARIANTS
 from theory.records.registry import all_bounds
 
-from .adversarial import search
+from .adversarial import search_bases
 from .check import applicable, check_bound, check_run
 from .montecarlo import run
 from .planted_bounds import catching_scenario, mutants
 from .noise import make_noise
 from .problems import random_cosine_sum, random_least_squares, random_psd, random_quadratic, vector_quadratic
-from .strategies import Instance
 from .variants import lmo_available
 
 
@@ -98,14 +97,10 @@ def run_report(quick: bool = True, out_dir: str | None = None, progress=print) -
     names = (["paper_c1_y", "paper_c2_y", "paper_c1_x", "paper_c2_x", "paper_delayed_noise_consistent",
               "derived_sync_lemma", "derived_delayed_lemma", "derived_delayed_theorem",
               "derived_ef_lemma_trajectory"] if quick else [b.name for b in bounds])
-    budget = dict(n_random=6, n_local=10, seeds=8, steps=50, confirm_seeds=128) if quick else \
-        dict(n_random=32, n_local=60, seeds=32, steps=150, confirm_seeds=1024)
-    bases = [Instance(kind="quadratic", geometry="spectral", m=3, n=3, noise="aligned"),
-             Instance(kind="vector", geometry="sign", m=1, n=1, noise="gaussian")]
     for i, name in enumerate(names):
         b = next(x for x in bounds if x.name == name)
         # pick the base on the search's own value; report the winner's re-evaluated ratio
-        best = max((search(b, base, **budget) for base in bases), key=lambda r: r["search_ratio"])
+        best = search_bases(b, "quick" if quick else "full")
         out["adversarial"].append(best)
         progress(f"  [{i + 1}/{len(names)}] {name:32s} re-evaluated ratio {best['confirmed_ratio']:.3f}"
                  f" violated={best['violated']}")

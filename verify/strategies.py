@@ -29,9 +29,23 @@ GEOMETRY_OF = {"vector": ("sign", "l2"), "quadratic": ("spectral", "frobenius", 
 NOISE_KINDS = ("gaussian", "anisotropic", "student_t", "aligned")
 
 
+#: the quadratic kind's smallest distance scale: x0 -> 0 never starts at the exact minimiser
+#: (where sign(0) = 0 stops every step and only noise moves the iterate)
+DIST_MIN = 0.3
+
+
+def quadratic_dist(x0: float) -> float:
+    """X*'s entry scale for the quadratic kind: dist = max(3 x0, DIST_MIN) (x0 = 1 -> 3)."""
+    return max(3.0 * float(x0), DIST_MIN)
+
+
 @dataclass(frozen=True)
 class Instance:
-    """problem kind/geometry/size/seed/scale, noise kind/sigma, variant, lr, mu, delay, steps."""
+    """problem kind/geometry/size/seed/scale, noise kind/sigma, variant, lr, mu, delay, steps, x0.
+
+    x0 sets the start's distance from the minimiser: vector kind: x_0 = x0 (1, ..., 1), x* = 0;
+    quadratic kind: x_0 = 0, X* entries of size quadratic_dist(x0) (x0 = 1: 3, the former
+    default); least squares and the cosine sum keep their own start (x0 unused)."""
 
     kind: str = "vector"
     geometry: str = "sign"
@@ -56,7 +70,7 @@ class Instance:
             H = random_psd(self.n, g, self.cond, top=self.scale)
             return vector_quadratic(H, geo, x0=torch.full((1, self.n), self.x0), name=f"vector{self.n}")
         if self.kind == "quadratic":
-            p = random_quadratic(self.m, self.n, geo, g, self.cond, self.cond, self.scale)
+            p = random_quadratic(self.m, self.n, geo, g, self.cond, self.cond, self.scale, quadratic_dist(self.x0))
         elif self.kind == "least_squares":
             p = random_least_squares(self.m, self.n, geo, g, scale=self.scale)
         else:

@@ -39,3 +39,27 @@ def test_reeval_is_below_the_search_value_on_a_noisy_bound():
     r = search(b, base, n_random=3, n_local=0, seeds=4, steps=30, confirm_seeds=64)
     assert np.isfinite(r["confirmed_ratio"]) and r["confirmed_ratio"] <= 1 + 1e-9
     assert "search_ratio" in r and r["confirm_seeds"] == 64
+
+
+def test_x0_sets_the_quadratic_start_distance_and_zero_is_not_the_minimiser():
+    import torch
+    from lmo.geometry import Spectral
+    from verify.problems import random_quadratic
+    q = Instance(kind="quadratic", geometry="spectral", m=3, n=3)
+    dist = {x0: float(torch.linalg.norm(replace(q, x0=x0).problem().Xstar)) for x0 in (0.0, 0.1, 1.0, 10.0)}
+    same = random_quadratic(3, 3, Spectral(), torch.Generator().manual_seed(0), 1.0, 1.0, 1.0)
+    assert torch.equal(replace(q, x0=1.0).problem().Xstar, same.Xstar)   # x0 = 1: the former dist 3
+    assert np.isclose(dist[10.0], 10 * dist[1.0]) and np.isclose(dist[0.0], dist[0.1]) and dist[0.0] > 0
+    # the search's x0 dimension is live: Delta_0 grows with it on the quadratic base
+    d0 = [decode(np.r_[-2.0, 0.0, 0.0, 0.0, -3.0, lx], replace(q, steps=2)).run(seeds=1).constants["Delta_0"]
+          for lx in (-1.0, 0.0, 1.0)]
+    assert d0[0] < d0[1] < d0[2]
+
+
+def test_start_points_cover_the_noise_and_theorem_regimes_and_a_zero_bound_exceeded_is_huge():
+    from verify.adversarial import HUGE, NOISE_ATTAINING, _finite, start_points
+    for z in NOISE_ATTAINING:
+        assert decode(z, BASE).sigma > 1.0 and decode(z, BASE).lr <= 1e-3
+    th = decode(start_points(50)[len(ATTAINING) + len(NOISE_ATTAINING)], BASE)
+    assert th.sigma == 0.0 and np.isclose(th.x0, th.lr * 50)        # eta K = x0
+    assert _finite(np.inf) == HUGE and _finite(-np.inf) == 0.0 and _finite(np.nan) == 0.0

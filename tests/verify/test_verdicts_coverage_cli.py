@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import sympy as sp
 import torch
+from scipy import stats
 
 from lmo.geometry import Sign, Spectral
 from theory.records.bound import Bound
@@ -41,15 +42,39 @@ def test_three_states():
     assert c == {0.5: "violated", 1.0: "not violated", 2.0: "holds confidently"}
 
 
-def test_r_w_enters_at_its_lower_end_for_holds_confidently():
+def test_affine_r_w_bound_is_checked_on_the_paired_difference():
+    """B = L r_w is affine in r_w: Q - L r_w per seed is tested against B(0) = 0, not r_w's
+    empirical-Bernstein bounds (which with independent r_w in [0, 2] would straddle the mean)."""
     rng = np.random.default_rng(1)
     err = rng.normal(1.0, 0.02, (3, 64))
-    rw = rng.uniform(0.0, 2.0, (3, 64))   # in [0, 2 eta], mean 1: B = L r_w, UCB(r_w) > 1.03 > LCB(r_w)
-    res = _fake(err, rw)
-    r = check_bound(_bound(L * r_w), res)
-    assert r.verdict == "not violated"     # r_w at its UCB would have said "holds confidently"
-    _, lo, hi = empirical_bernstein(rw, 2.0, 0.01, 6)
-    assert np.all(hi > 1.03) and np.all(lo < 0.97)
+    rw = rng.uniform(0.0, 2.0, (3, 64))   # independent of err: D = err - rw has sd ~ 0.58
+    r = check_bound(_bound(L * r_w), _fake(err, rw))
+    assert r.verdict == "not violated"
+    assert "3 tests" in r.ci and "paired" in r.ci and "empirical-Bernstein" not in r.ci   # 1 family x 3 steps
+    d = err - rw                           # by hand: one-sided t on the paired difference
+    q = stats.t.ppf(1 - 0.01 / 3, 63)
+    lcb = d.mean(-1) - q * d.std(-1, ddof=1) / 8 + rw.mean(-1)
+    assert np.isclose(r.lcb_ratio, np.max(lcb / rw.mean(-1)), rtol=1e-9)
+
+
+def test_affine_r_w_bound_at_the_measured_r_w_with_few_seeds():
+    """8 seeds, r_w identical across seeds (sigma = 0): the empirical-Bernstein UCB sits at the cap
+    2 eta, while the paired check evaluates B at the measured r_w: Q = 0.9 L r_w is 'holds
+    confidently' with ratio 0.9, and Q = 1.1 L r_w is violated."""
+    rw = np.tile(np.array([[0.2], [0.5], [1.0]]), (1, 8))   # eta = 1: cap 2
+    _, _, hi = empirical_bernstein(rw, 2.0, 0.01, 6)
+    assert np.allclose(hi, 2.0)                           # the UCB is uninformative at 8 seeds
+    ok = check_bound(_bound(L * r_w), _fake(0.9 * rw, rw))
+    bad = check_bound(_bound(L * r_w), _fake(1.1 * rw, rw))
+    assert ok.verdict == "holds confidently" and np.isclose(ok.tightness, 0.9)
+    assert bad.verdict == "violated" and np.isclose(bad.tightness, 1.1)
+
+
+def test_non_affine_r_w_bound_keeps_empirical_bernstein():
+    rng = np.random.default_rng(1)
+    err = rng.normal(1.0, 0.02, (3, 64))
+    rw = rng.uniform(0.0, 2.0, (3, 64))
+    r = check_bound(_bound(L * r_w ** 2 / 2 + L / 2), _fake(err, rw))
     assert "6 tests" in r.ci and "empirical-Bernstein" in r.ci   # 2 families x 3 steps
 
 
@@ -115,7 +140,7 @@ def test_cli_refuses_unwritable_out_before_monte_carlo(tmp_path, capsys, monkeyp
 def test_progress_per_unit(monkeypatch):
     p = vector_quadratic(torch.eye(2, dtype=torch.float64), Sign(), x0=torch.full((1, 2), 3.0), name="tiny")
     monkeypatch.setattr(report, "problems", lambda: [p])
-    monkeypatch.setattr(report, "search", lambda b, base, **kw: dict(
+    monkeypatch.setattr(report, "search_bases", lambda b, budget, **kw: dict(
         bound=b.name, search_ratio=0.5, confirmed_ratio=0.5, violated=False, instance="stub"))
     lines = []
     out = report.run_report(quick=True, progress=lines.append)
