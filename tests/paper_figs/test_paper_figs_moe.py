@@ -6,7 +6,7 @@ import math
 
 import pytest
 import scipy.stats
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from paper_figs_fakes import fake_deps, knobs, profile_with
 
@@ -94,10 +94,20 @@ def test_a_closing_ef_passes_with_noise(base, gap, eps):
 
 @given(st.floats(1.0, 4.0), st.floats(0.05, 0.3), st.lists(st.tuples(noise, noise, noise), min_size=2, max_size=3))
 def test_an_ef_that_leaves_most_of_the_gap_fails(base, gap, eps):
+    """With 3 seeds the cell uses its own SD: three identical paired differences leave no
+    standard error, a case of its own (test_three_identical_differences_are_inconclusive)."""
+    assume(len(eps) < 3 or len({c - a for a, _, c in eps}) > 1)
     sync = [base + a for a, _, _ in eps]
     async_ = [base + gap + b for _, b, _ in eps]
     ef = [base + 0.8 * gap + c for _, _, c in eps]
     assert mv.ef_closes_gap(sync, async_, ef, "x", N).status == FAILS
+
+
+def test_three_identical_differences_are_inconclusive():
+    """A 3-seed cell's own SD of 0 (identical paired differences, e.g. one run stored thrice)
+    gives no standard error: inconclusive, saying so, never a verdict from a zero SE."""
+    v = mv.ef_closes_gap([1.0] * 3, [1.25] * 3, [1.2] * 3, "x", N)
+    assert v.status == INCONCLUSIVE and "no standard error" in v.reason
 
 
 def test_ef_rule_edges():
