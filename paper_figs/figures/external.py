@@ -6,10 +6,12 @@ JSON-able result under out/cache/<hash>.json, like a training run; ``--force`` r
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..cache import config_hash, to_jsonable
 from ..deps import Unavailable
+from .common import spec_of
 
 
 def cached_call(ctx, kind: str, params: dict, fn: Callable[[], Any],
@@ -35,3 +37,21 @@ def dep(ctx, name: str):
 
 
 __all__ = ["cached_call", "dep", "Unavailable"]
+
+
+@dataclass(frozen=True)
+class ExternalSpec:
+    """The knob of a figure made of external calls: its calls in their quick mode (the full and
+    gpu profiles run them in full)."""
+
+    quick_external: bool = True
+
+
+#: one row per profile, shared by the figures made of external calls (theory, pipeline)
+SPECS = {"full": ExternalSpec(quick_external=False), "quick": ExternalSpec(),
+                  "gpu": ExternalSpec(quick_external=False), "micro": ExternalSpec()}
+
+
+def quick_mode_of(p, figure: str) -> bool:
+    """Whether ``figure``'s external calls run in their quick mode in profile ``p``."""
+    return spec_of(p, figure, SPECS).quick_external

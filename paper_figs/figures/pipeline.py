@@ -6,13 +6,12 @@ its ideal time ratio to a bubble-free schedule is (M + P - 1) / M. The benchmark
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from .. import plotting
 from ..deps import Unavailable
 from ..verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict
-from .common import Context, FigureOutput, spec_of
-from .external import cached_call
+from .common import Context, FigureOutput
+from .external import cached_call, quick_mode_of
 
 NAME = "pipeline"
 TITLE = "Pipeline figure: measured throughput ratio vs the ideal bubble ratio (M+P-1)/M"
@@ -22,20 +21,9 @@ def runs(p) -> list[dict]:
     return []
 
 
-@dataclass(frozen=True)
-class Spec:
-    """This figure's knob: its external calls in their quick mode (the full and gpu profiles run
-    them in full)."""
-
-    quick_external: bool = True
-
-
-SPECS = {"full": Spec(quick_external=False), "quick": Spec(), "gpu": Spec(quick_external=False), "micro": Spec()}
-
-
 def quick_mode(p) -> bool:
     """Whether this figure's external calls run in their quick mode in profile ``p``."""
-    return spec_of(p, NAME, SPECS).quick_external
+    return quick_mode_of(p, NAME)
 
 
 def ideal_ratio(M: int, P: int) -> float:

@@ -6,7 +6,6 @@ delay price(K) = (optimized delayed bound) / (optimized synchronous bound) at ho
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 import math
 from pathlib import Path
 
@@ -18,8 +17,8 @@ from .. import paper_numbers as pn
 from .. import plotting
 from ..deps import Unavailable
 from ..verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict, reading_verdict
-from .common import Context, FigureOutput, spec_of
-from .external import cached_call
+from .common import Context, FigureOutput
+from .external import cached_call, quick_mode_of
 
 NAME = "theory"
 TITLE = "Theory figures: bounds vs measurement, and the delay price of the optimized bounds"
@@ -31,20 +30,9 @@ def runs(p) -> list[dict]:
     return []
 
 
-@dataclass(frozen=True)
-class Spec:
-    """This figure's knob: its external calls in their quick mode (the full and gpu profiles run
-    them in full)."""
-
-    quick_external: bool = True
-
-
-SPECS = {"full": Spec(quick_external=False), "quick": Spec(), "gpu": Spec(quick_external=False), "micro": Spec()}
-
-
 def quick_mode(p) -> bool:
     """Whether this figure's external calls run in their quick mode in profile ``p``."""
-    return spec_of(p, NAME, SPECS).quick_external
+    return quick_mode_of(p, NAME)
 
 
 # theory.results.rates' variants (lmo.variants.THEORY_VARIANTS, less sync, the baseline)
