@@ -31,12 +31,17 @@ DIAGNOSTICS_OFF = {"diag_every": 0, "diag_micro": 4}
 DIAGNOSTICS = tuple(DIAGNOSTICS_OFF)
 
 
+def preset_momentum(values: Mapping[str, Any]) -> bool:
+    """Whether ``values`` spell out the optimizer's preset momentum (an omitted one is the same run)."""
+    m = values.get("momentum")
+    return m is not None and DEFAULT_MOMENTUM.get(values.get("optimizer")) == m
+
+
 def identity(config: Mapping[str, Any]) -> dict:
     """The run's identity (module docstring): ``config`` with a preset momentum as None and
     the :data:`DIAGNOSTICS` fields it has set to off (so a plain run keeps its key)."""
     out = {k: (DIAGNOSTICS_OFF[k] if k in DIAGNOSTICS_OFF else v) for k, v in config.items()}
-    m = out.get("momentum")
-    if m is not None and DEFAULT_MOMENTUM.get(out.get("optimizer")) == m:
+    if preset_momentum(out):
         out["momentum"] = None
     return out
 
@@ -45,7 +50,7 @@ def settings_identity(settings: Mapping[str, Any]) -> dict:
     """The same rule on a figure's settings (TrainConfig arguments, not the full config): a
     preset momentum and the diagnostics fields left out."""
     out = {k: v for k, v in settings.items() if k not in DIAGNOSTICS}
-    if out.get("momentum") is not None and DEFAULT_MOMENTUM.get(out.get("optimizer")) == out["momentum"]:
+    if preset_momentum(out):
         del out["momentum"]
     return out
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .cache import config_hash
 from .identity import diagnosed, run_key
+from .machine_regimes import machine_kind
 from .kept import KeptError, KeptStore, content_sha256, dumps, seal
 
 MAP_FILE = Path(__file__).resolve().parent / "identity_migration.json"
@@ -79,8 +80,8 @@ def plan(store: KeptStore) -> dict[str, str]:
 
 
 def machine(rec: dict) -> str:
-    """The machine kind a record was made on (its provenance's first field)."""
-    return str((rec.get("provenance") or {}).get("machine", "?")).split(",")[0]
+    """The machine kind a record was made on (:func:`paper_figs.machine_regimes.machine_kind`)."""
+    return machine_kind(rec.get("provenance") or {})
 
 
 def migrate(store: KeptStore, moves: dict[str, str]) -> dict[str, str]:
