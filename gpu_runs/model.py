@@ -273,12 +273,17 @@ def layer_split(n_layers: int, num_stages: int) -> list[range]:
 
 
 def stage_of_params(model: Llama, num_stages: int) -> dict[str, int]:
+    """Parameter name -> pipeline stage of ``model``'s parameters (:func:`stage_of_names`)."""
+    return stage_of_names([n for n, _ in model.named_parameters()], model.cfg.n_layers, num_stages)
+
+
+def stage_of_names(names, n_layers: int, num_stages: int) -> dict[str, int]:
     """Parameter name -> pipeline stage: ``embed`` on stage 0, ``layers.i`` by :func:`layer_split`,
     ``norm`` / ``lm_head`` on the last stage (a tied head is named ``embed.weight``: stage 0)."""
-    split = layer_split(model.cfg.n_layers, num_stages)
+    split = layer_split(n_layers, num_stages)
     layer_stage = {i: s for s, r in enumerate(split) for i in r}
     out = {}
-    for name, _ in model.named_parameters():
+    for name in names:
         if name.startswith("embed."):
             out[name] = 0
         elif name.startswith("layers."):

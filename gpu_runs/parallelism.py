@@ -43,6 +43,9 @@ def check_schedule_runs(schedule: str, delay: Delay) -> None:
     if schedule not in schedules_of(delay):
         raise ValueError(f"--schedule {schedule} does not run --delay {delay.kind}: "
                          f"use --schedule {' or '.join(schedules_of(delay))} (or leave --schedule out)")
+    if delay.wrapped and not delay.one_step:
+        raise ValueError(f"the pipeline runs the one-step delay (tau 1, no corrector, profile or group); "
+                         f"{delay.label} runs in the trainer (python -m gpu_runs.train)")
 
 
 @dataclass(frozen=True)

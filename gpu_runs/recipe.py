@@ -20,7 +20,7 @@ import torch
 
 from lmo import presets, registry
 from lmo.clipping import clip_by_global_norm
-from lmo.combine import chain
+from lmo.combine import chain, muon_labels
 from lmo.ns_dtype import choose_ns_dtype, dtype_name
 from lmo.pipedream import history_init, pipedream_delays
 from lmo.presets import DECOUPLED_DECAY
@@ -28,7 +28,7 @@ from lmo.registry import OPTIMIZERS
 from lmo.schedules import WarmupCosine
 from lmo.variants import MODES, Delay  # MODES: the configuration's mode names, re-exported (gpu_runs.MODES)
 
-from gpu_runs.model import CONFIGS, Llama, get_config, stage_of_params
+from gpu_runs.model import CONFIGS, Llama, get_config, stage_of_names, stage_of_params
 from gpu_runs.parallelism import Parallelism, check_parallelism
 
 #: one line of help per TrainConfig field: the command lines' options are generated from the
@@ -48,6 +48,14 @@ FIELD_HELP = {
     "sync_start": "2bw: the first K steps synchronous",
     "sync_cooldown": "2bw: the last K steps synchronous",
     "dc_asgd": "2bw: DC-ASGD lambda",
+    "tau": "2bw: the delay in steps (None: 1, PipeDream-2BW; more: a uniform queue of tau updates; "
+           "with --delay-profile pipedream it is --stages - 1)",
+    "corrector": "2bw: a delay corrector of lmo.CORRECTORS at its defaults (none, weight_prediction, "
+                 "nesterov_lookahead, dc_asgd_adaptive, dc_asgd_ema, lr_damping; plain DC-ASGD is --dc-asgd)",
+    "delay_profile": "2bw: uniform (every block tau) or pipedream (the blocks of stage s of --stages P "
+                     "delayed by P - 1 - s, as an update delay)",
+    "delayed_groups": "2bw: the blocks delayed: all, matrix (the hidden 2-D weights: Muon's group) or other "
+                      "(embeddings, head, norms, vectors: the Muon family's AdamW group); the rest synchronous",
     "steps": "optimizer steps T (the schedule's horizon)",
     "batch_size": "sequences per step",
     "aux_groups": "MoE: each layer's balance loss is the mean over this many equal groups of the batch's "
@@ -163,6 +171,9 @@ def check_device_here(name: str) -> None:
 
 #: fields that are no command-line option of their own (a dict, a section)
 NOT_OPTIONS = ("opt_kwargs", "parallel")
+#: the delay fields added after the kept records (tau > 1, correctors, profiles, groups) at their
+#: "off" values: ``as_dict`` leaves them out there, so every earlier run keeps its JSON and key
+DELAY_SHAPE_OFF = {"tau": None, "corrector": "none", "delay_profile": "uniform", "delayed_groups": "all"}
 
 
 def _opt(name: str) -> str:
@@ -191,6 +202,10 @@ class TrainConfig:
     sync_start: int = 0
     sync_cooldown: int = 0
     dc_asgd: float = 0.0
+    tau: int | None = None            # None: the delay's own (1 for 2bw; stages - 1 for pipedream)
+    corrector: str = "none"
+    delay_profile: str = "uniform"
+    delayed_groups: str = "all"
     steps: int = 200
     batch_size: int = 32
     aux_groups: int = 1
@@ -218,6 +233,11 @@ class TrainConfig:
         # the decay convention is part of the run's identity: record the keyword arguments
         # that make this optimizer's weight_decay decoupled (lmo.presets.DECOUPLED_DECAY)
         self.opt_kwargs = {**DECOUPLED_DECAY.get(self.optimizer, {}), **(self.opt_kwargs or {})}
+        if self.tau is not None:   # a tau that is the delay's own is written as None: one run, one key
+            try:
+                self.tau = self.delay.config_fields["tau"]
+            except ValueError:
+                pass               # validate() names the field
         # the corpus is part of the identity too; the built-in one's hash is known without loading it
         if self.data == "stdlib" and self.data_sha256 is None:
             # imported here: ``import gpu_runs`` must not import the command
@@ -233,6 +253,9 @@ class TrainConfig:
         d = asdict(self)
         if self.parallel == Parallelism():
             del d["parallel"]
+        for k, off in DELAY_SHAPE_OFF.items():   # likewise the delay's newer fields while off
+            if d[k] == off:
+                del d[k]
         return d
 
     @property
@@ -242,7 +265,7 @@ class TrainConfig:
         value the delay's rules refuse. The flat fields stay the run's JSON (its identity)."""
         try:
             return Delay.of_config(self.mode, self.ef, self.sync_start, self.sync_cooldown, self.dc_asgd,
-                                   self.stages)
+                                   self.stages, self.tau, self.corrector, self.delay_profile, self.delayed_groups)
         except ValueError as e:
             raise ValueError(f"TrainConfig.delay: {e}") from None
 
@@ -337,15 +360,26 @@ def base_optimizer(cfg: TrainConfig, params: dict):
 
 def build_optimizer(cfg: TrainConfig, params: dict, stage_of: dict | None = None):
     """clip -> registry optimizer with the warmup-cosine schedule, wrapped for the run's delay
-    (``TrainConfig.delay.wrap``, with the run's mitigations).
+    (``TrainConfig.delay.wrap``, with the run's mitigations, corrector and per-block delays
+    :func:`delay_taus`).
 
     Returns (opt, inner, lr) where ``inner`` is the synchronous optimizer and ``lr`` the schedule
     value the named optimizer holds (:func:`base_optimizer`)."""
     base, lr = base_optimizer(cfg, params)
     inner = chain(clip_by_global_norm(cfg.grad_clip), base) if cfg.grad_clip else base
     # sync and pipedream stay unwrapped (pipedream's staleness is the loop's history)
-    opt = cfg.delay.wrap(inner, total_steps=cfg.steps)
+    opt = cfg.delay.wrap(inner, total_steps=cfg.steps, taus=delay_taus(cfg, params, stage_of))
     return opt, inner, lr
+
+
+def delay_taus(cfg: TrainConfig, params: dict, stage_of: dict | None = None):
+    """The delay of each block of ``params`` (``lmo.variants.Delay.taus``): the stages of the
+    contiguous layer split (``model.stage_of_names``; ``stage_of`` overrides) and the Muon
+    family's labels (``lmo.combine.muon_labels``: "matrix" / "other")."""
+    delay = cfg.delay
+    if stage_of is None and delay.profile == "pipedream":
+        stage_of = stage_of_names(list(params), get_config(cfg.config).n_layers, cfg.stages)
+    return delay.taus(stage_of, muon_labels(params))
 
 
 def make_history(cfg: TrainConfig, model: Llama, params: dict):

@@ -40,6 +40,7 @@ import torch
 
 from lmo.base import apply_updates, load_state_dict, state_dict
 from lmo.pipedream import history_load, history_push, history_state_dict, mixed_point
+from lmo.lookahead import gradient_point
 from lmo.registry import lr_at
 from lmo.variants import VARIANTS, mode_of
 
@@ -172,7 +173,8 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
     for t in range(start, cfg.steps):
         t0 = time.perf_counter()
         x, y = batcher.batch(t)
-        point = mixed_point(history, params) if history is not None else params
+        # the gradient's point: the stale mix (pipedream), a corrector's look-ahead z_t, else x_t
+        point = mixed_point(history, params) if history is not None else gradient_point(state, params)
         loss, grads = loss_and_grads(model, point, x, y, amp, fn)
         routing = routing_stats(model) if mcfg.n_experts else None   # this step's batch, not validation's
         lr_t = lr_at(opt, t)      # the lr the optimizer's own update resolves at step t

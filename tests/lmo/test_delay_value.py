@@ -16,7 +16,15 @@ INVALID = [
     (dict(kind="async"), ["delay", "must be one of"]),
     (dict(kind="delayed"), ["delay", "must be one of"]),
     (dict(kind=SYNC, tau=1), ["tau"]),
-    (dict(kind=TWO_BW, tau=2), ["tau"]),
+    (dict(kind=TWO_BW, tau=0), ["tau", ">= 1", "sync"]),
+    (dict(kind=EF, tau=2), ["tau"]),
+    (dict(kind=TWO_BW, corrector="dc_asgd"), ["corrector", "--dc-asgd"]),
+    (dict(kind=TWO_BW, corrector="spectrain"), ["corrector", "must be one of"]),
+    (dict(kind=TWO_BW, profile="gpipe"), ["profile", "must be one of"]),
+    (dict(kind=TWO_BW, groups="embed"), ["groups", "must be one of"]),
+    (dict(kind=TWO_BW, tau=2, sync_start=1), ["sync_start", "mitigates the one-step delay", "tau 1"]),
+    (dict(kind=TWO_BW, groups="matrix", dc_asgd=0.1), ["dc_asgd", "mitigates", "delayed-groups"]),
+    (dict(kind=TWO_BW, tau=3, profile="pipedream", groups="other"), ["pipedream profile", "all"]),
     (dict(kind=EF, tau=0), ["tau"]),
     (dict(kind=PIPEDREAM, tau=-1), ["stages", ">= 1"]),
     (dict(kind=TWO_BW, tau=True), ["tau", "int"]),
@@ -27,7 +35,10 @@ INVALID = [
     (dict(kind=EF, dc_asgd=float("nan")), ["dc_asgd", "finite"]),
     (dict(kind=TWO_BW, dc_asgd=float("inf")), ["dc_asgd", "finite"]),
 ] + [(dict(kind=k, **{m: v}), [m, "mitigates the one-step delay", "2bw", k])
-     for k in (SYNC, PIPEDREAM) for m, v in (("sync_start", 2), ("sync_cooldown", 1), ("dc_asgd", 0.1))]
+     for k in (SYNC, PIPEDREAM) for m, v in (("sync_start", 2), ("sync_cooldown", 1), ("dc_asgd", 0.1))] \
+  + [(dict(kind=k, **{f: v}), [f"--{flag}", "needs --delay 2bw", k])
+     for k in (SYNC, EF, PIPEDREAM) for f, v, flag in (("corrector", "weight_prediction", "corrector"),
+                                                       ("groups", "matrix", "delayed-groups"))]
 
 
 @pytest.mark.parametrize("kw, words", INVALID, ids=[str(kw) for kw, _ in INVALID])

@@ -57,7 +57,7 @@ def test_refusals_name_the_parameter():
     with pytest.raises(ValueError, match="sync_start"):
         wrap(_base(), PIPEDREAM, sync_start=1)
     with pytest.raises(ValueError, match="delay"):
-        wrap(_base(), TWO_BW, delay=2)
+        wrap(_base(), TWO_BW, delay=0)
     with pytest.raises(ValueError, match="delay"):
         wrap(_base(), EF, delay=2)
 
