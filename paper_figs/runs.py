@@ -123,8 +123,9 @@ def describe(settings: Mapping[str, Any]) -> str:
     if mode == "pipedream":
         mode = f"pipedream(P={settings.get('stages')})"
     tags = [mode + ("+ef" if settings.get("ef") else "")]
-    for k in ("sync_start", "sync_cooldown", "dc_asgd", "momentum", "lr", "diag_every"):
-        if settings.get(k):
+    for k in ("tau", "corrector", "delay_profile", "delayed_groups", "sync_start", "sync_cooldown", "dc_asgd",
+              "momentum", "lr", "diag_every"):
+        if settings.get(k) and settings[k] not in ("none", "all", "uniform"):   # a delay field's "off"
             tags.append(f"{k}={settings[k]}")
     for k, v in sorted((settings.get("opt_kwargs") or {}).items()):
         tags.append(f"{k}={v}")
