@@ -8,6 +8,9 @@ the CPU time the kept records' ``wall_s`` predicts.
   lr-retuned grid (``fig4.Spec.momentum_lr_extend``: AdamW and Lion at x0.25 and x4, Muon at
   x0.25, every momentum) and lr_tuning's (``grids.Shared.tuning_lr_extend``: MARS and Muon at
   x0.25; Muon's grid ends at seeds 0-3).
+- The correctors figure (issue 41, ``paper_figs.figures.correctors``): delays tau = 2, 4, 8, the
+  correctors at tau = 1 and 4, and the attribution, 3 seeds each, declared with the protocol
+  of docs/correctors.md §8 before they were trained.
 
 ``AS_KEPT`` is the full profile as its kept records were trained (the grid knobs it changes,
 ``Profile.grid_changes``); the planned runs are the full profile's runs that it did not have.
@@ -28,7 +31,8 @@ from .runs import Runner, describe
 
 #: the full profile's grid knobs as the kept records were trained (before the protocol's runs)
 AS_KEPT = {"fig5": {"scale_horizons": (), "scale_seeds": ()}, "fig4": {"momentum_lr_extend": ()},
-           "grids": {"tuning_lr_extend": (("adan", (16.0,)), ("mars", (16.0,)))}}
+           "grids": {"tuning_lr_extend": (("adan", (16.0,)), ("mars", (16.0,)))},
+           "correctors": {"tau_optimizers": (), "corrector_optimizers": (), "attribution_optimizer": ""}}
 
 
 def planned(profile: str = "full") -> list[tuple[str, dict, str]]:
@@ -61,6 +65,10 @@ def wall_s(settings: dict, store: KeptStore) -> float:
             (same if s.get("steps") == settings.get("steps") else other).append(
                 r["wall_s"] * (1 if s.get("steps") == settings.get("steps") else settings["steps"] / s["steps"]))
     xs = same or other
+    if not xs:   # an optimizer with no record yet: any optimizer's runs of the same model and steps
+        xs = [store.get(k)["wall_s"] for k in store.keys() if store.get(k).get("wall_s")
+              and store.get(k)["settings"].get("config") == settings.get("config")
+              and store.get(k)["settings"].get("steps") == settings.get("steps")]
     return statistics.fmean(xs) if xs else float("nan")
 
 

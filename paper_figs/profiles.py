@@ -31,7 +31,7 @@ from typing import Any
 
 ALL_FIGURES = (
     "fig3", "table1", "lr_tuning", "fig3_tuned", "fig2_table2", "fig2_tuned", "fig4", "fig5", "fig6", "moe",
-    "theory_training", "theory", "pipeline",
+    "correctors", "theory_training", "theory", "pipeline",
 )
 
 TABLE1_OPTIMIZERS = ("adamw", "muon", "normuon", "adamuon", "soap", "nadam", "adan", "mars", "lion")
