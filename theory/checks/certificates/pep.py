@@ -12,7 +12,6 @@ its square root. PEPit is imported here, inside the functions, never at import t
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,7 +39,7 @@ def require_pepit():
 @dataclass(frozen=True)
 class WorstCase:
     """value: the PEP's optimum (squared norm, dual); accurate: False when the solver said its
-    solution may be inaccurate (cvxpy's warning, recorded instead of printed); the worst case as
+    solution may be inaccurate (cvxpy's status is not 'optimal'); the worst case as
     vectors: y0, d (t, n), xs (t+1, n), grads (t+1, n), fvals (t+1,), target and its gradient."""
 
     value: float
@@ -90,11 +89,9 @@ def solve(variant: str, mu: float, t: int, L: float = 1.0, eta: float = 1.0, sol
     w = weights(mu, t)
     m = _combine(w, [oracle(c)[1] for c in X])
     problem.set_performance_metric((m - oracle(target)[1]) ** 2)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        options = SOLVER_OPTIONS if solver == SOLVER else {}
-        value = problem.solve(wrapper="cvxpy", solver=solver, verbose=0, **options)
-    accurate = not any("inaccurate" in str(w.message) for w in caught)
+    options = SOLVER_OPTIONS if solver == SOLVER else {}
+    value = problem.solve(wrapper="cvxpy", solver=solver, verbose=0, **options)
+    accurate = problem.wrapper.prob.status == "optimal"     # cvxpy's status, e.g. "optimal_inaccurate"
     ev = lambda p: np.atleast_1d(np.asarray(p.eval(), dtype=float))   # noqa: E731
     xs = [oracle(c) for c in X]
     tp = oracle(target)
