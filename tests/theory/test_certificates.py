@@ -17,9 +17,9 @@ import torch
 
 from theory.checks.certificates import relations as R
 from theory.checks.certificates import table as T
+from theory.records.bound import DELAYED, EF, SYNC, VARIANTS
 
 ROOT = Path(__file__).resolve().parents[2]
-VARIANTS = ("sync", "delayed", "ef")
 #: the sub-grid solved here (27 PEPs, about 2 s)
 CELLS = [(v, mu, t) for v in VARIANTS for mu in (0.1, 0.5, 1.0) for t in (1, 2, 4)]
 
@@ -47,12 +47,12 @@ def _run(variant: str, mu: float, eta: float, steps: int, seed: int = 0):
     Returns x_0..x_T, y_0..y_T (opt.virtual_iterate), g_0..g_T, m_0..m_T and d_t = -eta m_t/||m_t||,
     the last computed from the momentum, not from the wrapper's bookkeeping."""
     from lmo import L2, lmo_momentum
-    from lmo.variants import wrap
+    from lmo import variants as V
     gen = torch.Generator().manual_seed(seed)
     A = torch.randn(3, 3, generator=gen, dtype=torch.float64)
     A, b = (A + A.T) / 2, torch.randn(3, generator=gen, dtype=torch.float64)
-    opt = wrap(lmo_momentum(eta, L2(event_ndim=1), mu=mu, init_momentum="grad"),
-               {"sync": "sync", "delayed": "2bw", "ef": "ef"}[variant])
+    opt = V.wrap(lmo_momentum(eta, L2(event_ndim=1), mu=mu, init_momentum="grad"),
+                 {SYNC: V.SYNC, DELAYED: V.TWO_BW, EF: V.EF}[variant])
     x = {"w": torch.randn(3, generator=gen, dtype=torch.float64)}
     state = opt.init(x)
     xs, ys, gs, ms, ds = [], [], [], [], []
@@ -62,7 +62,7 @@ def _run(variant: str, mu: float, eta: float, steps: int, seed: int = 0):
         g = A @ x["w"] + b
         gs.append(g)
         upd, state = opt.update({"w": g}, state, x)
-        m = (state.momentum if variant == "sync" else state.inner.momentum)["w"]
+        m = (state.momentum if variant == SYNC else state.inner.momentum)["w"]
         ms.append(m.clone())
         ds.append(-eta * m / torch.linalg.vector_norm(m))
         x = {"w": x["w"] + upd["w"]}
@@ -78,7 +78,7 @@ def test_relations_reproduce_a_real_run_of_the_wrapper(variant):
         X, target = R.points(variant, t)
         basis = np.vstack([ys[:1], ds[:t]])                        # (y_0, d_0, ..., d_{t-1})
         assert np.allclose(X @ basis, xs[:t + 1], atol=1e-12), (variant, t)
-        assert np.allclose(target @ basis, xs[t] if variant == "sync" else ys[t], atol=1e-12), (variant, t)
+        assert np.allclose(target @ basis, xs[t] if variant == SYNC else ys[t], atol=1e-12), (variant, t)
         assert np.allclose(R.weights(mu, t) @ gs[:t + 1], ms[t], atol=1e-12), t   # m_t = sum_j w_{t,j} g_j
 
 
@@ -104,8 +104,9 @@ def test_no_derived_term_below_the_certificate(rows):
 
 def test_stored_values_match_fresh_solves(rows):
     """docs/proof.md's table is rendered from the stored values: they must be what PEPit says now."""
-    from theory.checks.certificates.__main__ import stale
+    from theory.checks.certificates.__main__ import STORED, stale, stored_text
     assert not stale(rows), "stale: run python -m theory.checks.certificates --write"
+    assert STORED.read_text() == stored_text(T.stored_rows())    # the file is the tool's own output
     assert T.certificates_markdown() in (ROOT / "docs" / "proof.md").read_text(), \
         "docs/proof.md is stale: run python -m theory --all --markdown docs/proof.md"
 
@@ -114,6 +115,8 @@ def test_planted_too_small_drifts_are_caught(rows):
     by = {(r.variant, r.mu, r.t): r for r in rows}
     # 0.8 x the sync drift: the certificate reaches 0.9375 of it at mu = 0.5, t = 4
     assert not by[("sync", 0.5, 4)].holds(0.8 * by[("sync", 0.5, 4)].derived)
+    # a wrong mu-dependence, L eta (1-mu)^2/mu (= the drift at mu -> 0, half of it at mu = 0.5)
+    assert not by[("sync", 0.5, 4)].holds((1 - 0.5) ** 2 / 0.5)
     # the delayed lemma without its + L eta (the sync drift L eta (1-mu)/mu): 0 at mu = 1, certified L eta
     assert not by[("delayed", 1.0, 1)].holds(R.derived_uniform("sync", 1.0))
     # EF with r_t <= eta instead of 2 eta: drift + L eta = 1 at mu = 1, certified 2 L eta
@@ -137,22 +140,22 @@ def test_the_certificate_is_attained(rows):
             assert r.certified == pytest.approx(r.aligned, abs=2e-4)
 
 
-@pytest.mark.parametrize("variant", ["sync", "delayed"])
+@pytest.mark.parametrize("variant", [SYNC, DELAYED])
 def test_a_real_run_attains_the_certificate(variant):
     """sigma = 0, f = x^2/2 on the line far from the minimiser: every step is -eta, and the measured
     |m_t - f'(y_t)| of the wrapper's own run equals the certificate (L = 1, eta = 0.1: homogeneity)."""
     from lmo import L2, lmo_momentum
-    from lmo.variants import wrap
+    from lmo import variants as V
     pep = _pep()
     mu, eta, t = 0.3, 0.1, 4
-    opt = wrap(lmo_momentum(eta, L2(event_ndim=1), mu=mu, init_momentum="grad"),
-               {"sync": "sync", "delayed": "2bw"}[variant])
+    opt = V.wrap(lmo_momentum(eta, L2(event_ndim=1), mu=mu, init_momentum="grad"),
+                 {SYNC: V.SYNC, DELAYED: V.TWO_BW}[variant])
     x = {"w": torch.tensor([100.0], dtype=torch.float64)}
     state = opt.init(x)
     for _ in range(t + 1):
         y = opt.virtual_iterate(x, state)["w"]
         upd, state = opt.update({"w": x["w"].clone()}, state, x)
-        m = (state.momentum if variant == "sync" else state.inner.momentum)["w"]
+        m = (state.momentum if variant == SYNC else state.inner.momentum)["w"]
         measured = float(abs(m - y).item())
         x = {"w": x["w"] + upd["w"]}
     assert measured == pytest.approx(eta * pep.solve(variant, mu, t).certified, rel=1e-6)
