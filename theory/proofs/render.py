@@ -205,7 +205,8 @@ def _note_md(note: str) -> str:
 
 def proof_markdown() -> str:
     """docs/proof.md: every derivation as GitHub markdown with LaTeX, then the implication
-    table of the paper's readings C1-C4 (theory.results.implications)."""
+    table of the paper's readings C1-C4 (theory.results.implications), the tightness table and
+    the certified worst cases (theory.checks.certificates.table, from its stored values)."""
     from .registry import all_derivations
     from ..results.implications import VARIANTS, c4_ranges, implication
     from ..records.paper_readings import READINGS
@@ -237,4 +238,5 @@ def proof_markdown() -> str:
              " that is at least $2\\eta$; EF's own runs have $r_t \\le 2\\eta$, so those regions are"
              " unreachable (each cell says so, proved in sympy)."]
     from ..results.slack import tightness_markdown
-    return text + "\n".join(rows) + "\n\n" + tightness_markdown()
+    from ..checks.certificates.table import certificates_markdown
+    return text + "\n".join(rows) + "\n\n" + tightness_markdown() + "\n" + certificates_markdown() + "\n"
