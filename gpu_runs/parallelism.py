@@ -7,7 +7,8 @@ A run is one :class:`gpu_runs.recipe.TrainConfig`, whoever executes it. The trai
 P x D processes with a schedule: ``Parallelism(schedule, microbatches, dp)``, and the
 number of stages P is ``TrainConfig.stages`` (the same number the trainer's pipedream mode
 reads). The schedule runs a delay (``lmo.variants.Delay``; :func:`schedules_of`: gpipe /
-1f1b run sync, 2bw runs 2bw and ef, pipedream pipedream), so a pipeline run
+1f1b run sync, 2bw runs 2bw of any tau, profile, group and corrector but DC-ASGD-a / -EMA
+(:data:`CLIP_ORDER_CORRECTORS`), and ef; pipedream pipedream), so a pipeline run
 and the trainer run with the same other fields have the same trajectory
 (``tests/gpu_runs/test_pipeline_llama.py``).
 
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from lmo.variants import EF, PIPEDREAM, SYNC, TWO_BW, Delay
 
 #: the schedules and the delay kind (lmo.variants.Delay) each one runs: gpipe and 1f1b
-#: are synchronous, 2bw runs the one-step delay (2bw, or ef with --ef), pipedream its own
+#: are synchronous, 2bw runs the delayed update (2bw of any tau, or ef with --ef), pipedream its own
 KIND_OF_SCHEDULE = {"gpipe": SYNC, "1f1b": SYNC, TWO_BW: TWO_BW, PIPEDREAM: PIPEDREAM}
 SCHEDULES = tuple(KIND_OF_SCHEDULE)
 SYNC_SCHEDULES = tuple(s for s, kind in KIND_OF_SCHEDULE.items() if kind == SYNC)
@@ -43,9 +44,32 @@ def check_schedule_runs(schedule: str, delay: Delay) -> None:
     if schedule not in schedules_of(delay):
         raise ValueError(f"--schedule {schedule} does not run --delay {delay.kind}: "
                          f"use --schedule {' or '.join(schedules_of(delay))} (or leave --schedule out)")
-    if delay.wrapped and not delay.one_step:
-        raise ValueError(f"the pipeline runs the one-step delay (tau 1, no corrector, profile or group); "
-                         f"{delay.label} runs in the trainer (python -m gpu_runs.train)")
+    if delay.corrector in CLIP_ORDER_CORRECTORS:
+        raise ValueError(f"--corrector {delay.corrector} runs in the trainer (python -m gpu_runs.train) only: it "
+                         f"corrects the raw gradient before the global-norm clip, which the pipeline applies "
+                         f"across stages before a stage's optimizer")
+
+
+#: correctors whose correction (with its EMA of g * g) runs inside the wrapper on the raw gradient,
+#: before the trainer's clip: the pipeline clips across stages first, so it refuses them
+CLIP_ORDER_CORRECTORS = ("dc_asgd_adaptive", "dc_asgd_ema")
+#: correctors whose gradient point z_t (lmo.lookahead.gradient_point) needs the state after U(t - 1)
+LOOKAHEAD_CORRECTORS = ("weight_prediction", "nesterov_lookahead")
+
+
+def flushed_steps(delay: Delay) -> bool:
+    """Whether the 2bw schedule runs ``delay`` as flushed 1F1B steps (U(t) before step t + 1's
+    first forward, creating x_{t+1} = x_t + a_t from the wrapper's own update) instead of the
+    2BW stream (U(t) after step t + 1's forwards, creating x_{t+2} = x_{t+1} + next_applied):
+
+    - a block of delay 0 (the pipedream profile's last stage, the group left synchronous):
+      its a_t = d_t needs g_t before step t + 1's forward;
+    - a look-ahead corrector: z_{t+1} = gradient_point(state, x_{t+1}) needs the state after U(t).
+
+    Every other wrapped delay (tau >= 1 on every block: 2bw of any tau, ef, lr_damping) runs the
+    2BW stream."""
+    return delay.kind == TWO_BW and (delay.profile == "pipedream" or delay.groups != "all"
+                                     or delay.corrector in LOOKAHEAD_CORRECTORS)
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ def _two_bw(stage: int, P: int, M: int, a: int, b: int, s0: int) -> list[Action]
 
 def stage_actions(schedule: str, stage: int, num_stages: int, microbatches: int,
                   steps: int, start: int = 0, sync_start: int = 0,
-                  sync_cooldown: int = 0) -> list[Action]:
+                  sync_cooldown: int = 0, flushed: bool = False) -> list[Action]:
     """The action list of ``stage`` (0-based) for optimizer steps ``start .. steps-1``.
 
     ``microbatches`` is M per step for gpipe / 1f1b / 2bw; for pipedream every microbatch
@@ -120,6 +120,10 @@ def stage_actions(schedule: str, stage: int, num_stages: int, microbatches: int,
     x_{start+1} from the checkpoint's pending update. pipedream: a fresh 1F1B warm-up
     from microbatch ``start``; stage s's forwards of start .. start + tau_s - 1 run on the
     stashed versions u_{k - tau_s} of the checkpoint.
+
+    2bw with ``flushed`` (``gpu_runs.parallelism.flushed_steps``: a delay with a block of
+    delay 0, or a look-ahead corrector): every step a flushed 1F1B step, U(t) creating
+    x_{t+1} = x_t + a_t from the stage wrapper's own update.
     """
     check_schedule_args(schedule, num_stages, microbatches, steps)
     check_sync_args(schedule, steps, sync_start, sync_cooldown)
@@ -129,9 +133,9 @@ def stage_actions(schedule: str, stage: int, num_stages: int, microbatches: int,
         raise ValueError(f"start must lie in [0, steps={steps}), got {start}")
     P, M = num_stages, microbatches
     acts: list[Action] = []
-    if schedule in SYNC_SCHEDULES:
+    if schedule in SYNC_SCHEDULES or (flushed and schedule == "2bw"):
         for t in range(start, steps):
-            acts += _flushed_step(schedule, stage, P, M, t)
+            acts += _flushed_step("1f1b" if flushed else schedule, stage, P, M, t)
         return acts
     if schedule == "pipedream":
         for kind, mb in _one_f_one_b(stage, P, start, steps - start):

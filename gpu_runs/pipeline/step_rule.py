@@ -8,7 +8,7 @@ launched asynchronously at R(t) (:meth:`StepRule.submit`) and awaited at U(t)
 (``gpu_runs.pipeline.delay``: one step rule, two call sites).
 
 ``rule`` (2bw): a :class:`gpu_runs.pipeline.delay.DelayRule` whose wrapper ``opt`` is; a
-synchronous step's U(t) creates x_{t+1} = x_t + a_t, an asynchronous one's creates
+synchronous (flushed) step's U(t) creates x_{t+1} = x_t + a_t, an asynchronous one's creates
 x_{t+2} = x_{t+1} + a_{t+1} (``apply=False``: none). With DC-ASGD step t's gradient is
 first corrected by y_t - x_t (before the squared norm, as the trainer corrects before it
 clips: ``gpu_runs.pipeline.delay``).
@@ -49,6 +49,17 @@ class StepRule:
         self.grad_norms: dict = {}  # step -> global gradient norm before clipping
         self.restored_step = None  # resumed 2bw: U(start - 1) only creates x_{start+1}
         self.updated_through = -1  # the last step whose U ran
+
+    @property
+    def gradient_point(self):
+        """x_t -> z_t = ``lmo.lookahead.gradient_point`` of the state after U(t - 1) (a look-ahead
+        corrector: its steps are flushed, so U(t - 1) precedes step t's first forward); None
+        where the gradient is taken at x_t itself."""
+        if self.rule is None or not self.rule.lookahead:
+            return None
+        if not self.rule.flushed:
+            raise RuntimeError("StepRule: a gradient point needs the state after U(t - 1): flushed steps")
+        return lambda x: self.rule.gradient_point(self.opt_state, x)
 
     def submit(self, step: int, g: dict) -> None:
         """R(t): step t's gradient of this stage (its microbatches summed, reduced)."""

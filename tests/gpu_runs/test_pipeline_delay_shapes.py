@@ -1,0 +1,103 @@
+"""The delays beyond one step in the real pipeline (issue 41): a uniform tau = 2 (the 2BW
+stream, U(t) applying ``lmo.delay.next_applied``), the pipedream profile (P = 2 and 3), one
+delayed group, and the correctors the pipeline runs (weight prediction, the Nesterov
+look-ahead: flushed steps, forward at ``lmo.gradient_point``; lr damping), on the toy model
+with clipping and weight decay on. Oracle: a single-process loop of the trainer's own
+building blocks (``Delay.wrap`` of clip -> sgd momentum with ``Delay.taus`` of the blocks'
+stages and ``lmo.combine.muon_labels``, the gradient at ``lmo.gradient_point``), the loop of
+``gpu_runs.train``. Each case also differs from the plain one-step delay by far more than the
+tolerance, so the comparison can fail. And one tiny-Llama case against ``gpu_runs.train``."""
+import json
+
+import pytest
+import torch
+
+from lmo.base import apply_updates
+from lmo.clipping import clip_by_global_norm
+from lmo.combine import chain, muon_labels
+from lmo.lookahead import gradient_point
+from lmo.variants import Delay
+
+from gpu_runs.pipeline.launch import run_forked
+from gpu_runs.pipeline.toy import ToyLM, sgd_momentum, toy_batch
+from test_pipeline_toy import CLIP, L, LR, SEED, WD, block_stage
+
+T, NL = 6, 4
+
+
+def reference(delay: Delay, P: int, B: int):
+    """Per-step losses and x_T of the trainer's loop with ``delay`` on the toy model."""
+    model = ToyLM(vocab=32, dim=16, num_layers=NL, seed=SEED)
+    names = [k for k, _ in model.named_parameters()]
+    x = {k: v.detach().clone() for k, v in model.named_parameters()}
+    taus = delay.taus({k: block_stage(k, NL, P) for k in names}, muon_labels(x))
+    opt = delay.wrap(chain(clip_by_global_norm(CLIP), sgd_momentum(LR, 0.9, WD)), total_steps=T, taus=taus)
+    state, losses = opt.init(x), []
+    for t in range(T):
+        z = {k: v.detach().requires_grad_() for k, v in gradient_point(state, x).items()}
+        loss = torch.func.functional_call(model, z, toy_batch(SEED, t, B, L, 32))
+        g = dict(zip(names, torch.autograd.grad(loss, [z[k] for k in names])))
+        losses.append(float(loss.detach()))
+        updates, state = opt.update(g, state, x)
+        x = apply_updates(x, updates)
+    return losses, x
+
+
+def pipeline(flags, P: int, B: int, tmp_path):
+    argv = ["--schedule", "2bw", "--model", "toy", "--toy-layers", str(NL), "--optimizer", "sgd",
+            "--lr", str(LR), "--momentum", "0.9", "--weight-decay", str(WD), "--clip", str(CLIP),
+            "--steps", str(T), "--batch-size", str(B), "--seq-len", str(L), "--seed", str(SEED),
+            "--microbatches", str(P), "--out", str(tmp_path), "--quiet", "--timeout", "60",
+            "--eval-every", "0", "--eval-batches", "1", *flags]
+    res = run_forked(argv, P, timeout=120)
+    assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
+    log = [json.loads(line) for line in open(tmp_path / "log.jsonl")]
+    params = {}
+    for s in range(P):
+        params.update(torch.load(tmp_path / f"ckpt_stage{s}.pt")["params"])
+    return [r["train_loss"] for r in log], params
+
+
+CASES = {   # id: (command-line flags, Delay, P)
+    "tau2": (["--tau", "2"], Delay("2bw", 2), 2),
+    "profile-P2": (["--delay-profile", "pipedream"], Delay("2bw", 1, profile="pipedream"), 2),
+    "profile-P3": (["--delay-profile", "pipedream"], Delay("2bw", 2, profile="pipedream"), 3),
+    "matrix-tau2": (["--tau", "2", "--delayed-groups", "matrix"], Delay("2bw", 2, groups="matrix"), 2),
+    "other-tau2": (["--tau", "2", "--delayed-groups", "other"], Delay("2bw", 2, groups="other"), 2),
+    "weight-prediction-tau2": (["--tau", "2", "--corrector", "weight_prediction"],
+                               Delay("2bw", 2, corrector="weight_prediction"), 2),
+    "nesterov-tau2": (["--tau", "2", "--corrector", "nesterov_lookahead"],
+                      Delay("2bw", 2, corrector="nesterov_lookahead"), 2),
+    "weight-prediction-profile-P3": (["--delay-profile", "pipedream", "--corrector", "weight_prediction"],
+                                     Delay("2bw", 2, profile="pipedream", corrector="weight_prediction"), 3),
+    "lr-damping-tau2": (["--tau", "2", "--corrector", "lr_damping"], Delay("2bw", 2, corrector="lr_damping"), 2),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_pipeline_equals_the_simulated_delay(case, tmp_path):
+    flags, delay, P = CASES[case]
+    B = 2 * P
+    want, want_x = reference(delay, P, B)
+    got, got_x = pipeline(flags, P, B, tmp_path)
+    torch.testing.assert_close(torch.tensor(got), torch.tensor(want), rtol=1e-5, atol=1e-5)
+    assert set(got_x) == set(want_x)
+    for k in want_x:
+        torch.testing.assert_close(got_x[k], want_x[k], rtol=1e-5, atol=1e-5, msg=k)
+    plain, plain_x = reference(Delay("2bw", 1), P, B)   # the shape changes the run (the test can fail)
+    assert max(max(abs(a - b) for a, b in zip(plain, want)),
+               max(float((plain_x[k] - want_x[k]).abs().max()) for k in want_x)) > 1e-3
+
+
+@pytest.mark.parametrize("flags, why", [
+    (["--tau", "2", "--corrector", "dc_asgd_adaptive"], "--corrector dc_asgd_adaptive runs in the trainer"),
+    (["--tau", "2", "--corrector", "dc_asgd_ema"], "before the global-norm clip"),
+    (["--corrector", "weight_prediction", "--toy-tied"], "tied embedding / head runs in the trainer only"),
+])
+def test_refused_with_one_line(flags, why):
+    from gpu_runs.pipeline.args import build_parser, parse_job
+    args = build_parser().parse_args(["--schedule", "2bw", "--model", "toy", "--optimizer", "sgd", "--steps", "4",
+                                      "--batch-size", "4", *flags])
+    with pytest.raises(ValueError, match=why) as e:
+        parse_job(args, 2, 4)
+    assert "\n" not in str(e.value)
