@@ -20,6 +20,8 @@ from lmo.variants import Delay
 
 from gpu_runs.pipeline.launch import run_forked
 from gpu_runs.pipeline.toy import ToyLM, sgd_momentum, toy_batch
+from test_pipeline_llama import corpus_dir, pipeline_log, trainer_log  # noqa: F401
+from test_pipeline_mitigations import argv_of, assert_same
 from test_pipeline_toy import CLIP, L, LR, SEED, WD, block_stage
 
 T, NL = 6, 4
@@ -101,3 +103,17 @@ def test_refused_with_one_line(flags, why):
     with pytest.raises(ValueError, match=why) as e:
         parse_job(args, 2, 4)
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("kw", [dict(tau=2), dict(delay_profile="pipedream"),
+                                dict(tau=2, delayed_groups="matrix", corrector="lr_damping")],
+                         ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
+def test_tiny_llama_equals_the_trainer(kw, corpus_dir, tmp_path):  # noqa: F811
+    """The tiny Llama (tied head: the first stage's, its delay) under AdamW, 2 stages, vs
+    ``gpu_runs.train`` with ``TrainConfig(mode="2bw", **kw)``: losses, validation losses and
+    final weights within the tolerance of the trainer == pipeline tests."""
+    want, want_params = trainer_log("2bw", corpus_dir, tmp_path / "train", **kw)
+    got, got_params = pipeline_log("2bw", corpus_dir, tmp_path / "pipe", argv_of(kw))
+    assert_same(got, want, got_params, want_params)
+    plain, _ = trainer_log("2bw", corpus_dir, tmp_path / "plain")
+    assert max(abs(a["train_loss"] - b["train_loss"]) for a, b in zip(plain, want)) > 1e-4  # 5x the tolerance
