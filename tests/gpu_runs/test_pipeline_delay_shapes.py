@@ -117,3 +117,12 @@ def test_tiny_llama_equals_the_trainer(kw, corpus_dir, tmp_path):  # noqa: F811
     assert_same(got, want, got_params, want_params)
     plain, _ = trainer_log("2bw", corpus_dir, tmp_path / "plain")
     assert max(abs(a["train_loss"] - b["train_loss"]) for a, b in zip(plain, want)) > 1e-4  # 5x the tolerance
+
+
+def test_diagnostics_refused_for_a_longer_delay():
+    from gpu_runs.pipeline.worker import build_parser, prepare
+    args = build_parser().parse_args(["--schedule", "2bw", "--config", "tiny", "--steps", "4", "--batch-size", "4",
+                                      "--tau", "2", "--diag-every", "2", "--out", "/nonexistent/never"])
+    with pytest.raises(ValueError, match="--diag-every: .* one-step delay only") as e:
+        prepare(args, 2)
+    assert "\n" not in str(e.value)
