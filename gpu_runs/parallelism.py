@@ -62,14 +62,24 @@ def flushed_steps(delay: Delay) -> bool:
     first forward, creating x_{t+1} = x_t + a_t from the wrapper's own update) instead of the
     2BW stream (U(t) after step t + 1's forwards, creating x_{t+2} = x_{t+1} + next_applied):
 
-    - a block of delay 0 (the pipedream profile's last stage, the group left synchronous):
-      its a_t = d_t needs g_t before step t + 1's forward;
+    - a group left synchronous (delay 0 on every stage): its a_t = d_t needs g_t before step
+      t + 1's forward, which a stage but the last can only have after a flush;
     - a look-ahead corrector: z_{t+1} = gradient_point(state, x_{t+1}) needs the state after U(t).
 
-    Every other wrapped delay (tau >= 1 on every block: 2bw of any tau, ef, lr_damping) runs the
-    2BW stream."""
-    return delay.kind == TWO_BW and (delay.profile == "pipedream" or delay.groups != "all"
-                                     or delay.corrector in LOOKAHEAD_CORRECTORS)
+    Every other wrapped delay (2bw of any tau, ef, lr_damping, the pipedream profile: see
+    :func:`applies_at_once`) runs the 2BW stream."""
+    return delay.kind == TWO_BW and (delay.groups != "all" or delay.corrector in LOOKAHEAD_CORRECTORS)
+
+
+def applies_at_once(delay: Delay, stage: int, num_stages: int) -> bool:
+    """The last stage of the pipedream profile on the 2BW stream: its blocks' delay is
+    tau - (P - 1) = 0, so its U(t) comes right before step t + 1's first forward and creates
+    x_{t+1} = x_t + a_t (a_t = d_t, the wrapper's own output); it waits there for the clip's
+    all-reduce of step t only, which every other stage launches without waiting for this one
+    (unit-time simulator, F = 1, B = 2: 2 (P - 1) per step more than the 2BW stream, P - 1 less
+    than flushed 1F1B steps; with --clip 0 the 2BW stream's time)."""
+    return (delay.kind == TWO_BW and delay.profile == "pipedream" and not flushed_steps(delay)
+            and stage == num_stages - 1)
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,12 @@ checkpoint restricted to it.
 What a pipeline needs beyond the wrapper's ``update`` (which returns the trainer's
 applied step a_t, x_{t+1} = x_t + a_t):
 
-- ``is_sync(t)``: step t is a flushed step, U(t) creates x_{t+1} = x_t + a_t from the
-  wrapper's own output: a synchronous step of the mitigations (its a_t depends on g_t), or
-  every step of a delay that ``gpu_runs.parallelism.flushed_steps`` names (a block of delay 0,
-  whose a_t = d_t; a look-ahead corrector, whose gradient point needs the state after U(t)).
+- ``is_sync(t)``: U(t) creates x_{t+1} = x_t + a_t from the wrapper's own output: a
+  synchronous step of the mitigations (its a_t depends on g_t), every step of a delay that
+  ``gpu_runs.parallelism.flushed_steps`` names (a group left synchronous, whose a_t = d_t; a
+  look-ahead corrector, whose gradient point needs the state after U(t)), and every step of
+  the pipedream profile's last stage (delay 0: ``parallelism.applies_at_once``, its U(t) comes
+  right before step t + 1's first forward, no flush).
 - ``next_applied(state)``: for an asynchronous step t + 1 the applied step a_{t+1} is
   known right after U(t): ``lmo.delay.next_applied`` of the wrapper's state, the same
   function the wrapper's own ``update`` applies (``delayed``: d_{t+1-tau}; EF: 2 d_t - d_{t-1};
@@ -67,9 +69,10 @@ class DelayRule:
     """The trainer's ``build_optimizer`` for a wrapped ``delay`` (``lmo.variants.Delay`` of kind
     2bw or ef, with its tau, corrector, profile, group, sync_start, sync_cooldown, dc_asgd), minus
     the global-norm clip (the engine clips); ``total_steps``: the horizon sync_cooldown counts
-    back from."""
+    back from; ``at_once``: this stage's update applies at once (the pipedream profile's last
+    stage, ``gpu_runs.parallelism.applies_at_once``)."""
 
-    def __init__(self, delay: Delay, total_steps: int = 0):
+    def __init__(self, delay: Delay, total_steps: int = 0, at_once: bool = False):
         if not delay.wrapped:
             raise ValueError(f"DelayRule: a stage's delay rule is a delayed update's (2bw, ef), got {delay.kind!r}")
         if delay.corrector in CLIP_ORDER_CORRECTORS:
@@ -78,6 +81,7 @@ class DelayRule:
         self.delay, self.total_steps = delay, total_steps
         self.sync_start, self.sync_cooldown, self.dc_asgd = delay.sync_start, delay.sync_cooldown, float(delay.dc_asgd)
         self.flushed = flushed_steps(delay)
+        self.at_once = at_once   # this stage's U(t) precedes step t + 1 (parallelism.applies_at_once)
         self.lookahead = delay.corrector in LOOKAHEAD_CORRECTORS
         self.opt = None
 
@@ -94,8 +98,9 @@ class DelayRule:
         return self.opt
 
     def is_sync(self, t: int) -> bool:
-        """Step t is flushed: U(t) creates x_{t+1} = x_t + a_t with the update's own a_t."""
-        return self.flushed or phase(t, self.sync_start, self.sync_cooldown, self.total_steps) == "sync"
+        """U(t) creates x_{t+1} = x_t + a_t with the update's own a_t: a flushed step, or every
+        step of a stage whose update applies at once (``at_once``)."""
+        return self.flushed or self.at_once or phase(t, self.sync_start, self.sync_cooldown, self.total_steps) == "sync"
 
     def next_applied(self, state) -> dict:
         """a_{t+1} for an asynchronous step t + 1, from the state after U(t)

@@ -126,3 +126,43 @@ def test_diagnostics_refused_for_a_longer_delay():
     with pytest.raises(ValueError, match="--diag-every: .* one-step delay only") as e:
         prepare(args, 2)
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("P", [2, 3, 4])
+def test_profile_stream_has_no_flush_and_no_deadlock(P):
+    """The pipedream profile's 2BW stream: stages 0 .. P-2 as 2BW (U(t) before step t + 2),
+    the last stage's U(t) before step t + 1 (delay 0). The unit-time simulator with the clip's
+    all-reduce: no deadlock, the last stage's step t runs on x_t, the others' on x_{max(0, t-1)},
+    and the makespan lies below T flushed 1F1B steps; without the clip's all-reduce it is the
+    plain 2BW stream's (the last stage waits for step t's global norm only)."""
+    from gpu_runs.pipeline.schedules import simulate, stage_actions
+    from gpu_runs.parallelism import applies_at_once
+    delay, steps, M = Delay("2bw", P - 1, profile="pipedream"), 8, P
+    lists = [stage_actions("2bw", s, P, M, steps, lag=1 if applies_at_once(delay, s, P) else 2) for s in range(P)]
+    res = simulate(lists)
+    for s in range(P):
+        want = [t if s == P - 1 else max(0, t - 1) for t in range(steps)]
+        assert [res.versions[(s, t * M)] for t in range(steps)] == want
+    flushed = simulate([stage_actions("1f1b", s, P, M, steps) for s in range(P)])
+    stream = simulate([stage_actions("2bw", s, P, M, steps) for s in range(P)])
+    assert stream.makespan < res.makespan < flushed.makespan
+    assert simulate(lists, global_clip=False).makespan == stream.makespan
+
+
+@pytest.mark.parametrize("case", ["tau2", "profile-P2", "weight-prediction-tau2"])
+def test_resume_continues_the_same_trajectory(case, tmp_path):
+    """A checkpoint after k = 3 steps (--ckpt-every 3), --resume to T: the resumed losses and x_T
+    equal the uninterrupted reference (the stage checkpoint holds x_k and the wrapper's state
+    after k updates: the queue of tau updates, a corrector's extrapolation)."""
+    flags, delay, P = CASES[case]
+    B, k = 2 * P, 3
+    want, want_x = reference(delay, P, B)
+    a, b = tmp_path / "a", tmp_path / "b"
+    pipeline(flags + ["--ckpt-every", str(k)], P, B, a)
+    for s in range(P):
+        for ext in ("", ".sha256"):
+            (a / f"ckpt_step{k}_stage{s}.pt{ext}").replace(a / f"ckpt_stage{s}.pt{ext}")
+    got, got_x = pipeline(flags + ["--resume", str(a)], P, B, b)
+    torch.testing.assert_close(torch.tensor(got), torch.tensor(want[k:]), rtol=1e-5, atol=1e-5)
+    for name in want_x:
+        torch.testing.assert_close(got_x[name], want_x[name], rtol=1e-5, atol=1e-5, msg=name)
