@@ -23,8 +23,8 @@ of ``--delay ef``:
   steps (``parallelism.flushed_steps``) ``--delayed-groups matrix|other`` (the synchronous
   group needs d_t before step t + 1) and ``--corrector weight_prediction|nesterov_lookahead``
   (step t's forward and backward at z_t = ``lmo.gradient_point`` of the state after U(t - 1);
-  refused with a tied head). ``--corrector dc_asgd_adaptive|dc_asgd_ema`` is refused: the
-  trainer corrects the raw gradient before its clip, the pipeline clips across stages first.
+  refused with a tied head). ``--corrector dc_asgd_adaptive|dc_asgd_ema`` runs with ``--clip 0``
+  only: the trainer corrects the raw gradient before its clip, the pipeline clips across stages first.
 - ``pipedream``: one update per microbatch, weight stashing, block delay tau_s = P-1-s
   (= pipedream --stages P mode; each microbatch is one optimizer step of --batch-size
   rows, so ``--microbatches`` does not apply).

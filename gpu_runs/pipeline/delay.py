@@ -49,7 +49,9 @@ corrects at R(t) and the step rule clips at U(t). Only the all-reduce is the pip
 (the float64 sum is associated per stage: tests/lmo/test_partition_chain_schedules.py bounds
 the difference; the trainer == pipeline tests compare the runs). For the same reason the
 correctors DC-ASGD-a / -EMA (their EMA of g * g and correction on the raw gradient inside the
-wrapper, before the trainer's clip) are refused (``gpu_runs.parallelism.check_schedule_runs``).
+wrapper, before the trainer's clip) run without clipping only (``--clip 0``: the wrapper on the
+stage's raw gradient, as the trainer's; ``gpu_runs.parallelism.check_schedule_runs`` and
+``StepRule`` refuse them with a clip).
 
 Nothing here re-derives a formula or reads the wrapper's fields: one delay path, the lmo one.
 """
@@ -75,14 +77,12 @@ class DelayRule:
     def __init__(self, delay: Delay, total_steps: int = 0, at_once: bool = False):
         if not delay.wrapped:
             raise ValueError(f"DelayRule: a stage's delay rule is a delayed update's (2bw, ef), got {delay.kind!r}")
-        if delay.corrector in CLIP_ORDER_CORRECTORS:
-            raise ValueError(f"DelayRule: corrector {delay.corrector!r} corrects before the trainer's clip; "
-                             f"the pipeline clips across stages first (it runs in the trainer only)")
         self.delay, self.total_steps = delay, total_steps
         self.sync_start, self.sync_cooldown, self.dc_asgd = delay.sync_start, delay.sync_cooldown, float(delay.dc_asgd)
         self.flushed = flushed_steps(delay)
         self.at_once = at_once   # this stage's U(t) precedes step t + 1 (parallelism.applies_at_once)
         self.lookahead = delay.corrector in LOOKAHEAD_CORRECTORS
+        self.corrects_before_clip = delay.corrector in CLIP_ORDER_CORRECTORS   # StepRule: no clip then
         self.opt = None
 
     def taus_of(self, params, stage: int):

@@ -41,6 +41,9 @@ class StepRule:
 
     def __init__(self, opt, params: Mapping, *, rule=None, max_norm: float | None = None,
                  clip_eps: float = 1e-6, clip_group=None, num_stages: int = 1, device="cpu"):
+        if rule is not None and rule.corrects_before_clip and max_norm is not None and max_norm > 0:
+            raise ValueError(f"StepRule: corrector {rule.delay.corrector!r} corrects the raw gradient before the "
+                             f"trainer's clip; the stages clip first (run it with --clip 0)")
         self.opt, self.rule, self.P, self.device = opt, rule, num_stages, device
         self.max_norm, self.clip_eps, self.clip_group = max_norm, clip_eps, clip_group
         self.opt_state = opt.init(params)
