@@ -54,7 +54,7 @@ def check_schedule_runs(schedule: str, delay: Delay, clips: bool = True) -> None
 #: correctors whose correction (with its EMA of g * g) runs inside the wrapper on the raw gradient,
 #: before the trainer's clip: the pipeline clips across stages first, so it runs them without clipping only
 CLIP_ORDER_CORRECTORS = ("dc_asgd_adaptive", "dc_asgd_ema")
-#: correctors whose gradient point z_t (lmo.lookahead.gradient_point) needs the state after U(t - 1)
+#: correctors whose gradient point z_t (lmo.lookahead.gradient_point) is not x_t
 LOOKAHEAD_CORRECTORS = ("weight_prediction", "nesterov_lookahead")
 
 
@@ -63,13 +63,11 @@ def flushed_steps(delay: Delay) -> bool:
     first forward, creating x_{t+1} = x_t + a_t from the wrapper's own update) instead of the
     2BW stream (U(t) after step t + 1's forwards, creating x_{t+2} = x_{t+1} + next_applied):
 
-    - a group left synchronous (delay 0 on every stage): its a_t = d_t needs g_t before step
-      t + 1's forward, which a stage but the last can only have after a flush;
-    - a look-ahead corrector: z_{t+1} = gradient_point(state, x_{t+1}) needs the state after U(t).
-
-    Every other wrapped delay (2bw of any tau, ef, lr_damping, the pipedream profile: see
-    :func:`applies_at_once`) runs the 2BW stream."""
-    return delay.kind == TWO_BW and (delay.groups != "all" or delay.corrector in LOOKAHEAD_CORRECTORS)
+    a group left synchronous (delay 0 on every stage): its a_t = d_t needs g_t before step
+    t + 1's forward, which a stage but the last can only have after a flush. Every other wrapped
+    delay (2bw of any tau, ef, the correctors, the pipedream profile: see :func:`applies_at_once`)
+    runs the 2BW stream."""
+    return delay.kind == TWO_BW and delay.groups != "all"
 
 
 def applies_at_once(delay: Delay, stage: int, num_stages: int) -> bool:

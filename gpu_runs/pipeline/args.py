@@ -39,10 +39,10 @@ HELP = {
     "sync_cooldown": "2bw only: the last K steps synchronous; the switch flushes the pending update",
     "dc_asgd": "2bw only: DC-ASGD lambda, g + lambda g*g*(y_t - x_t) before clipping, per stage",
     "corrector": "2bw only: a delay corrector of lmo.CORRECTORS, as the trainer's (weight_prediction / "
-                 "nesterov_lookahead: flushed steps, forward at the gradient point z_t; dc_asgd_adaptive / "
+                 "nesterov_lookahead: forward at the gradient point z_t, not with a tied head; dc_asgd_adaptive / "
                  "dc_asgd_ema: with --clip 0 only, they correct before the trainer's clip)",
-    "delay_profile": "2bw only: uniform, or pipedream (stage s delayed by P - 1 - s; flushed steps: the last "
-                     "stage's delay is 0)",
+    "delay_profile": "2bw only: uniform, or pipedream (stage s delayed by P - 1 - s; the last stage's delay 0: "
+                     "its update right before the next step)",
     "delayed_groups": "2bw only: all, matrix or other (the rest synchronous, delay 0: flushed steps)",
     "batch_size": "rows per optimizer step (split into M microbatches)",
     "eval_every": "validation loss on x_{t+1} after every k-th step and after the last (0: after the last "

@@ -16,8 +16,8 @@ applied step a_t, x_{t+1} = x_t + a_t):
 
 - ``is_sync(t)``: U(t) creates x_{t+1} = x_t + a_t from the wrapper's own output: a
   synchronous step of the mitigations (its a_t depends on g_t), every step of a delay that
-  ``gpu_runs.parallelism.flushed_steps`` names (a group left synchronous, whose a_t = d_t; a
-  look-ahead corrector, whose gradient point needs the state after U(t)), and every step of
+  ``gpu_runs.parallelism.flushed_steps`` names (a group left synchronous, whose a_t = d_t),
+  and every step of
   the pipedream profile's last stage (delay 0: ``parallelism.applies_at_once``, its U(t) comes
   right before step t + 1's first forward, no flush).
 - ``next_applied(state)``: for an asynchronous step t + 1 the applied step a_{t+1} is
@@ -26,8 +26,11 @@ applied step a_t, x_{t+1} = x_t + a_t):
   the correctors' states answer it through their DelayState); 2BW creates
   x_{t+2} = x_{t+1} + a_{t+1} there, before step t + 2's first forward.
 - ``gradient_point(state, x)``: z_t = ``lmo.lookahead.gradient_point`` (x_t but for the
-  look-ahead correctors), the weights step t's forward and backward run on (the stage
-  stashes z_t); the update itself sees x_t, as the trainer's.
+  look-ahead correctors) of the state after t updates, the weights step t's forward and
+  backward run on (the stage stashes z_t); the update itself sees x_t, as the trainer's. On
+  the 2BW stream step t's forward comes before U(t - 1): :meth:`DelayRule.advanced` gives the
+  state's next extrapolation c a_{t-1} from a_{t-1} = next_applied alone (an update of zero
+  gradients, the rest discarded), so the stream runs the look-ahead correctors without a flush.
 - ``correct(grads, state)``: DC-ASGD's g~_t = g_t + lambda g_t * g_t * (y_t - x_t),
   ``lmo.delay.dc_correct`` at ``lmo.delay.virtual_offset`` of the wrapper's state: the two
   functions the wrapper's own ``update`` calls.
@@ -58,6 +61,8 @@ Nothing here re-derives a formula or reads the wrapper's fields: one delay path,
 from __future__ import annotations
 
 from dataclasses import replace
+
+import torch
 
 from lmo.combine import muon_labels
 from lmo.delay import dc_correct, next_applied, phase, virtual_offset
@@ -111,6 +116,13 @@ class DelayRule:
         """z_t = ``lmo.lookahead.gradient_point(state, x_t)`` from the state after t updates (x_t
         itself but for the look-ahead correctors), where step t's forward runs."""
         return gradient_point(state, params)
+
+    def advanced(self, state, params: dict):
+        """The wrapper's state after one more update, for its gradient point only: the update of
+        zero gradients at ``params``. A look-ahead state's extrapolation c a_t depends on
+        a_t = next_applied(state) alone (every block of a stream stage has tau >= 1), not on the
+        gradient; the rest of the advanced state (its d_t) is discarded. Cost: one inner update."""
+        return self.opt.update({k: torch.zeros_like(v) for k, v in params.items()}, state, params)[1]
 
     def correct(self, grads: dict, state) -> dict:
         """DC-ASGD: g + lambda g * g * (y_t - x_t), elementwise (identity when lambda = 0), the

@@ -123,8 +123,8 @@ def stage_actions(schedule: str, stage: int, num_stages: int, microbatches: int,
     from microbatch ``start``; stage s's forwards of start .. start + tau_s - 1 run on the
     stashed versions u_{k - tau_s} of the checkpoint.
 
-    2bw with ``flushed`` (``gpu_runs.parallelism.flushed_steps``: a delay with a block of
-    delay 0, or a look-ahead corrector): every step a flushed 1F1B step, U(t) creating
+    2bw with ``flushed`` (``gpu_runs.parallelism.flushed_steps``: a group left synchronous,
+    delay 0 on every stage): every step a flushed 1F1B step, U(t) creating
     x_{t+1} = x_t + a_t from the stage wrapper's own update. ``lag=1`` (2bw, the stage whose
     update applies at once, ``gpu_runs.parallelism.applies_at_once``): this stage's U(t) comes
     right before step t + 1's first forward, the other stages' stream unchanged.

@@ -53,16 +53,22 @@ class StepRule:
         self.restored_step = None  # resumed 2bw: U(start - 1) only creates x_{start+1}
         self.updated_through = -1  # the last step whose U ran
 
-    @property
-    def gradient_point(self):
-        """x_t -> z_t = ``lmo.lookahead.gradient_point`` of the state after U(t - 1) (a look-ahead
-        corrector: its steps are flushed, so U(t - 1) precedes step t's first forward); None
-        where the gradient is taken at x_t itself."""
+    def gradient_point(self, step: int):
+        """x_t -> z_t = ``lmo.lookahead.gradient_point`` of the state after t updates, for step t's
+        forward (a look-ahead corrector); None where the gradient is taken at x_t itself. A flushed
+        step or a stage whose update applies at once has that state (U(t - 1) ran); on the 2BW
+        stream U(t - 1) comes after step t's forwards, and the state after t - 1 updates is
+        advanced by one (``DelayRule.advanced``: its extrapolation c a_{t-1} needs a_{t-1} only)."""
         if self.rule is None or not self.rule.lookahead:
             return None
-        if not self.rule.flushed:
-            raise RuntimeError("StepRule: a gradient point needs the state after U(t - 1): flushed steps")
-        return lambda x: self.rule.gradient_point(self.opt_state, x)
+        behind = step - 1 - self.updated_through   # updates the state lacks: 0, or 1 on the 2BW stream
+        if behind not in (0, 1):
+            raise RuntimeError(f"StepRule: step {step}'s gradient point after U({self.updated_through})")
+
+        def point(x):
+            state = self.opt_state if behind == 0 else self.rule.advanced(self.opt_state, x)
+            return self.rule.gradient_point(state, x)
+        return point
 
     def submit(self, step: int, g: dict) -> None:
         """R(t): step t's gradient of this stage (its microbatches summed, reduced)."""
