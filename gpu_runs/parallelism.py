@@ -7,7 +7,8 @@ A run is one :class:`gpu_runs.recipe.TrainConfig`, whoever executes it. The trai
 P x D processes with a schedule: ``Parallelism(schedule, microbatches, dp)``, and the
 number of stages P is ``TrainConfig.stages`` (the same number the trainer's pipedream mode
 reads). The schedule runs a delay (``lmo.variants.Delay``; :func:`schedules_of`: gpipe /
-1f1b run sync, 2bw runs 2bw and ef, pipedream pipedream), so a pipeline run
+1f1b run sync, 2bw runs 2bw of any tau, profile, group and corrector (DC-ASGD-a / -EMA,
+:data:`CLIP_ORDER_CORRECTORS`, without clipping only), and ef; pipedream pipedream), so a pipeline run
 and the trainer run with the same other fields have the same trajectory
 (``tests/gpu_runs/test_pipeline_llama.py``).
 
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from lmo.variants import EF, PIPEDREAM, SYNC, TWO_BW, Delay
 
 #: the schedules and the delay kind (lmo.variants.Delay) each one runs: gpipe and 1f1b
-#: are synchronous, 2bw runs the one-step delay (2bw, or ef with --ef), pipedream its own
+#: are synchronous, 2bw runs the delayed update (2bw of any tau, or ef with --ef), pipedream its own
 KIND_OF_SCHEDULE = {"gpipe": SYNC, "1f1b": SYNC, TWO_BW: TWO_BW, PIPEDREAM: PIPEDREAM}
 SCHEDULES = tuple(KIND_OF_SCHEDULE)
 SYNC_SCHEDULES = tuple(s for s, kind in KIND_OF_SCHEDULE.items() if kind == SYNC)
@@ -38,14 +39,46 @@ def schedules_of(delay: Delay) -> tuple:
     return tuple(s for s, kind in KIND_OF_SCHEDULE.items() if kind == delay.config_fields["mode"])
 
 
-def check_schedule_runs(schedule: str, delay: Delay) -> None:
-    """ValueError, one line naming both flags, when ``--schedule`` cannot run ``--delay``."""
+def check_schedule_runs(schedule: str, delay: Delay, clips: bool = True) -> None:
+    """ValueError, one line naming both flags, when ``--schedule`` cannot run ``--delay``;
+    ``clips``: the run clips by the global norm (:data:`CLIP_ORDER_CORRECTORS` need it off)."""
     if schedule not in schedules_of(delay):
         raise ValueError(f"--schedule {schedule} does not run --delay {delay.kind}: "
                          f"use --schedule {' or '.join(schedules_of(delay))} (or leave --schedule out)")
-    if delay.wrapped and not delay.one_step:
-        raise ValueError(f"the pipeline runs the one-step delay (tau 1, no corrector, profile or group); "
-                         f"{delay.label} runs in the trainer (python -m gpu_runs.train)")
+    if delay.corrector in CLIP_ORDER_CORRECTORS and clips:
+        raise ValueError(f"--corrector {delay.corrector} with clipping runs in the trainer (python -m gpu_runs.train) "
+                         f"only: it corrects the raw gradient before the global-norm clip, which the pipeline "
+                         f"applies across stages before a stage's optimizer (--clip 0 runs it)")
+
+
+#: correctors whose correction (with its EMA of g * g) runs inside the wrapper on the raw gradient,
+#: before the trainer's clip: the pipeline clips across stages first, so it runs them without clipping only
+CLIP_ORDER_CORRECTORS = ("dc_asgd_adaptive", "dc_asgd_ema")
+#: correctors whose gradient point z_t (lmo.lookahead.gradient_point) is not x_t
+LOOKAHEAD_CORRECTORS = ("weight_prediction", "nesterov_lookahead")
+
+
+def flushed_steps(delay: Delay) -> bool:
+    """Whether the 2bw schedule runs ``delay`` as flushed 1F1B steps (U(t) before step t + 1's
+    first forward, creating x_{t+1} = x_t + a_t from the wrapper's own update) instead of the
+    2BW stream (U(t) after step t + 1's forwards, creating x_{t+2} = x_{t+1} + next_applied):
+
+    a group left synchronous (delay 0 on every stage): its a_t = d_t needs g_t before step
+    t + 1's forward, which a stage but the last can only have after a flush. Every other wrapped
+    delay (2bw of any tau, ef, the correctors, the pipedream profile: see :func:`applies_at_once`)
+    runs the 2BW stream."""
+    return delay.kind == TWO_BW and delay.groups != "all"
+
+
+def applies_at_once(delay: Delay, stage: int, num_stages: int) -> bool:
+    """The last stage of the pipedream profile on the 2BW stream: its blocks' delay is
+    tau - (P - 1) = 0, so its U(t) comes right before step t + 1's first forward and creates
+    x_{t+1} = x_t + a_t (a_t = d_t, the wrapper's own output); it waits there for the clip's
+    all-reduce of step t only, which every other stage launches without waiting for this one
+    (unit-time simulator, F = 1, B = 2: 2 (P - 1) per step more than the 2BW stream, P - 1 less
+    than flushed 1F1B steps; with --clip 0 the 2BW stream's time)."""
+    return (delay.kind == TWO_BW and delay.profile == "pipedream" and not flushed_steps(delay)
+            and stage == num_stages - 1)
 
 
 @dataclass(frozen=True)
@@ -65,11 +98,11 @@ class Parallelism:
 
 
 def check_parallelism(par: Parallelism, *, delay: Delay, stages: int, steps: int, batch_size: int,
-                      num_layers: int | None) -> None:
+                      num_layers: int | None, clips: bool = True) -> None:
     """ValueError naming the option for a layout that cannot run the rest of the run:
-    the schedule must run ``delay`` (:func:`check_schedule_runs`), M and P fit the schedule
-    (:func:`check_schedule_args`), the mitigations' horizon fits it (:func:`check_sync_args`),
-    D >= 1 and D x M divides the batch. Only for a pipeline layout (``schedule`` set); the
+    the schedule must run ``delay`` (:func:`check_schedule_runs`; ``clips``: the run clips by the
+    global norm), M and P fit the schedule (:func:`check_schedule_args`), the mitigations'
+    horizon fits it (:func:`check_sync_args`), D >= 1 and D x M divides the batch. Only for a pipeline layout (``schedule`` set); the
     trainer's default passes."""
     if par.schedule is None:
         if par.microbatches is not None or par.dp != 1:
@@ -79,7 +112,7 @@ def check_parallelism(par: Parallelism, *, delay: Delay, stages: int, steps: int
         raise ValueError(f"schedule (--schedule) must be one of {SCHEDULES}, got {par.schedule!r}")
     M = stages if par.microbatches is None else par.microbatches
     check_schedule_args(par.schedule, stages, M, steps, num_layers)
-    check_schedule_runs(par.schedule, delay)
+    check_schedule_runs(par.schedule, delay, clips)
     check_sync_args(par.schedule, steps, delay.sync_start, delay.sync_cooldown)
     if isinstance(par.dp, bool) or not isinstance(par.dp, int) or par.dp < 1:
         raise ValueError(f"dp (--dp) must be an int >= 1, got {par.dp!r}")

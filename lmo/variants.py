@@ -154,8 +154,9 @@ class Delay:
     - ``groups``: :data:`GROUPS`, the blocks delayed (``lmo.combine.muon_labels``' "matrix" or
       "other"; the rest synchronous): the attribution of a delay penalty to a group.
 
-    ``one_step`` (2bw with tau 1 and no corrector, profile or group, or ef) is the delay the
-    real pipeline's 2BW schedule runs, with the mitigations.
+    ``one_step`` (2bw with tau 1 and no corrector, profile or group, or ef) is the delay that
+    takes the mitigations; the real pipeline's 2BW schedule runs it and, stage by stage with
+    :meth:`taus`, the longer and shaped delays (but the correctors that correct before the clip).
 
     A run's configuration spells the same value in flat fields (``mode``, ``ef``, ``tau``, ...):
     :meth:`of_config` reads them, :attr:`config_fields` writes them back."""

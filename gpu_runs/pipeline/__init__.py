@@ -14,7 +14,17 @@ of ``--delay ef``:
 
 - ``gpipe``, ``1f1b``: flush every step; exact gradients, x_{t+1} = x_t + d_t (= sync mode).
 - ``2bw``: PipeDream-2BW, no flush, two weight versions, x_{t+1} = x_t + d_{t-1} (= 2bw
-  mode; ``--ef``: x_{t+1} = x_t + 2 d_{t-1} - d_{t-2} = 2bw --ef). Needs M >= P.
+  mode; ``--ef``: x_{t+1} = x_t + 2 d_{t-1} - d_{t-2} = 2bw --ef). Needs M >= P. The trainer's
+  longer and shaped delays run on it too, each stage wrapping its block with
+  ``Delay.wrap(opt, taus=...)`` (``gpu_runs.pipeline.delay``): ``--tau K`` (x_{t+1} = x_t +
+  d_{t-K}, the same stream, U(t) applying ``lmo.delay.next_applied``), ``--corrector lr_damping``,
+  ``--corrector weight_prediction|nesterov_lookahead`` (step t's forward and backward at z_t =
+  ``lmo.gradient_point``, computed by the stage: ``gpu_runs.pipeline.delay``; refused with a tied
+  head), ``--delay-profile pipedream`` (stage s delayed by P - 1 - s; the last stage, delay 0, runs
+  its U(t) right before step t + 1: ``gpu_runs.parallelism.applies_at_once``), and as flushed 1F1B
+  steps (``parallelism.flushed_steps``) ``--delayed-groups matrix|other`` (the synchronous group
+  needs d_t before step t + 1). ``--corrector dc_asgd_adaptive|dc_asgd_ema`` runs with ``--clip 0``
+  only: the trainer corrects the raw gradient before its clip, the pipeline clips across stages first.
 - ``pipedream``: one update per microbatch, weight stashing, block delay tau_s = P-1-s
   (= pipedream --stages P mode; each microbatch is one optimizer step of --batch-size
   rows, so ``--microbatches`` does not apply).
@@ -46,10 +56,11 @@ gradient elementwise, g + lambda g*g*(y_t - x_t), before the clipping norm (as t
 trainer). They are refused for gpipe / 1f1b / pipedream, as the trainer refuses them outside 2bw.
 
 ``--diag-every N`` logs the trainer's theory diagnostics at its cadence, measured after the
-run from per-stage snapshots (``gpu_runs.pipeline.diagnostics``; gpipe / 1f1b / 2bw).
+run from per-stage snapshots (``gpu_runs.pipeline.diagnostics``; gpipe / 1f1b / 2bw with the
+one-step delay).
 
 Checkpoints are per stage (``ckpt_stage{s}.pt``: ``gpu_runs.pipeline.checkpoint``, which also
-converts them to and from the trainer's single ``ckpt.pt`` for sync / 2bw runs);
+converts them to and from the trainer's single ``ckpt.pt`` for sync / one-step 2bw runs);
 ``--resume`` works for every schedule (pipedream's hold the tau_s = P-1-s stashed
 versions each stage still forwards on).
 

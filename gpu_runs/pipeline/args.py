@@ -18,7 +18,8 @@ from lmo.variants import VARIANTS, Delay, mode_of
 
 from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.model import CONFIGS
-from gpu_runs.parallelism import DEFAULT_SCHEDULE, KIND_OF_SCHEDULE, SCHEDULES, Parallelism, check_schedule_runs
+from gpu_runs.parallelism import (DEFAULT_SCHEDULE, KIND_OF_SCHEDULE, LOOKAHEAD_CORRECTORS, SCHEDULES, Parallelism,
+                                  check_schedule_runs)
 from gpu_runs.recipe import TrainConfig, check_device_here, resolve_device
 
 
@@ -28,7 +29,7 @@ from gpu_runs.recipe import TrainConfig, check_device_here, resolve_device
 SHARED = ("config", "optimizer", "lr", "momentum", "weight_decay", "grad_clip", "ef", "sync_start",
           "sync_cooldown", "dc_asgd", "warmup_frac", "final_frac", "steps", "batch_size", "seq_len", "seed",
           "data", "eval_every", "eval_batches", "device", "out", "ckpt_every", "diag_every", "diag_micro",
-          "ns_dtype")
+          "ns_dtype", "tau", "corrector", "delay_profile", "delayed_groups")
 #: the option's argparse dest where it is not the field's name (``--clip`` / ``--grad-clip``)
 DESTS = {"grad_clip": "clip"}
 #: the pipeline's own wording where its meaning is narrower than the trainer's
@@ -37,6 +38,12 @@ HELP = {
     "sync_start": "2bw only: the first K steps synchronous (flushed 1F1B), as the trainer's",
     "sync_cooldown": "2bw only: the last K steps synchronous; the switch flushes the pending update",
     "dc_asgd": "2bw only: DC-ASGD lambda, g + lambda g*g*(y_t - x_t) before clipping, per stage",
+    "corrector": "2bw only: a delay corrector of lmo.CORRECTORS, as the trainer's (weight_prediction / "
+                 "nesterov_lookahead: forward at the gradient point z_t, not with a tied head; dc_asgd_adaptive / "
+                 "dc_asgd_ema: with --clip 0 only, they correct before the trainer's clip)",
+    "delay_profile": "2bw only: uniform, or pipedream (stage s delayed by P - 1 - s; the last stage's delay 0: "
+                     "its update right before the next step)",
+    "delayed_groups": "2bw only: all, matrix or other (the rest synchronous, delay 0: flushed steps)",
     "batch_size": "rows per optimizer step (split into M microbatches)",
     "eval_every": "validation loss on x_{t+1} after every k-th step and after the last (0: after the last "
                   "step only), as the trainer's",
@@ -229,4 +236,16 @@ def parse_job(args, num_stages: int, num_layers: int | None = None) -> Job:
     run = run_spec(args, num_stages)
     run.validate(names=args.model == "llama", num_layers=num_layers)
     check_device_here(run.device)
+    check_tied_point(run, args, num_stages)
     return Job(run, args)
+
+
+def check_tied_point(run: TrainConfig, args, num_stages: int) -> None:
+    """A look-ahead corrector's gradient point z_t is the first stage's (it owns a tied head's
+    weight); the last stage's tied head receives the versions x_t only: refused (one line)."""
+    if run.corrector not in LOOKAHEAD_CORRECTORS or num_stages == 1:
+        return
+    tied = args.toy_tied if args.model == "toy" else CONFIGS[run.config].tied
+    if tied:
+        raise ValueError(f"--corrector {run.corrector} with a tied embedding / head runs in the trainer only: "
+                         f"the last stage's head would not see the first stage's gradient point z_t")

@@ -298,6 +298,13 @@ def _saved_job(ck: dict, P: int) -> Job:
     return Job(run_spec(args, int(ck.get("stages", P))), args)
 
 
+def check_convertible(delay: Delay, which: str) -> None:
+    """The conversions map the one-step wrapper's state (``Delay.state_prefix``): a longer or
+    shaped delay (tau > 1, a corrector, a profile, a group) is refused, one line."""
+    if delay.wrapped and not delay.one_step:
+        raise ValueError(f"{which}: only sync and the one-step delay (2bw tau 1, ef) are converted, got {delay.label}")
+
+
 def _key_maps(run):
     """(stage -> trainer optimizer state_dict key) of the run spec ``run``: the trainer's
     base optimizer sits in its clip chain (``inner/1/``) and, for 2bw / ef, in the wrapper
@@ -327,6 +334,7 @@ def merge_stages(run_dir, step: int | None = None):
     job = _saved_run_job(run_dir, ck0, P)
     if job.opts.model != "llama":
         raise ValueError(f"to-trainer: --model llama only, got {job.opts.model!r}")
+    check_convertible(job.run.delay, "to-trainer")
     k = int(ck0["step"])
     if any(int(c["step"]) != k for c in cks):
         raise ValueError(f"to-trainer: stage checkpoints at different steps {[c['step'] for c in cks]}")
@@ -384,6 +392,7 @@ def from_trainer(train_dir, stages: int, out_dir, microbatches: int | None = Non
             setattr(args, DESTS.get(name, name), cfg[name])
     args.device = resolve_device(args.device)
     run = settle_ns_dtype(Job(run_spec(args, stages), args)).run
+    check_convertible(run.delay, "from-trainer")
     prob = llama_problem(run)
     model = prob.model
     to_tr = _key_maps(run)

@@ -1,21 +1,36 @@
-"""The trainer's 2bw update rule on one pipeline stage: ``Delay.wrap(opt)`` of the run's delay
-(``lmo.variants.Delay``; 2bw: ``lmo.delay.delayed(opt, 1)``, ef: ``lmo.ef_correction.error_feedback(opt)``) with
-sync_start / sync_cooldown, wrapped around the stage's base optimizer and applied to the
-stage's parameter block only.
+"""The trainer's delayed update on one pipeline stage: ``Delay.wrap(opt, taus=...)`` of the run's
+delay (``lmo.variants.Delay``: 2bw of any tau >= 1, with a corrector, the pipedream profile or
+one delayed group; ef), with sync_start / sync_cooldown, wrapped around the stage's base
+optimizer and applied to the stage's parameter block only. The block's delays are
+``Delay.taus`` of the stage's own parameters (:meth:`DelayRule.taus_of`): every block tau, or
+the stage's own tau_s = P - 1 - s (pipedream profile), or tau / 0 by
+``lmo.combine.muon_labels`` (name and shape) of the stage's parameters (one delayed group).
 
-The wrapper is elementwise in the parameters (its queue d_{t-1}, the EF buffer d_{t-2},
-the step counter), so on each stage it holds exactly the trainer's state restricted to
-that block, and a stage checkpoint is the trainer's checkpoint restricted to it.
+The wrapper is elementwise in the parameters (its queue d_{t-tau} .. d_{t-1}, the EF buffer
+d_{t-2}, a corrector's extrapolation, the step counter), so on each stage it holds exactly
+the trainer's state restricted to that block, and a stage checkpoint is the trainer's
+checkpoint restricted to it.
 
 What a pipeline needs beyond the wrapper's ``update`` (which returns the trainer's
 applied step a_t, x_{t+1} = x_t + a_t):
 
-- ``is_sync(t)``: a synchronous step's a_t depends on g_t (sync: a_t = y_t - x_t + d_t),
-  so x_{t+1} can only exist after U(t): a flush.
+- ``is_sync(t)``: U(t) creates x_{t+1} = x_t + a_t from the wrapper's own output: a
+  synchronous step of the mitigations (its a_t depends on g_t), every step of a delay that
+  ``gpu_runs.parallelism.flushed_steps`` names (a group left synchronous, whose a_t = d_t),
+  and every step of
+  the pipedream profile's last stage (delay 0: ``parallelism.applies_at_once``, its U(t) comes
+  right before step t + 1's first forward, no flush).
 - ``next_applied(state)``: for an asynchronous step t + 1 the applied step a_{t+1} is
   known right after U(t): ``lmo.delay.next_applied`` of the wrapper's state, the same
-  function the wrapper's own ``update`` applies (``delayed``: d_t; EF: 2 d_t - d_{t-1});
-  2BW creates x_{t+2} = x_{t+1} + a_{t+1} there, before step t + 2's first forward.
+  function the wrapper's own ``update`` applies (``delayed``: d_{t+1-tau}; EF: 2 d_t - d_{t-1};
+  the correctors' states answer it through their DelayState); 2BW creates
+  x_{t+2} = x_{t+1} + a_{t+1} there, before step t + 2's first forward.
+- ``gradient_point(state, x)``: z_t = ``lmo.lookahead.gradient_point`` (x_t but for the
+  look-ahead correctors) of the state after t updates, the weights step t's forward and
+  backward run on (the stage stashes z_t); the update itself sees x_t, as the trainer's. On
+  the 2BW stream step t's forward comes before U(t - 1): :meth:`DelayRule.advanced` gives the
+  state's next extrapolation c a_{t-1} from a_{t-1} = next_applied alone (an update of zero
+  gradients, the rest discarded), so the stream runs the look-ahead correctors without a flush.
 - ``correct(grads, state)``: DC-ASGD's g~_t = g_t + lambda g_t * g_t * (y_t - x_t),
   ``lmo.delay.dc_correct`` at ``lmo.delay.virtual_offset`` of the wrapper's state: the two
   functions the wrapper's own ``update`` calls.
@@ -26,7 +41,7 @@ order, each through the same ``lmo`` function:
     g~_t = dc_correct(g_t, virtual_offset(state), lambda)            lmo.delay
     c_t  = clip_coefficient(sqrt(squared_norm(g~_t)), max_norm)      lmo.clipping
     d_t, state = update(c_t g~_t, state, x_t)                        the wrapped optimizer
-    x_{t+1} = x_t + a_t                                              lmo.delay.next_applied / flush_applied
+    x_{t+1} = x_t + a_t                                              lmo.delay.next_applied / the update's a_t
 
 The trainer's optimizer is the composition ``wrap(chain(clip_by_global_norm, base),
 dc_asgd=lambda)``, so its wrapper corrects and its chain clips inside one ``update``. On a
@@ -35,7 +50,11 @@ launched at R(t) and awaited at U(t) (``gpu_runs.pipeline.step_rule``), so the c
 and the clip run outside the stage's wrapper: ``wrap`` gets ``dc_asgd=0``, :meth:`correct`
 corrects at R(t) and the step rule clips at U(t). Only the all-reduce is the pipeline's own
 (the float64 sum is associated per stage: tests/lmo/test_partition_chain_schedules.py bounds
-the difference; the trainer == pipeline tests compare the runs).
+the difference; the trainer == pipeline tests compare the runs). For the same reason the
+correctors DC-ASGD-a / -EMA (their EMA of g * g and correction on the raw gradient inside the
+wrapper, before the trainer's clip) run without clipping only (``--clip 0``: the wrapper on the
+stage's raw gradient, as the trainer's; ``gpu_runs.parallelism.check_schedule_runs`` and
+``StepRule`` refuse them with a clip).
 
 Nothing here re-derives a formula or reads the wrapper's fields: one delay path, the lmo one.
 """
@@ -43,35 +62,67 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import torch
+
+from lmo.combine import muon_labels
 from lmo.delay import dc_correct, next_applied, phase, virtual_offset
+from lmo.lookahead import gradient_point
 from lmo.variants import Delay
+
+from gpu_runs.parallelism import CLIP_ORDER_CORRECTORS, LOOKAHEAD_CORRECTORS, flushed_steps
 
 
 class DelayRule:
-    """The trainer's ``build_optimizer`` for a one-step ``delay`` (``lmo.variants.Delay`` of kind
-    2bw or ef, with its sync_start, sync_cooldown, dc_asgd), minus the global-norm clip (the
-    engine clips); ``total_steps``: the horizon sync_cooldown counts back from."""
+    """The trainer's ``build_optimizer`` for a wrapped ``delay`` (``lmo.variants.Delay`` of kind
+    2bw or ef, with its tau, corrector, profile, group, sync_start, sync_cooldown, dc_asgd), minus
+    the global-norm clip (the engine clips); ``total_steps``: the horizon sync_cooldown counts
+    back from; ``at_once``: this stage's update applies at once (the pipedream profile's last
+    stage, ``gpu_runs.parallelism.applies_at_once``)."""
 
-    def __init__(self, delay: Delay, total_steps: int = 0):
-        if not delay.one_step:
-            raise ValueError(f"DelayRule: a stage's delay rule is the one-step delay's (2bw, ef), got {delay.kind!r}")
+    def __init__(self, delay: Delay, total_steps: int = 0, at_once: bool = False):
+        if not delay.wrapped:
+            raise ValueError(f"DelayRule: a stage's delay rule is a delayed update's (2bw, ef), got {delay.kind!r}")
         self.delay, self.total_steps = delay, total_steps
         self.sync_start, self.sync_cooldown, self.dc_asgd = delay.sync_start, delay.sync_cooldown, float(delay.dc_asgd)
+        self.flushed = flushed_steps(delay)
+        self.at_once = at_once   # this stage's U(t) precedes step t + 1 (parallelism.applies_at_once)
+        self.lookahead = delay.corrector in LOOKAHEAD_CORRECTORS
+        self.corrects_before_clip = delay.corrector in CLIP_ORDER_CORRECTORS   # StepRule: no clip then
         self.opt = None
 
-    def wrap(self, base):
-        """The stage optimizer: ``Delay.wrap`` around ``base``, DC-ASGD left out (it stays with
-        the engine, :meth:`correct`: see the module docstring)."""
-        self.opt = replace(self.delay, dc_asgd=0.0).wrap(base, total_steps=self.total_steps)
+    def taus_of(self, params, stage: int):
+        """The delays of the stage's own ``params`` (``Delay.taus``): the stage's tau_s = tau - s
+        for the pipedream profile (tau = P - 1), tau / 0 by ``muon_labels(params)`` for a group."""
+        return self.delay.taus({k: stage for k in params}, muon_labels(params))
+
+    def wrap(self, base, taus=None):
+        """The stage optimizer: ``Delay.wrap`` around ``base`` with the block's ``taus``
+        (:meth:`taus_of`; default: the delay's uniform tau), DC-ASGD left out (it stays with the
+        engine, :meth:`correct`: see the module docstring)."""
+        self.opt = replace(self.delay, dc_asgd=0.0).wrap(base, total_steps=self.total_steps, taus=taus)
         return self.opt
 
     def is_sync(self, t: int) -> bool:
-        return phase(t, self.sync_start, self.sync_cooldown, self.total_steps) == "sync"
+        """U(t) creates x_{t+1} = x_t + a_t with the update's own a_t: a flushed step, or every
+        step of a stage whose update applies at once (``at_once``)."""
+        return self.flushed or self.at_once or phase(t, self.sync_start, self.sync_cooldown, self.total_steps) == "sync"
 
     def next_applied(self, state) -> dict:
         """a_{t+1} for an asynchronous step t + 1, from the state after U(t)
-        (``lmo.delay.next_applied``: d_t, or 2 d_t - d_{t-1} with EF)."""
+        (``lmo.delay.next_applied``: d_{t+1-tau}, or 2 d_t - d_{t-1} with EF)."""
         return next_applied(state)
+
+    def gradient_point(self, state, params: dict) -> dict:
+        """z_t = ``lmo.lookahead.gradient_point(state, x_t)`` from the state after t updates (x_t
+        itself but for the look-ahead correctors), where step t's forward runs."""
+        return gradient_point(state, params)
+
+    def advanced(self, state, params: dict):
+        """The wrapper's state after one more update, for its gradient point only: the update of
+        zero gradients at ``params``. A look-ahead state's extrapolation c a_t depends on
+        a_t = next_applied(state) alone (every block of a stream stage has tau >= 1), not on the
+        gradient; the rest of the advanced state (its d_t) is discarded. Cost: one inner update."""
+        return self.opt.update({k: torch.zeros_like(v) for k, v in params.items()}, state, params)[1]
 
     def correct(self, grads: dict, state) -> dict:
         """DC-ASGD: g + lambda g * g * (y_t - x_t), elementwise (identity when lambda = 0), the

@@ -84,6 +84,9 @@ def check_args(job) -> None:
     if run.parallel.schedule == "pipedream":
         raise ValueError("--diag-every: not for pipedream (its per-microbatch stash has no trainer "
                          "state to measure; run gpu_runs.train --delay pipedream --diag-every N)")
+    if run.delay.wrapped and not run.delay.one_step:
+        raise ValueError(f"--diag-every: the snapshots merge into the trainer's state for sync and the one-step "
+                         f"delay only, got {run.delay.label}; run gpu_runs.train --diag-every N")
     if job.opts.model != "llama":
         raise ValueError(f"--diag-every needs --model llama, got {job.opts.model!r}")
     if run.out is None:

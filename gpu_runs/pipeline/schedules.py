@@ -79,29 +79,31 @@ def _flushed_step(schedule: str, stage: int, P: int, M: int, t: int) -> list[Act
     return [Action(k, mb, t) for k, mb in order] + [Action("R", -1, t), Action("U", -1, t)]
 
 
-def _two_bw(stage: int, P: int, M: int, a: int, b: int, s0: int) -> list[Action]:
+def _two_bw(stage: int, P: int, M: int, a: int, b: int, s0: int, lag: int = 2) -> list[Action]:
     """2BW over the asynchronous steps a .. b-1 (resumed at s0 >= a): one 1F1B stream,
     R(t) after the last backward of step t, U(t) right before the first forward of step
     t + 2 (steps a and a + 1 both run on x_a: nothing is pending at a). The tail: U(b-2)
-    creates x_b; U(b-1) only computes d_{b-1}, the pending update (apply=False)."""
+    creates x_b; U(b-1) only computes d_{b-1}, the pending update (apply=False).
+    ``lag=1`` (a stage whose update applies at once, ``parallelism.applies_at_once``): U(t)
+    right before the first forward of step t + 1, creating x_{t+1}; U(b-1) creates x_b."""
     acts: list[Action] = []
     for kind, mb in _one_f_one_b(stage, P, s0 * M, (b - s0) * M):
         t = mb // M
-        if kind == "F" and mb % M == 0 and t >= max(a + 2, s0 + 1):
-            acts.append(Action("U", -1, t - 2))
+        if kind == "F" and mb % M == 0 and t >= max(a + lag, s0 + 1):
+            acts.append(Action("U", -1, t - lag))
         acts.append(Action(kind, mb, t))
         if kind == "B" and mb % M == M - 1:
             acts.append(Action("R", -1, t))
     done = {x.step for x in acts if x.kind == "U"}
-    for t in range(max(a, s0 - 1), b):
+    for t in range(max(a, s0 - (lag - 1)), b):
         if t not in done:
-            acts.append(Action("U", -1, t, apply=t + 1 < b))
+            acts.append(Action("U", -1, t, apply=t + 1 < b or lag == 1))
     return acts
 
 
 def stage_actions(schedule: str, stage: int, num_stages: int, microbatches: int,
                   steps: int, start: int = 0, sync_start: int = 0,
-                  sync_cooldown: int = 0) -> list[Action]:
+                  sync_cooldown: int = 0, flushed: bool = False, lag: int = 2) -> list[Action]:
     """The action list of ``stage`` (0-based) for optimizer steps ``start .. steps-1``.
 
     ``microbatches`` is M per step for gpipe / 1f1b / 2bw; for pipedream every microbatch
@@ -120,6 +122,12 @@ def stage_actions(schedule: str, stage: int, num_stages: int, microbatches: int,
     x_{start+1} from the checkpoint's pending update. pipedream: a fresh 1F1B warm-up
     from microbatch ``start``; stage s's forwards of start .. start + tau_s - 1 run on the
     stashed versions u_{k - tau_s} of the checkpoint.
+
+    2bw with ``flushed`` (``gpu_runs.parallelism.flushed_steps``: a group left synchronous,
+    delay 0 on every stage): every step a flushed 1F1B step, U(t) creating
+    x_{t+1} = x_t + a_t from the stage wrapper's own update. ``lag=1`` (2bw, the stage whose
+    update applies at once, ``gpu_runs.parallelism.applies_at_once``): this stage's U(t) comes
+    right before step t + 1's first forward, the other stages' stream unchanged.
     """
     check_schedule_args(schedule, num_stages, microbatches, steps)
     check_sync_args(schedule, steps, sync_start, sync_cooldown)
@@ -127,11 +135,13 @@ def stage_actions(schedule: str, stage: int, num_stages: int, microbatches: int,
         raise ValueError(f"stage must lie in [0, {num_stages}), got {stage}")
     if not 0 <= start < steps:
         raise ValueError(f"start must lie in [0, steps={steps}), got {start}")
+    if lag not in (1, 2):
+        raise ValueError(f"lag must be 1 or 2 (2bw: U(t) before step t + lag's first forward), got {lag}")
     P, M = num_stages, microbatches
     acts: list[Action] = []
-    if schedule in SYNC_SCHEDULES:
+    if schedule in SYNC_SCHEDULES or (flushed and schedule == "2bw"):
         for t in range(start, steps):
-            acts += _flushed_step(schedule, stage, P, M, t)
+            acts += _flushed_step("1f1b" if flushed else schedule, stage, P, M, t)
         return acts
     if schedule == "pipedream":
         for kind, mb in _one_f_one_b(stage, P, start, steps - start):
@@ -146,7 +156,7 @@ def stage_actions(schedule: str, stage: int, num_stages: int, microbatches: int,
             for t in range(max(a, start), b):
                 acts += _flushed_step("1f1b", stage, P, M, t)
         else:
-            acts += _two_bw(stage, P, M, a, b, max(a, start))
+            acts += _two_bw(stage, P, M, a, b, max(a, start), lag)
     return acts
 
 

@@ -113,7 +113,7 @@ class StageEngine:
 
     def _F(self, a: Action) -> None:
         h, y = self._inputs(a.mb)
-        cur = self.weights.for_forward(a.step, a.mb)
+        cur = self.weights.for_forward(a.step, a.mb, self.steps.gradient_point(a.step))
         version = self.tied.with_tied(self.weights.versions[cur], ("F", a.mb))
         if self.compute_hook is not None:
             self.compute_hook("F")

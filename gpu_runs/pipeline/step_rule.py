@@ -8,7 +8,7 @@ launched asynchronously at R(t) (:meth:`StepRule.submit`) and awaited at U(t)
 (``gpu_runs.pipeline.delay``: one step rule, two call sites).
 
 ``rule`` (2bw): a :class:`gpu_runs.pipeline.delay.DelayRule` whose wrapper ``opt`` is; a
-synchronous step's U(t) creates x_{t+1} = x_t + a_t, an asynchronous one's creates
+synchronous (flushed) step's U(t) creates x_{t+1} = x_t + a_t, an asynchronous one's creates
 x_{t+2} = x_{t+1} + a_{t+1} (``apply=False``: none). With DC-ASGD step t's gradient is
 first corrected by y_t - x_t (before the squared norm, as the trainer corrects before it
 clips: ``gpu_runs.pipeline.delay``).
@@ -41,6 +41,9 @@ class StepRule:
 
     def __init__(self, opt, params: Mapping, *, rule=None, max_norm: float | None = None,
                  clip_eps: float = 1e-6, clip_group=None, num_stages: int = 1, device="cpu"):
+        if rule is not None and rule.corrects_before_clip and max_norm is not None and max_norm > 0:
+            raise ValueError(f"StepRule: corrector {rule.delay.corrector!r} corrects the raw gradient before the "
+                             f"trainer's clip; the stages clip first (run it with --clip 0)")
         self.opt, self.rule, self.P, self.device = opt, rule, num_stages, device
         self.max_norm, self.clip_eps, self.clip_group = max_norm, clip_eps, clip_group
         self.opt_state = opt.init(params)
@@ -49,6 +52,23 @@ class StepRule:
         self.grad_norms: dict = {}  # step -> global gradient norm before clipping
         self.restored_step = None  # resumed 2bw: U(start - 1) only creates x_{start+1}
         self.updated_through = -1  # the last step whose U ran
+
+    def gradient_point(self, step: int):
+        """x_t -> z_t = ``lmo.lookahead.gradient_point`` of the state after t updates, for step t's
+        forward (a look-ahead corrector); None where the gradient is taken at x_t itself. A flushed
+        step or a stage whose update applies at once has that state (U(t - 1) ran); on the 2BW
+        stream U(t - 1) comes after step t's forwards, and the state after t - 1 updates is
+        advanced by one (``DelayRule.advanced``: its extrapolation c a_{t-1} needs a_{t-1} only)."""
+        if self.rule is None or not self.rule.lookahead:
+            return None
+        behind = step - 1 - self.updated_through   # updates the state lacks: 0, or 1 on the 2BW stream
+        if behind not in (0, 1):
+            raise RuntimeError(f"StepRule: step {step}'s gradient point after U({self.updated_through})")
+
+        def point(x):
+            state = self.opt_state if behind == 0 else self.rule.advanced(self.opt_state, x)
+            return self.rule.gradient_point(state, x)
+        return point
 
     def submit(self, step: int, g: dict) -> None:
         """R(t): step t's gradient of this stage (its microbatches summed, reduced)."""

@@ -7,6 +7,11 @@ many newer versions exist.
 step t's microbatches ran on: 2bw, sync) or ``"current"`` (pipedream: the forward of
 microbatch k runs on u_{max(0, k - tau_s)}, tau_s = P - 1 - s, the update on the newest,
 and the last tau_s versions are kept: a checkpoint's stash).
+
+A look-ahead corrector's step t runs its forward and backward at the gradient point z_t
+(``lmo.lookahead.gradient_point``, given to :meth:`WeightVersions.for_forward` as ``point``):
+z_t is a version of its own (id ``-(t + 1)``), stashed with the step's microbatches, while
+the update still sees x_t, the version z_t was computed from.
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ class WeightVersions:
         self.version_id = 0
         self.versions = {0: self.leaves(params)}  # id -> dict of leaf tensors
         self.step_version: dict = {}  # step -> version id its microbatches used
+        self.step_base: dict = {}  # step -> the version x_t its gradient point z_t was computed from
 
     @staticmethod
     def leaves(params: Mapping) -> dict:
@@ -45,9 +51,16 @@ class WeightVersions:
     def set_params(self, params: Mapping) -> None:
         self.versions = {self.version_id: self.leaves({k: params[k].clone() for k in self.names})}
 
-    def for_forward(self, step: int, mb: int) -> int:
-        """The version id microbatch ``mb`` of step ``step`` runs on (all of a step's on one)."""
+    def for_forward(self, step: int, mb: int, point=None) -> int:
+        """The version id microbatch ``mb`` of step ``step`` runs on (all of a step's on one).
+        ``point`` (stash only): x_t -> z_t, the gradient point; the step's first microbatch
+        creates the version z_t of the current x_t, the step's others run on it."""
         cur = self.version_id if self.update_params == "stash" else max(0, mb - self.tau)
+        if point is not None and self.update_params == "stash":
+            if step not in self.step_version:
+                self.step_base[step] = cur
+                self.versions[-(step + 1)] = self.leaves(point({k: v.detach() for k, v in self.current.items()}))
+            cur = -(step + 1)
         vid = self.step_version.setdefault(step, cur)
         if vid != cur:
             raise RuntimeError(f"stage {self.stage}: step {step} started on version {vid} "
@@ -57,6 +70,7 @@ class WeightVersions:
     def for_update(self, step: int) -> dict:
         """The (detached) weights step ``step``'s update sees; the step is closed."""
         vid = self.step_version.pop(step)
+        vid = self.step_base.pop(step, vid)   # a gradient point's step: the update sees x_t
         base = self.versions[vid if self.update_params == "stash" else self.version_id]
         return {k: v.detach() for k, v in base.items()}
 
@@ -71,7 +85,7 @@ class WeightVersions:
     def gc(self, in_use) -> None:
         """Drop versions no stashed microbatch (``in_use``: their ids), open step or the
         present still needs."""
-        live = {self.version_id} | set(in_use) | set(self.step_version.values())
+        live = {self.version_id} | set(in_use) | set(self.step_version.values()) | set(self.step_base.values())
         live |= set(range(self.version_id - self.tau, self.version_id))  # pipedream's u_{k - tau_s}
         for vid in [v for v in self.versions if v not in live]:
             del self.versions[vid]

@@ -28,6 +28,7 @@ from gpu_runs import interrupt, run_lock
 from gpu_runs.recorder import RunRecorder, ckpt_cadence, ckpt_due, eval_due, step_record
 from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, load_resume,
                                           prune_stage, resume_step, save_stage)
+from gpu_runs.parallelism import applies_at_once, flushed_steps
 from gpu_runs.pipeline.delay import DelayRule
 from gpu_runs.pipeline.llama import llama_problem, run_config
 from gpu_runs.pipeline.moe import StageMoE, routing_group, stage_moe_names
@@ -165,9 +166,9 @@ def build_stage(job: Job, prob, rank: int, P: int, layout, device, start: int, w
     own = {k: v for k, v in module.named_parameters() if not (tied and tied[0] == "user" and k == tied[1])}
     opt = build_stage_opt(prob, job, own, layout)
     rule = None
-    if run.delay.one_step:  # the trainer's delayed / error_feedback wrapper, per block (schedule 2bw)
-        rule = DelayRule(run.delay, run.steps)
-        opt = rule.wrap(opt)
+    if run.delay.wrapped:  # the trainer's delay wrapper on the stage's block, its taus (schedule 2bw)
+        rule = DelayRule(run.delay, run.steps, at_once=applies_at_once(run.delay, rank, P))
+        opt = rule.wrap(opt, taus=rule.taus_of(own, rank))
     val = [prob.val_batch(i) for i in range(run.eval_batches)] if eval_steps else []
     acts = with_evals(actions_of(run, rank, P, start), schedule, M, [t for t in eval_steps if t >= start])
     reduce_s = [0.0]
@@ -323,7 +324,8 @@ def stage_moe(model, module, ranges, rank: int, P: int, M: int, device, timeout_
 def actions_of(run, stage: int, P: int, start: int):
     """Stage ``stage``'s action list of the run spec ``run`` from step ``start`` (no evaluations)."""
     return stage_actions(run.parallel.schedule, stage, P, run.parallel.microbatches, run.steps, start,
-                         sync_start=run.sync_start, sync_cooldown=run.sync_cooldown)
+                         sync_start=run.sync_start, sync_cooldown=run.sync_cooldown,
+                         flushed=flushed_steps(run.delay), lag=1 if applies_at_once(run.delay, stage, P) else 2)
 
 
 def tied_role(model, rank: int, P: int, run, M: int, eval_steps, start: int):
