@@ -7,7 +7,6 @@ building blocks (``Delay.wrap`` of clip -> sgd momentum with ``Delay.taus`` of t
 stages and ``lmo.combine.muon_labels``, the gradient at ``lmo.gradient_point``), the loop of
 ``gpu_runs.train``. Each case also differs from the plain one-step delay by far more than the
 tolerance, so the comparison can fail. And one tiny-Llama case against ``gpu_runs.train``."""
-import json
 from dataclasses import replace
 
 import pytest
@@ -19,9 +18,9 @@ from lmo.combine import chain, muon_labels
 from lmo.lookahead import gradient_point
 from lmo.variants import Delay
 
-from gpu_runs.pipeline.launch import run_forked
+
 from gpu_runs.pipeline.toy import ToyLM, sgd_momentum, toy_batch
-from test_pipeline_llama import corpus_dir, pipeline_log, trainer_log  # noqa: F401
+from test_pipeline_llama import corpus_dir, pipeline_log, run_pipeline, trainer_log  # noqa: F401
 from test_pipeline_mitigations import argv_of, assert_same
 from test_pipeline_toy import CLIP, L, LR, SEED, WD, block_stage
 
@@ -54,12 +53,7 @@ def pipeline(flags, P: int, B: int, tmp_path):
             "--steps", str(T), "--batch-size", str(B), "--seq-len", str(L), "--seed", str(SEED),
             "--microbatches", str(P), "--out", str(tmp_path), "--quiet", "--timeout", "60",
             "--eval-every", "0", "--eval-batches", "1", *flags]
-    res = run_forked(argv, P, timeout=120)
-    assert all(rc == 0 for rc, _ in res), [o[-2000:] for _, o in res]
-    log = [json.loads(line) for line in open(tmp_path / "log.jsonl")]
-    params = {}
-    for s in range(P):
-        params.update(torch.load(tmp_path / f"ckpt_stage{s}.pt")["params"])
+    log, params = run_pipeline(argv, tmp_path, P)
     return [r["train_loss"] for r in log], params
 
 
