@@ -23,8 +23,8 @@ of ``--delay ef``:
   head), ``--delay-profile pipedream`` (stage s delayed by P - 1 - s; the last stage, delay 0, runs
   its U(t) right before step t + 1: ``gpu_runs.parallelism.applies_at_once``), and as flushed 1F1B
   steps (``parallelism.flushed_steps``) ``--delayed-groups matrix|other`` (the synchronous group
-  needs d_t before step t + 1). ``--corrector dc_asgd_adaptive|dc_asgd_ema`` runs with ``--clip 0``
-  only: the trainer corrects the raw gradient before its clip, the pipeline clips across stages first.
+  needs d_t before step t + 1). ``--corrector dc_asgd_adaptive|dc_asgd_ema`` correct g_t before the
+  clip, as the trainer's: the stage runs the wrapper's two halves around the cross-stage clip.
 - ``pipedream``: one update per microbatch, weight stashing, block delay tau_s = P-1-s
   (= pipedream --stages P mode; each microbatch is one optimizer step of --batch-size
   rows, so ``--microbatches`` does not apply).

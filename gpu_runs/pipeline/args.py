@@ -40,7 +40,7 @@ HELP = {
     "dc_asgd": "2bw only: DC-ASGD lambda, g + lambda g*g*(y_t - x_t) before clipping, per stage",
     "corrector": "2bw only: a delay corrector of lmo.CORRECTORS, as the trainer's (weight_prediction / "
                  "nesterov_lookahead: forward at the gradient point z_t, not with a tied head; dc_asgd_adaptive / "
-                 "dc_asgd_ema: with --clip 0 only, they correct before the trainer's clip)",
+                 "dc_asgd_ema: the correction before the clip, as the trainer's)",
     "delay_profile": "2bw only: uniform, or pipedream (stage s delayed by P - 1 - s; the last stage's delay 0: "
                      "its update right before the next step)",
     "delayed_groups": "2bw only: all, matrix or other (the rest synchronous, delay 0: flushed steps)",
