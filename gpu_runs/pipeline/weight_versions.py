@@ -51,6 +51,10 @@ class WeightVersions:
     def set_params(self, params: Mapping) -> None:
         self.versions = {self.version_id: self.leaves({k: params[k].clone() for k in self.names})}
 
+    def opened(self, step: int) -> bool:
+        """Whether a microbatch of ``step`` has run (its version, z_t included, exists)."""
+        return step in self.step_version
+
     def for_forward(self, step: int, mb: int, point=None) -> int:
         """The version id microbatch ``mb`` of step ``step`` runs on (all of a step's on one).
         ``point`` (stash only): x_t -> z_t, the gradient point; the step's first microbatch

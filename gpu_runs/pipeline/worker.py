@@ -28,7 +28,7 @@ from gpu_runs import interrupt, run_lock
 from gpu_runs.recorder import RunRecorder, ckpt_cadence, ckpt_due, eval_due, step_record
 from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, load_resume,
                                           prune_stage, resume_step, save_stage)
-from gpu_runs.parallelism import applies_at_once, flushed_steps
+from gpu_runs.parallelism import LOOKAHEAD_CORRECTORS, applies_at_once, flushed_steps
 from gpu_runs.pipeline.delay import DelayRule
 from gpu_runs.pipeline.llama import llama_problem, run_config
 from gpu_runs.pipeline.moe import StageMoE, routing_group, stage_moe_names
@@ -330,8 +330,9 @@ def actions_of(run, stage: int, P: int, start: int):
 
 def tied_role(model, rank: int, P: int, run, M: int, eval_steps, start: int):
     """The engine's ``tied`` argument when ``lm_head.weight is embed.weight`` and P > 1:
-    the first stage owns it; the last stage gets, per ("F", mb) / ("E", step), how many
-    weight updates the first stage had applied at that point of its own action list."""
+    the first stage owns it; the last stage gets, per ("F", mb) / ("E", step) / ("end", None),
+    the index of the owner's message it forwards on, numbered along the first stage's own
+    action list (``tied_messages``)."""
     if P == 1 or model.lm_head.weight is not model.embed.weight:
         return None
     if rank == 0:
@@ -344,16 +345,31 @@ def tied_role(model, rank: int, P: int, run, M: int, eval_steps, start: int):
         version_of[("end", None)] = run.steps
         return ("user", "lm_head.weight", 0, version_of)
     acts0 = with_evals(actions_of(run, 0, P, start), run.parallel.schedule, M, [t for t in eval_steps if t >= start])
-    count, version_of = 0, {}
+    return ("user", "lm_head.weight", 0, tied_messages(acts0, lookahead=run.delay.wrapped and
+                                                       run.delay.corrector in LOOKAHEAD_CORRECTORS))
+
+
+def tied_messages(acts0, lookahead: bool = False) -> dict:
+    """The owner's messages, numbered 1, 2, ... in the first stage's action list ``acts0`` (message 0:
+    the weight both stages start from): a U that applies sends the new x version; with a look-ahead
+    corrector a step's first F sends its gradient point z_t (``weight_versions``: the version the
+    step's microbatches run on). ("F", mb) -> its step's z_t message (look-ahead), else the newest
+    message at stage 0's forward of mb; ("E", t) -> the newest x message (evaluation is at x_{t+1},
+    as the trainer's); ("end", None) -> every message (drained after the run)."""
+    count, x_msg, version_of, z_msg = 0, 0, {}, {}
     for a in acts0:
         if a.kind == "U" and a.apply:
             count += 1
+            x_msg = count
         elif a.kind == "F":
-            version_of[("F", a.mb)] = count
+            if lookahead and a.step not in z_msg:
+                count += 1
+                z_msg[a.step] = count
+            version_of[("F", a.mb)] = z_msg[a.step] if lookahead else count
         elif a.kind == "E":
-            version_of[("E", a.step)] = count
-    version_of[("end", None)] = count  # drained after the run: every version sent is received
-    return ("user", "lm_head.weight", 0, version_of)
+            version_of[("E", a.step)] = x_msg
+    version_of[("end", None)] = count
+    return version_of
 
 
 def eval_steps_of(run) -> list[int]:

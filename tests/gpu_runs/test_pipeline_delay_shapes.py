@@ -27,10 +27,13 @@ from test_pipeline_toy import CLIP, L, LR, SEED, WD, block_stage
 T, NL = 6, 4
 
 
-def reference(delay: Delay, P: int, B: int, clip: float = CLIP):
+def reference(delay: Delay, P: int, B: int, clip: float = CLIP, tied: bool = False, head_at_x: bool = False,
+              history: list | None = None):
     """Per-step losses and x_T of the trainer's loop with ``delay`` on the toy model (``clip`` 0:
-    no clipping, as the trainer's inner optimizer without its clip)."""
-    model = ToyLM(vocab=32, dim=16, num_layers=NL, seed=SEED)
+    no clipping, as the trainer's inner optimizer without its clip). ``tied``: head = embedding, the
+    whole gradient at z_t (the trainer's); ``head_at_x``: the pipeline's old fault, the tied head at
+    x_t while the rest is at z_t. ``history`` collects x_1 .. x_T."""
+    model = ToyLM(vocab=32, dim=16, num_layers=NL, seed=SEED, tied=tied)
     names = [k for k, _ in model.named_parameters()]
     x = {k: v.detach().clone() for k, v in model.named_parameters()}
     taus = delay.taus({k: block_stage(k, NL, P) for k in names}, muon_labels(x))
@@ -39,21 +42,34 @@ def reference(delay: Delay, P: int, B: int, clip: float = CLIP):
     state, losses = opt.init(x), []
     for t in range(T):
         z = {k: v.detach().requires_grad_() for k, v in gradient_point(state, x).items()}
-        loss = torch.func.functional_call(model, z, toy_batch(SEED, t, B, L, 32))
-        g = dict(zip(names, torch.autograd.grad(loss, [z[k] for k in names])))
+        batch = toy_batch(SEED, t, B, L, 32)
+        if head_at_x:
+            head = x["embed.weight"].detach().requires_grad_()
+            loss = torch.func.functional_call(model, {**z, "lm_head.weight": head}, batch, tie_weights=False)
+            *gz, gh = torch.autograd.grad(loss, [z[k] for k in names] + [head])
+            g = dict(zip(names, gz))
+            g["embed.weight"] = g["embed.weight"] + gh
+        else:
+            loss = torch.func.functional_call(model, z, batch)
+            g = dict(zip(names, torch.autograd.grad(loss, [z[k] for k in names])))
         losses.append(float(loss.detach()))
         updates, state = opt.update(g, state, x)
         x = apply_updates(x, updates)
+        if history is not None:
+            history.append(x)
     return losses, x
 
 
-def pipeline(flags, P: int, B: int, tmp_path):
-    argv = ["--schedule", "2bw", "--model", "toy", "--toy-layers", str(NL), "--optimizer", "sgd",
+def pipeline_argv(flags, P: int, B: int, tmp_path) -> list:
+    return ["--schedule", "2bw", "--model", "toy", "--toy-layers", str(NL), "--optimizer", "sgd",
             "--lr", str(LR), "--momentum", "0.9", "--weight-decay", str(WD), "--clip", str(CLIP),
             "--steps", str(T), "--batch-size", str(B), "--seq-len", str(L), "--seed", str(SEED),
             "--microbatches", str(P), "--out", str(tmp_path), "--quiet", "--timeout", "60",
             "--eval-every", "0", "--eval-batches", "1", *flags]
-    log, params = run_pipeline(argv, tmp_path, P)
+
+
+def pipeline(flags, P: int, B: int, tmp_path):
+    log, params = run_pipeline(pipeline_argv(flags, P, B, tmp_path), tmp_path, P)
     return [r["train_loss"] for r in log], params
 
 
@@ -97,10 +113,42 @@ def test_pipeline_equals_the_simulated_delay(case, tmp_path):
                    max(float((ref_x[k] - want_x[k]).abs().max()) for k in want_x)) > 1e-4, other
 
 
+TIED = {   # id: (--corrector, P); the tied head forwards on the first stage's gradient point z_t
+    "weight-prediction-P2": ("weight_prediction", 2),
+    "weight-prediction-P3": ("weight_prediction", 3),
+    "nesterov-P2": ("nesterov_lookahead", 2),
+    "nesterov-P3": ("nesterov_lookahead", 3),
+}
+
+
+@pytest.mark.parametrize("case", list(TIED))
+def test_tied_lookahead_equals_the_simulated_delay(case, tmp_path):
+    """A look-ahead corrector with a tied embedding / head (``--toy-tied``), evaluated after every
+    step: losses, validation losses on x_{t+1} and x_T equal the trainer's loop, whose whole
+    gradient, head included, is taken at z_t. The head at x_t instead (the owner sending x only)
+    differs by >= 10x the tolerance, so the comparison can fail."""
+    corrector, P = TIED[case]
+    B, delay = 2 * P, Delay("2bw", 1, corrector=corrector)
+    history: list = []
+    want, want_x = reference(delay, P, B, tied=True, history=history)
+    log, got_x = run_pipeline(pipeline_argv(["--corrector", corrector, "--toy-tied", "--eval-every", "1"],
+                                            P, B, tmp_path), tmp_path, P)
+    torch.testing.assert_close(torch.tensor([r["train_loss"] for r in log]), torch.tensor(want),
+                               rtol=1e-5, atol=1e-5)
+    model = ToyLM(vocab=32, dim=16, num_layers=NL, seed=SEED, tied=True)
+    val = [float(torch.func.functional_call(model, x, toy_batch(SEED + 7919, 0, B, L, 32))) for x in history]
+    torch.testing.assert_close(torch.tensor([r["val_loss"] for r in log]), torch.tensor(val), rtol=1e-5, atol=1e-5)
+    assert set(got_x) == set(want_x) == {k for k, _ in model.named_parameters()}
+    for k in want_x:
+        torch.testing.assert_close(got_x[k], want_x[k], rtol=1e-5, atol=1e-5, msg=k)
+    wrong, wrong_x = reference(delay, P, B, tied=True, head_at_x=True)
+    assert max(max(abs(a - b) for a, b in zip(wrong, want)),
+               max(float((wrong_x[k] - want_x[k]).abs().max()) for k in want_x)) > 1e-4
+
+
 @pytest.mark.parametrize("flags, why", [
     (["--tau", "2", "--corrector", "dc_asgd_adaptive"], "--corrector dc_asgd_adaptive with clipping runs in the"),
     (["--tau", "2", "--corrector", "dc_asgd_ema"], "before the global-norm clip"),
-    (["--corrector", "weight_prediction", "--toy-tied"], "tied embedding / head runs in the trainer only"),
 ])
 def test_refused_with_one_line(flags, why):
     from gpu_runs.pipeline.args import build_parser, parse_job
