@@ -161,12 +161,14 @@ def test_refused_with_one_line(flags, why):
 
 @pytest.mark.parametrize("kw", [dict(tau=2), dict(delay_profile="pipedream"),
                                 dict(tau=2, delayed_groups="matrix", corrector="lr_damping"),
-                                dict(tau=2, corrector="dc_asgd_adaptive", grad_clip=0.0)],
+                                dict(tau=2, corrector="dc_asgd_adaptive", grad_clip=0.0),
+                                dict(corrector="weight_prediction")],
                          ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
 def test_tiny_llama_equals_the_trainer(kw, corpus_dir, tmp_path):  # noqa: F811
-    """The tiny Llama (tied head: the first stage's, its delay) under AdamW, 2 stages, vs
-    ``gpu_runs.train`` with ``TrainConfig(mode="2bw", **kw)``: losses, validation losses and
-    final weights within the tolerance of the trainer == pipeline tests."""
+    """The tiny Llama (tied head: the first stage's, its delay; with weight prediction the last stage's
+    head forwards on the first stage's z_t) under AdamW, 2 stages, vs ``gpu_runs.train`` with
+    ``TrainConfig(mode="2bw", **kw)``: losses, validation losses and final weights within the
+    tolerance of the trainer == pipeline tests."""
     want, want_params = trainer_log("2bw", corpus_dir, tmp_path / "train", **kw)
     got, got_params = pipeline_log("2bw", corpus_dir, tmp_path / "pipe", argv_of(kw))
     assert_same(got, want, got_params, want_params)
