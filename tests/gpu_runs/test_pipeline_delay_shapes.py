@@ -206,14 +206,17 @@ def test_profile_stream_has_no_flush_and_no_deadlock(P):
     assert simulate(lists, global_clip=False).makespan == stream.makespan
 
 
-@pytest.mark.parametrize("case", ["tau2", "profile-P2", "weight-prediction-tau2"])
-def test_resume_continues_the_same_trajectory(case, tmp_path):
+@pytest.mark.parametrize("case, tied", [("tau2", False), ("profile-P2", False), ("weight-prediction-tau2", False),
+                                        ("nesterov-tau2", True)])
+def test_resume_continues_the_same_trajectory(case, tied, tmp_path):
     """A checkpoint after k = 3 steps (--ckpt-every 3), --resume to T: the resumed losses and x_T
     equal the uninterrupted reference (the stage checkpoint holds x_k and the wrapper's state
-    after k updates: the queue of tau updates, a corrector's extrapolation)."""
+    after k updates: the queue of tau updates, a corrector's extrapolation; a tied head's last
+    stage restarts from x_k, the first stage sends z_k again)."""
     flags, delay, P = CASES[case]
+    flags = flags + (["--toy-tied"] if tied else [])
     B, k = 2 * P, 3
-    want, want_x = reference(delay, P, B)
+    want, want_x = reference(delay, P, B, tied=tied)
     a, b = tmp_path / "a", tmp_path / "b"
     pipeline(flags + ["--ckpt-every", str(k)], P, B, a)
     for s in range(P):
