@@ -6,7 +6,9 @@ with clipping and weight decay on. Oracle: a single-process loop of the trainer'
 building blocks (``Delay.wrap`` of clip -> sgd momentum with ``Delay.taus`` of the blocks'
 stages and ``lmo.combine.muon_labels``, the gradient at ``lmo.gradient_point``), the loop of
 ``gpu_runs.train``. Each case also differs from the plain one-step delay by far more than the
-tolerance, so the comparison can fail. And one tiny-Llama case against ``gpu_runs.train``."""
+tolerance, so the comparison can fail. The look-ahead correctors with a tied embedding / head
+(``--toy-tied``, P = 2 and 3: the head at the first stage's z_t). And tiny-Llama cases (tied)
+against ``gpu_runs.train``."""
 from dataclasses import replace
 
 import pytest
