@@ -14,7 +14,7 @@ stage uses a copy. The last stage sends its head gradient of step t to the first
 at R(t), where it is added to the embedding gradient; the first sends every new version of
 the weight to the last (tag 3), and the last stage's forward of microbatch k uses the
 version the first stage's forward of k used (``version_of``, derived from the first
-stage's action list: ``gpu_runs.pipeline.worker.tied_messages``). With a look-ahead corrector
+stage's action list: :func:`tied_messages`). With a look-ahead corrector
 the versions include each step's gradient point z_t, sent when the first stage creates it (its
 step's first forward), in the same FIFO sequence as the x versions; an evaluation uses the x
 version. Every stage has a tied object; the one of a stage without a tied weight does nothing.
@@ -190,3 +190,26 @@ def tied_weight(tied: tuple | None, comm: StageComm, params: dict) -> NoTied:
     if tied[0] == "owner":
         return TiedOwner(comm, tied[1], tied[2])
     return TiedUser(comm, tied[1], tied[2], tied[3], params.pop(tied[1]))
+
+
+def tied_messages(acts0, lookahead: bool = False) -> dict:
+    """The owner's messages, numbered 1, 2, ... in the first stage's action list ``acts0`` (message 0:
+    the weight both stages start from): a U that applies sends the new x version; with a look-ahead
+    corrector a step's first F sends its gradient point z_t (``weight_versions``: the version the
+    step's microbatches run on). ("F", mb) -> its step's z_t message (look-ahead), else the newest
+    message at stage 0's forward of mb; ("E", t) -> the newest x message (evaluation is at x_{t+1},
+    as the trainer's); ("end", None) -> every message (drained after the run)."""
+    count, x_msg, version_of, z_msg = 0, 0, {}, {}
+    for a in acts0:
+        if a.kind == "U" and a.apply:
+            count += 1
+            x_msg = count
+        elif a.kind == "F":
+            if lookahead and a.step not in z_msg:
+                count += 1
+                z_msg[a.step] = count
+            version_of[("F", a.mb)] = z_msg[a.step] if lookahead else count
+        elif a.kind == "E":
+            version_of[("E", a.step)] = x_msg
+    version_of[("end", None)] = count
+    return version_of

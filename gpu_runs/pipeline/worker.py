@@ -35,7 +35,7 @@ from gpu_runs.pipeline.moe import StageMoE, routing_group, stage_moe_names
 from gpu_runs.pipeline.problem import Problem
 from gpu_runs.pipeline.schedules import stage_actions, with_evals
 from gpu_runs.pipeline.channels import make_channels
-from gpu_runs.pipeline.comm import StageComm, tied_weight
+from gpu_runs.pipeline.comm import StageComm, tied_messages, tied_weight
 from gpu_runs.pipeline.stage import StageEngine
 from gpu_runs.pipeline.step_rule import StepRule
 from gpu_runs.pipeline.weight_versions import WeightVersions
@@ -332,7 +332,7 @@ def tied_role(model, rank: int, P: int, run, M: int, eval_steps, start: int):
     """The engine's ``tied`` argument when ``lm_head.weight is embed.weight`` and P > 1:
     the first stage owns it; the last stage gets, per ("F", mb) / ("E", step) / ("end", None),
     the index of the owner's message it forwards on, numbered along the first stage's own
-    action list (``tied_messages``)."""
+    action list (``comm.tied_messages``)."""
     if P == 1 or model.lm_head.weight is not model.embed.weight:
         return None
     if rank == 0:
@@ -347,29 +347,6 @@ def tied_role(model, rank: int, P: int, run, M: int, eval_steps, start: int):
     acts0 = with_evals(actions_of(run, 0, P, start), run.parallel.schedule, M, [t for t in eval_steps if t >= start])
     return ("user", "lm_head.weight", 0, tied_messages(acts0, lookahead=run.delay.wrapped and
                                                        run.delay.corrector in LOOKAHEAD_CORRECTORS))
-
-
-def tied_messages(acts0, lookahead: bool = False) -> dict:
-    """The owner's messages, numbered 1, 2, ... in the first stage's action list ``acts0`` (message 0:
-    the weight both stages start from): a U that applies sends the new x version; with a look-ahead
-    corrector a step's first F sends its gradient point z_t (``weight_versions``: the version the
-    step's microbatches run on). ("F", mb) -> its step's z_t message (look-ahead), else the newest
-    message at stage 0's forward of mb; ("E", t) -> the newest x message (evaluation is at x_{t+1},
-    as the trainer's); ("end", None) -> every message (drained after the run)."""
-    count, x_msg, version_of, z_msg = 0, 0, {}, {}
-    for a in acts0:
-        if a.kind == "U" and a.apply:
-            count += 1
-            x_msg = count
-        elif a.kind == "F":
-            if lookahead and a.step not in z_msg:
-                count += 1
-                z_msg[a.step] = count
-            version_of[("F", a.mb)] = z_msg[a.step] if lookahead else count
-        elif a.kind == "E":
-            version_of[("E", a.step)] = x_msg
-    version_of[("end", None)] = count
-    return version_of
 
 
 def eval_steps_of(run) -> list[int]:
