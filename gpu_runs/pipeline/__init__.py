@@ -19,9 +19,10 @@ of ``--delay ef``:
   ``Delay.wrap(opt, taus=...)`` (``gpu_runs.pipeline.delay``): ``--tau K`` (x_{t+1} = x_t +
   d_{t-K}, the same stream, U(t) applying ``lmo.delay.next_applied``), ``--corrector lr_damping``,
   ``--corrector weight_prediction|nesterov_lookahead`` (step t's forward and backward at z_t =
-  ``lmo.gradient_point``, computed by the stage: ``gpu_runs.pipeline.delay``; refused with a tied
-  head), ``--delay-profile pipedream`` (stage s delayed by P - 1 - s; the last stage, delay 0, runs
-  its U(t) right before step t + 1: ``gpu_runs.parallelism.applies_at_once``), and as flushed 1F1B
+  ``lmo.gradient_point``, computed by the stage: ``gpu_runs.pipeline.delay``; a tied head forwards
+  on the first stage's z_t: ``gpu_runs.pipeline.comm``), ``--delay-profile pipedream`` (stage s
+  delayed by P - 1 - s; the last stage, delay 0, runs its U(t) right before step t + 1:
+  ``gpu_runs.parallelism.applies_at_once``), and as flushed 1F1B
   steps (``parallelism.flushed_steps``) ``--delayed-groups matrix|other`` (the synchronous group
   needs d_t before step t + 1). ``--corrector dc_asgd_adaptive|dc_asgd_ema`` correct g_t before the
   clip, as the trainer's: the stage runs the wrapper's two halves around the cross-stage clip.

@@ -6,7 +6,9 @@ with clipping and weight decay on. Oracle: a single-process loop of the trainer'
 building blocks (``Delay.wrap`` of clip -> sgd momentum with ``Delay.taus`` of the blocks'
 stages and ``lmo.combine.muon_labels``, the gradient at ``lmo.gradient_point``), the loop of
 ``gpu_runs.train``. Each case also differs from the plain one-step delay by far more than the
-tolerance, so the comparison can fail. And one tiny-Llama case against ``gpu_runs.train``."""
+tolerance, so the comparison can fail. The look-ahead correctors with a tied embedding / head
+(``--toy-tied``, P = 2 and 3: the head at the first stage's z_t). And tiny-Llama cases (tied)
+against ``gpu_runs.train``."""
 from dataclasses import replace
 
 import pytest
@@ -28,11 +30,15 @@ from test_pipeline_toy import CLIP, L, LR, SEED, WD, block_stage
 T, NL = 6, 4
 
 
-def reference(delay: Delay, P: int, B: int, clip: float = CLIP, clip_first: bool = False):
+def reference(delay: Delay, P: int, B: int, clip: float = CLIP, tied: bool = False, head_at_x: bool = False,
+              history: list | None = None, clip_first: bool = False):
     """Per-step losses and x_T of the trainer's loop with ``delay`` on the toy model (``clip`` 0:
     no clipping, as the trainer's inner optimizer without its clip; ``clip_first``: the wrong
-    order for DC-ASGD-a / -EMA, the raw gradient clipped before the wrapper corrects it)."""
-    model = ToyLM(vocab=32, dim=16, num_layers=NL, seed=SEED)
+    order for DC-ASGD-a / -EMA, the raw gradient clipped before the wrapper corrects it).
+    ``tied``: head = embedding, the whole gradient at z_t (the trainer's); ``head_at_x``: the
+    pipeline's old fault, the tied head at x_t while the rest is at z_t. ``history`` collects
+    x_1 .. x_T."""
+    model = ToyLM(vocab=32, dim=16, num_layers=NL, seed=SEED, tied=tied)
     names = [k for k, _ in model.named_parameters()]
     x = {k: v.detach().clone() for k, v in model.named_parameters()}
     taus = delay.taus({k: block_stage(k, NL, P) for k in names}, muon_labels(x))
@@ -44,21 +50,34 @@ def reference(delay: Delay, P: int, B: int, clip: float = CLIP, clip_first: bool
     state, losses = opt.init(x), []
     for t in range(T):
         z = {k: v.detach().requires_grad_() for k, v in gradient_point(state, x).items()}
-        loss = torch.func.functional_call(model, z, toy_batch(SEED, t, B, L, 32))
-        g = dict(zip(names, torch.autograd.grad(loss, [z[k] for k in names])))
+        batch = toy_batch(SEED, t, B, L, 32)
+        if head_at_x:
+            head = x["embed.weight"].detach().requires_grad_()
+            loss = torch.func.functional_call(model, {**z, "lm_head.weight": head}, batch, tie_weights=False)
+            *gz, gh = torch.autograd.grad(loss, [z[k] for k in names] + [head])
+            g = dict(zip(names, gz))
+            g["embed.weight"] = g["embed.weight"] + gh
+        else:
+            loss = torch.func.functional_call(model, z, batch)
+            g = dict(zip(names, torch.autograd.grad(loss, [z[k] for k in names])))
         losses.append(float(loss.detach()))
         updates, state = opt.update(g, state, x)
         x = apply_updates(x, updates)
+        if history is not None:
+            history.append(x)
     return losses, x
 
 
-def pipeline(flags, P: int, B: int, tmp_path):
-    argv = ["--schedule", "2bw", "--model", "toy", "--toy-layers", str(NL), "--optimizer", "sgd",
+def pipeline_argv(flags, P: int, B: int, tmp_path) -> list:
+    return ["--schedule", "2bw", "--model", "toy", "--toy-layers", str(NL), "--optimizer", "sgd",
             "--lr", str(LR), "--momentum", "0.9", "--weight-decay", str(WD), "--clip", str(CLIP),
             "--steps", str(T), "--batch-size", str(B), "--seq-len", str(L), "--seed", str(SEED),
             "--microbatches", str(P), "--out", str(tmp_path), "--quiet", "--timeout", "60",
             "--eval-every", "0", "--eval-batches", "1", *flags]
-    log, params = run_pipeline(argv, tmp_path, P)
+
+
+def pipeline(flags, P: int, B: int, tmp_path):
+    log, params = run_pipeline(pipeline_argv(flags, P, B, tmp_path), tmp_path, P)
     return [r["train_loss"] for r in log], params
 
 
@@ -105,13 +124,48 @@ def test_pipeline_equals_the_simulated_delay(case, tmp_path):
     if delay.corrector in COMPENSATING_CORRECTORS and clip:   # and the clip before the correction
         others.append((delay, True))
     for other, clip_first in others:
-        ref, ref_x = reference(other, P, B, clip, clip_first)
+        ref, ref_x = reference(other, P, B, clip, clip_first=clip_first)
         assert max(max(abs(a - b) for a, b in zip(ref, want)),
                    max(float((ref_x[k] - want_x[k]).abs().max()) for k in want_x)) > 1e-4, other
 
 
-@pytest.mark.parametrize("flags, why", [
-    (["--corrector", "weight_prediction", "--toy-tied"], "tied embedding / head runs in the trainer only"),
+TIED = {   # id: (--corrector, P); the tied head forwards on the first stage's gradient point z_t
+    "weight-prediction-P2": ("weight_prediction", 2),
+    "weight-prediction-P3": ("weight_prediction", 3),
+    "nesterov-P2": ("nesterov_lookahead", 2),
+    "nesterov-P3": ("nesterov_lookahead", 3),
+}
+
+
+@pytest.mark.parametrize("case", list(TIED))
+def test_tied_lookahead_equals_the_simulated_delay(case, tmp_path):
+    """A look-ahead corrector with a tied embedding / head (``--toy-tied``), evaluated after every
+    step: losses, validation losses on x_{t+1} and x_T equal the trainer's loop, whose whole
+    gradient, head included, is taken at z_t. The head at x_t instead (the owner sending x only)
+    differs by >= 10x the tolerance, so the comparison can fail."""
+    corrector, P = TIED[case]
+    B, delay = 2 * P, Delay("2bw", 1, corrector=corrector)
+    history: list = []
+    want, want_x = reference(delay, P, B, tied=True, history=history)
+    log, got_x = run_pipeline(pipeline_argv(["--corrector", corrector, "--toy-tied", "--eval-every", "1"],
+                                            P, B, tmp_path), tmp_path, P)
+    torch.testing.assert_close(torch.tensor([r["train_loss"] for r in log]), torch.tensor(want),
+                               rtol=1e-5, atol=1e-5)
+    model = ToyLM(vocab=32, dim=16, num_layers=NL, seed=SEED, tied=True)
+    val = [float(torch.func.functional_call(model, x, toy_batch(SEED + 7919, 0, B, L, 32))) for x in history]
+    torch.testing.assert_close(torch.tensor([r["val_loss"] for r in log]), torch.tensor(val), rtol=1e-5, atol=1e-5)
+    assert set(got_x) == set(want_x) == {k for k, _ in model.named_parameters()}
+    for k in want_x:
+        torch.testing.assert_close(got_x[k], want_x[k], rtol=1e-5, atol=1e-5, msg=k)
+    wrong, wrong_x = reference(delay, P, B, tied=True, head_at_x=True)
+    assert max(max(abs(a - b) for a, b in zip(wrong, want)),
+               max(float((wrong_x[k] - want_x[k]).abs().max()) for k in want_x)) > 1e-4
+
+
+@pytest.mark.parametrize("flags, why", [   # the delay's own rules (lmo.variants.Delay) reach the pipeline's CLI
+    (["--ef", "--corrector", "weight_prediction"], "--corrector weight_prediction shapes a delayed update"),
+    (["--tau", "2", "--ef"], "delay 'ef' has tau 1 \\(--tau\\)"),
+    (["--delay-profile", "pipedream", "--tau", "3"], "a pipedream delay's tau is stages - 1"),
 ])
 def test_refused_with_one_line(flags, why):
     from gpu_runs.pipeline.args import build_parser, parse_job
@@ -124,12 +178,14 @@ def test_refused_with_one_line(flags, why):
 
 @pytest.mark.parametrize("kw", [dict(tau=2), dict(delay_profile="pipedream"),
                                 dict(tau=2, delayed_groups="matrix", corrector="lr_damping"),
-                                dict(tau=2, corrector="dc_asgd_adaptive"), dict(tau=2, corrector="dc_asgd_ema")],
+                                dict(tau=2, corrector="dc_asgd_adaptive"), dict(tau=2, corrector="dc_asgd_ema"),
+                                dict(corrector="weight_prediction")],
                          ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
 def test_tiny_llama_equals_the_trainer(kw, corpus_dir, tmp_path):  # noqa: F811
-    """The tiny Llama (tied head: the first stage's, its delay) under AdamW, 2 stages, vs
-    ``gpu_runs.train`` with ``TrainConfig(mode="2bw", **kw)``: losses, validation losses and
-    final weights within the tolerance of the trainer == pipeline tests."""
+    """The tiny Llama (tied head: the first stage's, its delay; with weight prediction the last stage's
+    head forwards on the first stage's z_t) under AdamW, 2 stages, vs ``gpu_runs.train`` with
+    ``TrainConfig(mode="2bw", **kw)``: losses, validation losses and final weights within the
+    tolerance of the trainer == pipeline tests."""
     want, want_params = trainer_log("2bw", corpus_dir, tmp_path / "train", **kw)
     got, got_params = pipeline_log("2bw", corpus_dir, tmp_path / "pipe", argv_of(kw))
     assert_same(got, want, got_params, want_params)
@@ -171,14 +227,17 @@ def test_profile_stream_has_no_flush_and_no_deadlock(P):
     assert simulate(lists, global_clip=False).makespan == stream.makespan
 
 
-@pytest.mark.parametrize("case", ["tau2", "profile-P2", "weight-prediction-tau2", "dc-asgd-adaptive-tau2"])
-def test_resume_continues_the_same_trajectory(case, tmp_path):
+@pytest.mark.parametrize("case, tied", [("tau2", False), ("profile-P2", False), ("weight-prediction-tau2", False),
+                                        ("nesterov-tau2", True), ("dc-asgd-adaptive-tau2", False)])
+def test_resume_continues_the_same_trajectory(case, tied, tmp_path):
     """A checkpoint after k = 3 steps (--ckpt-every 3), --resume to T: the resumed losses and x_T
     equal the uninterrupted reference (the stage checkpoint holds x_k and the wrapper's state
-    after k updates: the queue of tau updates, a corrector's extrapolation)."""
+    after k updates: the queue of tau updates, a corrector's extrapolation; a tied head's last
+    stage restarts from x_k, the first stage sends z_k again)."""
     flags, delay, P = CASES[case]
+    flags = flags + (["--toy-tied"] if tied else [])
     B, k = 2 * P, 3
-    want, want_x = reference(delay, P, B)
+    want, want_x = reference(delay, P, B, tied=tied)
     a, b = tmp_path / "a", tmp_path / "b"
     pipeline(flags + ["--ckpt-every", str(k)], P, B, a)
     for s in range(P):
