@@ -60,8 +60,9 @@ trainer). They are refused for gpipe / 1f1b / pipedream, as the trainer refuses 
 run from per-stage snapshots (``gpu_runs.pipeline.diagnostics``; gpipe / 1f1b / 2bw with the
 one-step delay).
 
-Checkpoints are per stage (``ckpt_stage{s}.pt``: ``gpu_runs.pipeline.checkpoint``, which also
-converts them to and from the trainer's single ``ckpt.pt`` for sync / one-step 2bw runs);
+Checkpoints are per stage (``ckpt_stage{s}.pt``: ``gpu_runs.pipeline.checkpoint``;
+``gpu_runs.pipeline.conversion`` converts them to and from the trainer's single ``ckpt.pt``
+for sync and 2bw runs of every delay shape);
 ``--resume`` works for every schedule (pipedream's hold the tau_s = P-1-s stashed
 versions each stage still forwards on).
 
@@ -107,7 +108,7 @@ action lists of gpipe / 1f1b / 2bw / pipedream), ``stage`` (the stage engine tha
 them, built from ``comm`` (messages, the tied embedding / head), ``weight_versions`` (weight
 stashing) and ``step_rule`` (cross-stage clip, DC-ASGD, update, apply)), ``delay`` (the trainer's delay wrappers per stage block), ``problem`` / ``llama`` /
 ``toy`` (what a stage trains), ``data_parallel`` / ``sharded_muon`` (``--dp``), ``worker`` (one process: ``run_stage``, ``main``),
-``checkpoint`` (stage checkpoints, resume, conversion to and from the trainer's ``ckpt.pt``;
+``checkpoint`` (stage checkpoints, resume), ``conversion`` (to and from the trainer's ``ckpt.pt``;
 ``python -m gpu_runs.pipeline.convert``), ``diagnostics`` (``--diag-every``), ``launch``
 (local multi-process runs for tests and benchmarks), ``bench`` (``python -m gpu_runs.pipeline.bench``;
 ``--setting dp``: step time and all-reduce share vs D).

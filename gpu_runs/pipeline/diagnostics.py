@@ -7,7 +7,7 @@ live on P ranks. Each stage writes its block after k steps, for every k in
 {t, t + 1 : t diagnosed} (the stage checkpoint of ``gpu_runs.pipeline.checkpoint``, taken at U(k - 1),
 without any collective, so the no-flush 2BW stream is not disturbed), under ``RUN_DIR/diag/``.
 After the run the last rank merges each pair into the trainer's format
-(``pipeline.checkpoint.merge_stages``), calls the trainer's ``Diagnostics.measure`` on the full model
+(``pipeline.conversion.merge_stages``), calls the trainer's ``Diagnostics.measure`` on the full model
 and writes the records into ``log.jsonl`` under ``diagnostics``, as the trainer does; the
 snapshots are then removed. Because the pipeline's trajectory is the trainer's, so are the
 numbers (tested against ``gpu_runs.train`` with the same ``--diag-every``), and
@@ -33,7 +33,8 @@ from lmo.registry import lr_at
 from gpu_runs.data import Batcher, get_corpus
 from gpu_runs.diagnostics import Diagnostics
 from gpu_runs.model import Llama
-from gpu_runs.pipeline.checkpoint import merge_stages, save_stage, stage_file
+from gpu_runs.pipeline.checkpoint import save_stage, stage_file
+from gpu_runs.pipeline.conversion import merge_stages
 from gpu_runs import recipe
 from gpu_runs.recipe import build_optimizer
 
