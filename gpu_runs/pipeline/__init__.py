@@ -57,8 +57,8 @@ gradient elementwise, g + lambda g*g*(y_t - x_t), before the clipping norm (as t
 trainer). They are refused for gpipe / 1f1b / pipedream, as the trainer refuses them outside 2bw.
 
 ``--diag-every N`` logs the trainer's theory diagnostics at its cadence, measured after the
-run from per-stage snapshots (``gpu_runs.pipeline.diagnostics``; gpipe / 1f1b / 2bw with the
-one-step delay).
+run from per-stage snapshots (``gpu_runs.pipeline.diagnostics``; gpipe / 1f1b / 2bw of every
+delay shape).
 
 Checkpoints are per stage (``ckpt_stage{s}.pt``: ``gpu_runs.pipeline.checkpoint``;
 ``gpu_runs.pipeline.conversion`` converts them to and from the trainer's single ``ckpt.pt``

@@ -13,7 +13,8 @@ snapshots are then removed. Because the pipeline's trajectory is the trainer's, 
 numbers (tested against ``gpu_runs.train`` with the same ``--diag-every``), and
 ``gpu_runs.predict`` reads a pipeline run directory like a trainer one.
 
-gpipe / 1f1b (sync) and 2bw (with --ef, --sync-start / --sync-cooldown, --dc-asgd),
+gpipe / 1f1b (sync) and 2bw of every delay shape (--ef, --sync-start / --sync-cooldown,
+--dc-asgd, --tau, --corrector, --delay-profile, --delayed-groups: ``pipeline.conversion``),
 ``--model llama``. pipedream is refused, as ``to-trainer`` refuses it (its stash is per
 microbatch, the trainer's history per parameter). Cost: two stage checkpoints on disk per
 diagnosed step, and after the run the trainer's measurement (2 + ``--diag-micro``
@@ -85,9 +86,6 @@ def check_args(job) -> None:
     if run.parallel.schedule == "pipedream":
         raise ValueError("--diag-every: not for pipedream (its per-microbatch stash has no trainer "
                          "state to measure; run gpu_runs.train --delay pipedream --diag-every N)")
-    if run.delay.wrapped and not run.delay.one_step:
-        raise ValueError(f"--diag-every: the snapshots merge into the trainer's state for sync and the one-step "
-                         f"delay only, got {run.delay.label}; run gpu_runs.train --diag-every N")
     if job.opts.model != "llama":
         raise ValueError(f"--diag-every needs --model llama, got {job.opts.model!r}")
     if run.out is None:
