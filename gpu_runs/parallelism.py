@@ -7,8 +7,8 @@ A run is one :class:`gpu_runs.recipe.TrainConfig`, whoever executes it. The trai
 P x D processes with a schedule: ``Parallelism(schedule, microbatches, dp)``, and the
 number of stages P is ``TrainConfig.stages`` (the same number the trainer's pipedream mode
 reads). The schedule runs a delay (``lmo.variants.Delay``; :func:`schedules_of`: gpipe /
-1f1b run sync, 2bw runs 2bw of any tau, profile, group and corrector (DC-ASGD-a / -EMA,
-:data:`CLIP_ORDER_CORRECTORS`, without clipping only), and ef; pipedream pipedream), so a pipeline run
+1f1b run sync, 2bw runs 2bw of any tau, profile, group and corrector, and ef; pipedream
+pipedream), so a pipeline run
 and the trainer run with the same other fields have the same trajectory
 (``tests/gpu_runs/test_pipeline_llama.py``).
 
@@ -39,21 +39,17 @@ def schedules_of(delay: Delay) -> tuple:
     return tuple(s for s, kind in KIND_OF_SCHEDULE.items() if kind == delay.config_fields["mode"])
 
 
-def check_schedule_runs(schedule: str, delay: Delay, clips: bool = True) -> None:
-    """ValueError, one line naming both flags, when ``--schedule`` cannot run ``--delay``;
-    ``clips``: the run clips by the global norm (:data:`CLIP_ORDER_CORRECTORS` need it off)."""
+def check_schedule_runs(schedule: str, delay: Delay) -> None:
+    """ValueError, one line naming both flags, when ``--schedule`` cannot run ``--delay``."""
     if schedule not in schedules_of(delay):
         raise ValueError(f"--schedule {schedule} does not run --delay {delay.kind}: "
                          f"use --schedule {' or '.join(schedules_of(delay))} (or leave --schedule out)")
-    if delay.corrector in CLIP_ORDER_CORRECTORS and clips:
-        raise ValueError(f"--corrector {delay.corrector} with clipping runs in the trainer (python -m gpu_runs.train) "
-                         f"only: it corrects the raw gradient before the global-norm clip, which the pipeline "
-                         f"applies across stages before a stage's optimizer (--clip 0 runs it)")
 
 
 #: correctors whose correction (with its EMA of g * g) runs inside the wrapper on the raw gradient,
-#: before the trainer's clip: the pipeline clips across stages first, so it runs them without clipping only
-CLIP_ORDER_CORRECTORS = ("dc_asgd_adaptive", "dc_asgd_ema")
+#: before the trainer's clip: a stage runs the wrapper's two halves around the cross-stage clip
+#: (gpu_runs.pipeline.delay)
+COMPENSATING_CORRECTORS = ("dc_asgd_adaptive", "dc_asgd_ema")
 #: correctors whose gradient point z_t (lmo.lookahead.gradient_point) is not x_t
 LOOKAHEAD_CORRECTORS = ("weight_prediction", "nesterov_lookahead")
 
@@ -98,11 +94,11 @@ class Parallelism:
 
 
 def check_parallelism(par: Parallelism, *, delay: Delay, stages: int, steps: int, batch_size: int,
-                      num_layers: int | None, clips: bool = True) -> None:
+                      num_layers: int | None) -> None:
     """ValueError naming the option for a layout that cannot run the rest of the run:
-    the schedule must run ``delay`` (:func:`check_schedule_runs`; ``clips``: the run clips by the
-    global norm), M and P fit the schedule (:func:`check_schedule_args`), the mitigations'
-    horizon fits it (:func:`check_sync_args`), D >= 1 and D x M divides the batch. Only for a pipeline layout (``schedule`` set); the
+    the schedule must run ``delay`` (:func:`check_schedule_runs`), M and P fit the schedule
+    (:func:`check_schedule_args`), the mitigations' horizon fits it (:func:`check_sync_args`),
+    D >= 1 and D x M divides the batch. Only for a pipeline layout (``schedule`` set); the
     trainer's default passes."""
     if par.schedule is None:
         if par.microbatches is not None or par.dp != 1:
@@ -112,7 +108,7 @@ def check_parallelism(par: Parallelism, *, delay: Delay, stages: int, steps: int
         raise ValueError(f"schedule (--schedule) must be one of {SCHEDULES}, got {par.schedule!r}")
     M = stages if par.microbatches is None else par.microbatches
     check_schedule_args(par.schedule, stages, M, steps, num_layers)
-    check_schedule_runs(par.schedule, delay, clips)
+    check_schedule_runs(par.schedule, delay)
     check_sync_args(par.schedule, steps, delay.sync_start, delay.sync_cooldown)
     if isinstance(par.dp, bool) or not isinstance(par.dp, int) or par.dp < 1:
         raise ValueError(f"dp (--dp) must be an int >= 1, got {par.dp!r}")

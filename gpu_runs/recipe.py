@@ -280,7 +280,7 @@ class TrainConfig:
             num_layers = CONFIGS[self.config].n_layers
         delay = self.delay     # the delay's rules: lmo.variants.Delay's one check
         check_parallelism(self.parallel, delay=delay, stages=self.stages, steps=self.steps,
-                          batch_size=self.batch_size, num_layers=num_layers, clips=bool(self.grad_clip))
+                          batch_size=self.batch_size, num_layers=num_layers)
         for k in ("steps", "batch_size", "seq_len", "eval_batches"):
             if getattr(self, k) < 1:
                 raise ValueError(f"{_opt(k)} must be >= 1, got {getattr(self, k)}")

@@ -64,32 +64,73 @@ def ema_correction(g: torch.Tensor, v: torch.Tensor, off: torch.Tensor, lam: flo
     return g + lam * v * off
 
 
-def _compensated(opt: Optimizer, delay, lam: float, beta: float, eps: float, correction, name: str) -> Optimizer:
-    check_nonneg(lam, "lam")
-    check_beta(beta, "beta")
+class Compensation(NamedTuple):
+    """One reading of the correction (module docstring): ``correction`` a key of
+    :data:`CORRECTIONS`, lambda, beta (the EMA's) and eps."""
+
+    correction: str
+    lam: float
+    beta: float
+    eps: float
+
+
+#: correction name -> its elementwise formula (g, v_t, y_t - x_t, lambda, eps) -> g~_t
+CORRECTIONS = {"dc_asgd_adaptive": zheng_correction, "dc_asgd_ema": ema_correction}
+
+
+def compensate(grads, state: DCAdaptiveState, comp: Compensation) -> tuple[dict, dict]:
+    """The first half of the wrapper's update: (g~_t, v_t) from g_t and the state after t
+    updates, v_t = beta v_{t-1} + (1 - beta) g_t * g_t and g~_t = correction(g_t, v_t, y_t - x_t)
+    (g~_t = g_t where the block's tau = 0 or lambda = 0). A caller that scales g~_t before the
+    inner optimizer (a pipeline stage's share of a global-norm clip) calls the two halves itself."""
+    check_same_keys(grads, state.sq_avg, "grads and DC-ASGD's EMA")
+    check_finite(grads)   # before v absorbs them
+    off, correction = state.offset(), CORRECTIONS[comp.correction]
+    sq_avg, corrected = {}, {}
+    for k, g in grads.items():
+        v = comp.beta * state.sq_avg[k] + (1 - comp.beta) * g * g
+        sq_avg[k] = v
+        corrected[k] = g if off[k] is None or not comp.lam else correction(g, v, off[k].to(g.dtype), comp.lam, comp.eps)
+    return corrected, sq_avg
+
+
+def compensated_update(base: Optimizer, corrected, sq_avg, state: DCAdaptiveState, params=None):
+    """The second half: the delayed update ``base`` (lmo.delay.delayed of the inner optimizer)
+    of g~_t, and the new state (base's, v_t). ``compensate`` then this is the wrapper's update."""
+    applied, dstate = base.update(corrected, state.delay, params)
+    return applied, DCAdaptiveState(dstate, sq_avg)
+
+
+def compensation_of(opt: Optimizer) -> Compensation:
+    """The :class:`Compensation` a wrapper built here applies (read from its ``hyper``)."""
+    h = opt.hyper
+    if h.get("correction") not in CORRECTIONS:
+        raise ValueError(f"compensation_of: {opt.name!r} is not a DC-ASGD-a / -EMA wrapper")
+    return Compensation(h["correction"], h["lam"], h["beta"], h["eps"])
+
+
+def compensated(opt: Optimizer, delay, comp: Compensation) -> Optimizer:
+    """The delayed update of ``opt`` (``delay``: an int or a mapping name -> tau) whose inner
+    optimizer sees g~_t: :func:`compensate`, then :func:`compensated_update`."""
+    check_nonneg(comp.lam, "lam")
+    check_beta(comp.beta, "beta")
+    if comp.correction not in CORRECTIONS:
+        raise ValueError(f"correction must be one of {sorted(CORRECTIONS)}, got {comp.correction!r}")
     base = delayed(opt, delay)
 
     def init(params):
         return DCAdaptiveState(base.init(params), {k: torch.zeros_like(v) for k, v in params.items()})
 
     def update(grads, state, params=None):
-        check_same_keys(grads, state.sq_avg, "grads and DC-ASGD's EMA")
-        check_finite(grads)   # before v absorbs them
-        off = state.offset()
-        sq_avg, corrected = {}, {}
-        for k, g in grads.items():
-            v = beta * state.sq_avg[k] + (1 - beta) * g * g
-            sq_avg[k] = v
-            corrected[k] = g if off[k] is None or not lam else correction(g, v, off[k].to(g.dtype), lam, eps)
-        applied, dstate = base.update(corrected, state.delay, params)
-        return applied, DCAdaptiveState(dstate, sq_avg)
+        corrected, sq_avg = compensate(grads, state, comp)
+        return compensated_update(base, corrected, sq_avg, state, params)
 
     def virtual(params, state):
         return base.virtual(params, state.delay)
 
-    return Optimizer(init, update, virtual=virtual, name=f"{name}({opt.name})",
+    return Optimizer(init, update, virtual=virtual, name=f"{comp.correction}({opt.name})",
                      hyper=dict(inner=opt.hyper, delay=dict(delay) if isinstance(delay, Mapping) else delay,
-                                lam=lam, beta=beta, eps=eps))
+                                correction=comp.correction, lam=comp.lam, beta=comp.beta, eps=comp.eps))
 
 
 def dc_asgd_adaptive(opt: Optimizer, delay=1, *, lam: float = 2.0, beta: float = 0.95,
@@ -99,11 +140,11 @@ def dc_asgd_adaptive(opt: Optimizer, delay=1, *, lam: float = 2.0, beta: float =
     ``delay``: an int or a mapping name -> tau."""
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
         raise ValueError(f"eps must be a finite number > 0, got {eps!r}")
-    return _compensated(opt, delay, lam, beta, eps, zheng_correction, "dc_asgd_adaptive")
+    return compensated(opt, delay, Compensation("dc_asgd_adaptive", lam, beta, eps))
 
 
 def dc_asgd_ema(opt: Optimizer, delay=1, *, lam: float = 1.0, beta: float = 0.99) -> Optimizer:
     """Delayed update with marin's DC-ASGD-EMA correction (module docstring):
     g~ = g + lam * v * (y - x), v the EMA (weight ``1 - beta``) of g * g.
     ``delay``: an int or a mapping name -> tau."""
-    return _compensated(opt, delay, lam, beta, 0.0, ema_correction, "dc_asgd_ema")
+    return compensated(opt, delay, Compensation("dc_asgd_ema", lam, beta, 0.0))

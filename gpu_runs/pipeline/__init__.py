@@ -19,12 +19,13 @@ of ``--delay ef``:
   ``Delay.wrap(opt, taus=...)`` (``gpu_runs.pipeline.delay``): ``--tau K`` (x_{t+1} = x_t +
   d_{t-K}, the same stream, U(t) applying ``lmo.delay.next_applied``), ``--corrector lr_damping``,
   ``--corrector weight_prediction|nesterov_lookahead`` (step t's forward and backward at z_t =
-  ``lmo.gradient_point``, computed by the stage: ``gpu_runs.pipeline.delay``; refused with a tied
-  head), ``--delay-profile pipedream`` (stage s delayed by P - 1 - s; the last stage, delay 0, runs
-  its U(t) right before step t + 1: ``gpu_runs.parallelism.applies_at_once``), and as flushed 1F1B
+  ``lmo.gradient_point``, computed by the stage: ``gpu_runs.pipeline.delay``; a tied head forwards
+  on the first stage's z_t: ``gpu_runs.pipeline.comm``), ``--delay-profile pipedream`` (stage s
+  delayed by P - 1 - s; the last stage, delay 0, runs its U(t) right before step t + 1:
+  ``gpu_runs.parallelism.applies_at_once``), and as flushed 1F1B
   steps (``parallelism.flushed_steps``) ``--delayed-groups matrix|other`` (the synchronous group
-  needs d_t before step t + 1). ``--corrector dc_asgd_adaptive|dc_asgd_ema`` runs with ``--clip 0``
-  only: the trainer corrects the raw gradient before its clip, the pipeline clips across stages first.
+  needs d_t before step t + 1). ``--corrector dc_asgd_adaptive|dc_asgd_ema`` correct g_t before the
+  clip, as the trainer's: the stage runs the wrapper's two halves around the cross-stage clip.
 - ``pipedream``: one update per microbatch, weight stashing, block delay tau_s = P-1-s
   (= pipedream --stages P mode; each microbatch is one optimizer step of --batch-size
   rows, so ``--microbatches`` does not apply).
@@ -56,11 +57,12 @@ gradient elementwise, g + lambda g*g*(y_t - x_t), before the clipping norm (as t
 trainer). They are refused for gpipe / 1f1b / pipedream, as the trainer refuses them outside 2bw.
 
 ``--diag-every N`` logs the trainer's theory diagnostics at its cadence, measured after the
-run from per-stage snapshots (``gpu_runs.pipeline.diagnostics``; gpipe / 1f1b / 2bw with the
-one-step delay).
+run from per-stage snapshots (``gpu_runs.pipeline.diagnostics``; gpipe / 1f1b / 2bw of every
+delay shape).
 
-Checkpoints are per stage (``ckpt_stage{s}.pt``: ``gpu_runs.pipeline.checkpoint``, which also
-converts them to and from the trainer's single ``ckpt.pt`` for sync / one-step 2bw runs);
+Checkpoints are per stage (``ckpt_stage{s}.pt``: ``gpu_runs.pipeline.checkpoint``;
+``gpu_runs.pipeline.conversion`` converts them to and from the trainer's single ``ckpt.pt``
+for sync and 2bw runs of every delay shape);
 ``--resume`` works for every schedule (pipedream's hold the tau_s = P-1-s stashed
 versions each stage still forwards on).
 
@@ -106,7 +108,7 @@ action lists of gpipe / 1f1b / 2bw / pipedream), ``stage`` (the stage engine tha
 them, built from ``comm`` (messages, the tied embedding / head), ``weight_versions`` (weight
 stashing) and ``step_rule`` (cross-stage clip, DC-ASGD, update, apply)), ``delay`` (the trainer's delay wrappers per stage block), ``problem`` / ``llama`` /
 ``toy`` (what a stage trains), ``data_parallel`` / ``sharded_muon`` (``--dp``), ``worker`` (one process: ``run_stage``, ``main``),
-``checkpoint`` (stage checkpoints, resume, conversion to and from the trainer's ``ckpt.pt``;
+``checkpoint`` (stage checkpoints, resume), ``conversion`` (to and from the trainer's ``ckpt.pt``;
 ``python -m gpu_runs.pipeline.convert``), ``diagnostics`` (``--diag-every``), ``launch``
 (local multi-process runs for tests and benchmarks), ``bench`` (``python -m gpu_runs.pipeline.bench``;
 ``--setting dp``: step time and all-reduce share vs D).

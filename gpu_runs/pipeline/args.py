@@ -18,8 +18,7 @@ from lmo.variants import VARIANTS, Delay, mode_of
 
 from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.model import CONFIGS
-from gpu_runs.parallelism import (DEFAULT_SCHEDULE, KIND_OF_SCHEDULE, LOOKAHEAD_CORRECTORS, SCHEDULES, Parallelism,
-                                  check_schedule_runs)
+from gpu_runs.parallelism import DEFAULT_SCHEDULE, KIND_OF_SCHEDULE, SCHEDULES, Parallelism, check_schedule_runs
 from gpu_runs.recipe import TrainConfig, check_device_here, resolve_device
 
 
@@ -39,8 +38,8 @@ HELP = {
     "sync_cooldown": "2bw only: the last K steps synchronous; the switch flushes the pending update",
     "dc_asgd": "2bw only: DC-ASGD lambda, g + lambda g*g*(y_t - x_t) before clipping, per stage",
     "corrector": "2bw only: a delay corrector of lmo.CORRECTORS, as the trainer's (weight_prediction / "
-                 "nesterov_lookahead: forward at the gradient point z_t, not with a tied head; dc_asgd_adaptive / "
-                 "dc_asgd_ema: with --clip 0 only, they correct before the trainer's clip)",
+                 "nesterov_lookahead: forward at the gradient point z_t, a tied head's too; dc_asgd_adaptive / "
+                 "dc_asgd_ema: the correction before the clip, as the trainer's)",
     "delay_profile": "2bw only: uniform, or pipedream (stage s delayed by P - 1 - s; the last stage's delay 0: "
                      "its update right before the next step)",
     "delayed_groups": "2bw only: all, matrix or other (the rest synchronous, delay 0: flushed steps)",
@@ -236,16 +235,5 @@ def parse_job(args, num_stages: int, num_layers: int | None = None) -> Job:
     run = run_spec(args, num_stages)
     run.validate(names=args.model == "llama", num_layers=num_layers)
     check_device_here(run.device)
-    check_tied_point(run, args, num_stages)
     return Job(run, args)
 
-
-def check_tied_point(run: TrainConfig, args, num_stages: int) -> None:
-    """A look-ahead corrector's gradient point z_t is the first stage's (it owns a tied head's
-    weight); the last stage's tied head receives the versions x_t only: refused (one line)."""
-    if run.corrector not in LOOKAHEAD_CORRECTORS or num_stages == 1:
-        return
-    tied = args.toy_tied if args.model == "toy" else CONFIGS[run.config].tied
-    if tied:
-        raise ValueError(f"--corrector {run.corrector} with a tied embedding / head runs in the trainer only: "
-                         f"the last stage's head would not see the first stage's gradient point z_t")

@@ -1,6 +1,5 @@
-"""Per-stage checkpoints of ``gpu_runs.pipeline`` and their interchange with the trainer's
-single ``ckpt.pt`` (``to_trainer``, ``from_trainer``; the command is
-:mod:`gpu_runs.pipeline.convert`).
+"""Per-stage checkpoints of ``gpu_runs.pipeline``: the files, the resume, the checks that a
+run directory holds this run.
 
 A stage checkpoint after k steps (``ckpt_stage{s}.pt`` at the end, ``ckpt_step{k}_stage{s}.pt``
 every ``--ckpt-every``) is taken at U(k - 1) and holds the trainer's checkpoint restricted
@@ -21,37 +20,21 @@ to the stage's parameter block:
 - ``ns_dtype``: the Newton-Schulz dtype the run computes in (``--ns-dtype auto`` resolved
   once, before any process group; ``--resume`` with auto reuses it, :func:`settle_ns_dtype`).
 
-Trainer format (``gpu_runs.train``): ``params`` (the full x_k), ``opt`` (its optimizer's
-state_dict: ``inner/<clip chain>/...`` inside the 2bw wrapper, ``pending`` / ``prev`` /
-``prev2`` / ``step`` as the stage's), ``history`` ({} outside pipedream), ``step`` = k
-(the data position: ``Batcher.batch(t)`` depends on t only) and ``log`` (JSON). The
-trainer's base optimizer sits inside ``chain(clip_by_global_norm, base)`` (state path
-``inner/1/`` in its chain; no chain when grad_clip = 0); the stage's is bare (the engine
-clips). Per-parameter entries belong to the stage owning the parameter; the scalar step
-counters are equal on every stage. Conversion covers gpipe / 1f1b (trainer mode sync) and
-2bw (with --ef, --sync-start / --sync-cooldown, --dc-asgd), --model llama.
+The trainer's single ``ckpt.pt`` and these files, one into the other:
+:mod:`gpu_runs.pipeline.conversion`.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import torch
-
 from lmo.base import state_dict
-from lmo.variants import Delay
 
 from gpu_runs import verified_files
 from gpu_runs.checkpoint import RESUME_SAFE, config_differences, holds_run, save_checkpoint
-from gpu_runs.parallelism import DEFAULT_SCHEDULE
-from gpu_runs.pipeline.args import DESTS, MODEL_KNOBS, SHARED, Job, build_parser, run_spec
-from gpu_runs.pipeline.delay import DelayRule
-from gpu_runs.pipeline.llama import llama_problem, run_config, spec_dict, spec_of
-from gpu_runs.pipeline.stage_module import StageModule, split_layers
-from gpu_runs.recipe import build_optimizer, resolve_device, resolved, resumed
-
-
-FIELDS = ("step", "train_loss", "lr", "tokens", "step_time", "val_loss", "routing")  # the trainer's record fields
+from gpu_runs.pipeline.args import MODEL_KNOBS, Job, build_parser, run_spec
+from gpu_runs.pipeline.llama import run_config, spec_dict, spec_of
+from gpu_runs.recipe import resolved, resumed
 
 
 # ----------------------------------------------------------------------------- stage files
@@ -177,7 +160,7 @@ def settle_ns_dtype(job: Job, recorded: str | None = None) -> Job:
     return job
 
 
-def _saved_run_job(run_dir, ck: dict, P: int) -> Job:
+def saved_run_job(run_dir, ck: dict, P: int) -> Job:
     """:func:`_saved_job` with the ns_dtype the saved run computed in (:func:`recorded_ns_dtype`)."""
     return settle_ns_dtype(_saved_job(ck, P), recorded_ns_dtype(run_dir, ck))
 
@@ -186,7 +169,7 @@ def check_same_run(job: Job, P: int) -> None:
     """ValueError listing the options that differ from the run that wrote ``--resume``'s set."""
     f = stage_file(job.opts.resume, 0, job.opts.resume_set)
     ck = load(f)
-    saved = run_identity(_saved_run_job(job.opts.resume, ck, P))
+    saved = run_identity(saved_run_job(job.opts.resume, ck, P))
     diff = config_differences(saved, run_identity(job), RESUME_SAFE)
     if diff:
         raise ValueError(f"--resume: {f} was made by a different run; these options differ "
@@ -296,118 +279,3 @@ def _saved_job(ck: dict, P: int) -> Job:
         return Job(spec_of(json.loads(ck["spec"])), args)
     vars(args).update(json.loads(ck["args"]))
     return Job(run_spec(args, int(ck.get("stages", P))), args)
-
-
-def check_convertible(delay: Delay, which: str) -> None:
-    """The conversions map the one-step wrapper's state (``Delay.state_prefix``): a longer or
-    shaped delay (tau > 1, a corrector, a profile, a group) is refused, one line."""
-    if delay.wrapped and not delay.one_step:
-        raise ValueError(f"{which}: only sync and the one-step delay (2bw tau 1, ef) are converted, got {delay.label}")
-
-
-def _key_maps(run):
-    """(stage -> trainer optimizer state_dict key) of the run spec ``run``: the trainer's
-    base optimizer sits in its clip chain (``inner/1/``) and, for 2bw / ef, in the wrapper
-    (``Delay.state_prefix``)."""
-    chain = "inner/1/" if run.grad_clip else ""
-    wrapper = run.delay.state_prefix
-    if wrapper:
-        return lambda k: wrapper + chain + k[len(wrapper):] if k.startswith(wrapper) else k
-    return lambda k: chain + k
-
-
-def _trainer_template(tc, params: dict) -> dict:
-    opt, _, _ = build_optimizer(tc, params)
-    return state_dict(opt.init(params))
-
-
-def merge_stages(run_dir, step: int | None = None):
-    """(TrainConfig, x_k, trainer optimizer state_dict, k) from the stage checkpoints of
-    RUN_DIR after ``step`` steps (default the final ones); ValueError when they do not fit."""
-    run_dir = Path(run_dir)
-    ck0 = load(stage_file(run_dir, 0, step))
-    if ck0["schedule"] == "pipedream":
-        raise ValueError("to-trainer: pipedream checkpoints are not converted (the trainer's "
-                         "history is per parameter, the stages' stash per microbatch)")
-    P = int(ck0["stages"])
-    cks = [ck0] + [load(stage_file(run_dir, s, step)) for s in range(1, P)]
-    job = _saved_run_job(run_dir, ck0, P)
-    if job.opts.model != "llama":
-        raise ValueError(f"to-trainer: --model llama only, got {job.opts.model!r}")
-    check_convertible(job.run.delay, "to-trainer")
-    k = int(ck0["step"])
-    if any(int(c["step"]) != k for c in cks):
-        raise ValueError(f"to-trainer: stage checkpoints at different steps {[c['step'] for c in cks]}")
-    tc, to_tr = job.run, _key_maps(job.run)
-    params, opt = {}, {}
-    for c in cks:
-        params.update(c["params"])
-        for key, v in c["opt_state"].items():
-            tk = to_tr(key)
-            if tk in opt and v.numel() == 1 and not torch.equal(opt[tk], v):
-                raise ValueError(f"to-trainer: stages disagree on {tk}: {opt[tk]} vs {v}")
-            opt[tk] = v
-    want = _trainer_template(tc, params)
-    if set(want) != set(opt):
-        extra, missing = sorted(set(opt) - set(want)), sorted(set(want) - set(opt))
-        raise ValueError(f"to-trainer: optimizer keys differ (extra {extra[:3]}, missing {missing[:3]})")
-    return tc, params, opt, k
-
-
-def to_trainer(run_dir, out=None, step: int | None = None) -> Path:
-    """Merge the stage checkpoints of RUN_DIR (after ``step`` steps; default the final
-    ones) into the trainer's ``ckpt.pt``; returns its path (default RUN_DIR/ckpt.pt)."""
-    run_dir = Path(run_dir)
-    _, params, opt, k = merge_stages(run_dir, step)
-    log = []
-    if (run_dir / "log.jsonl").exists():
-        for line in open(run_dir / "log.jsonl"):
-            r = json.loads(line)
-            if r["step"] <= k:
-                log.append({f: r[f] for f in FIELDS if f in r})
-    out = Path(out) if out else run_dir / "ckpt.pt"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    save_checkpoint(out, dict(params=params, opt=opt, history={}, step=k, log=json.dumps(log)))
-    return out
-
-
-def from_trainer(train_dir, stages: int, out_dir, microbatches: int | None = None,
-                 schedule: str | None = None) -> Path:
-    """Split TRAIN_DIR/ckpt.pt (mode sync or 2bw, with its config.json) into the stage
-    checkpoints ``ckpt_stage{s}.pt`` that ``gpu_runs.pipeline --resume OUT_DIR`` reads."""
-
-    train_dir, out_dir = Path(train_dir), Path(out_dir)
-    cfg = json.loads((train_dir / "config.json").read_text())
-    delay = Delay.of_config(cfg["mode"], cfg["ef"], cfg["sync_start"], cfg["sync_cooldown"], cfg["dc_asgd"],
-                            cfg.get("stages", 2))
-    if delay.stale_point:
-        raise ValueError(f"from-trainer: delay {delay.kind!r} is not converted (sync, 2bw or ef only)")
-    blob = load(train_dir / "ckpt.pt")
-    schedule = schedule or DEFAULT_SCHEDULE[delay.kind]
-    args = build_parser().parse_args(["--schedule", schedule, "--microbatches", str(microbatches or stages)])
-    # the trainer's recorded values of the pipeline's run-spec options that shape the trajectory
-    # (the resume-safe cadences and the device stay this command's defaults)
-    for name in SHARED:
-        if name in cfg and name not in RESUME_SAFE and name != "device":
-            setattr(args, DESTS.get(name, name), cfg[name])
-    args.device = resolve_device(args.device)
-    run = settle_ns_dtype(Job(run_spec(args, stages), args)).run
-    check_convertible(run.delay, "from-trainer")
-    prob = llama_problem(run)
-    model = prob.model
-    to_tr = _key_maps(run)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    ranges = split_layers(len(model.layers), stages)
-    for s in range(stages):
-        module = StageModule(model, ranges[s], s == 0, s == stages - 1)
-        # a tied head is the first stage's (the trainer's params hold embed.weight only)
-        own = {k: blob["params"][k] for k, _ in module.named_parameters() if k in blob["params"]}
-        opt = prob.build_opt(own)
-        if run.delay.one_step:
-            opt = DelayRule(run.delay, run.steps).wrap(opt)
-        keys = state_dict(opt.init(own))
-        opt_state = {key: blob["opt"][to_tr(key)] for key in keys}
-        save_checkpoint(stage_file(out_dir, s), dict(
-            step=int(blob["step"]), stage=s, schedule=schedule, stages=stages, microbatches=run.parallel.microbatches,
-            ns_dtype=run.ns_dtype, params=own, opt_state=opt_state, **spec_record(Job(run, args))))
-    return out_dir

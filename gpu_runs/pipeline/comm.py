@@ -14,8 +14,10 @@ stage uses a copy. The last stage sends its head gradient of step t to the first
 at R(t), where it is added to the embedding gradient; the first sends every new version of
 the weight to the last (tag 3), and the last stage's forward of microbatch k uses the
 version the first stage's forward of k used (``version_of``, derived from the first
-stage's action list: ``gpu_runs.pipeline.worker.tied_role``). Every stage has a tied
-object; the one of a stage without a tied weight does nothing.
+stage's action list: :func:`tied_messages`). With a look-ahead corrector
+the versions include each step's gradient point z_t, sent when the first stage creates it (its
+step's first forward), in the same FIFO sequence as the x versions; an evaluation uses the x
+version. Every stage has a tied object; the one of a stage without a tied weight does nothing.
 """
 from __future__ import annotations
 
@@ -95,7 +97,7 @@ class NoTied:
         return g
 
     def new_version(self, version: Mapping) -> None:
-        """The owner sends every new version of the weight."""
+        """The owner sends every new version of the weight (x_{t+1}, and a look-ahead step's z_t)."""
 
     def gc(self, stash: Mapping) -> None:
         """The user drops the versions no later forward uses."""
@@ -132,6 +134,9 @@ class TiedUser(NoTied):
         self.count = 0  # versions received
         self.used = 0  # the newest version a training forward has used
         self.acc: dict = {}  # step -> accumulated head gradient
+        # the evaluations still to run -> their message: a look-ahead run's E(t) is at x_{t+1}, which can be
+        # older than the gradient point z_t the last forward used (gc keeps it)
+        self.evals = {k: v for k, v in version_of.items() if k[0] == "E"}
 
     def leaf(self, key) -> torch.Tensor:
         """The owner's version of the tied weight for ("F", mb) / ("E", step) / ("end", None)."""
@@ -142,7 +147,9 @@ class TiedUser(NoTied):
             self.versions[self.count] = w.requires_grad_(True)
         if key[0] != "E":  # an evaluation's (newer) version must not retire ones later forwards use
             self.used = max(self.used, want)
-        return self.versions[want]
+        w = self.versions[want]
+        self.evals.pop(key, None)
+        return w
 
     def with_tied(self, version: dict, key) -> dict:
         return {**version, self.name: self.leaf(key)}
@@ -161,8 +168,8 @@ class TiedUser(NoTied):
         return g
 
     def gc(self, stash: Mapping) -> None:
-        keep = {id(v[3]) for v in stash.values()}
-        for n in [n for n, w in self.versions.items() if n < self.used and id(w) not in keep]:
+        keep, evals = {id(v[3]) for v in stash.values()}, set(self.evals.values())
+        for n in [n for n, w in self.versions.items() if n < self.used and id(w) not in keep and n not in evals]:
             del self.versions[n]
 
     def drain(self) -> None:
@@ -183,3 +190,26 @@ def tied_weight(tied: tuple | None, comm: StageComm, params: dict) -> NoTied:
     if tied[0] == "owner":
         return TiedOwner(comm, tied[1], tied[2])
     return TiedUser(comm, tied[1], tied[2], tied[3], params.pop(tied[1]))
+
+
+def tied_messages(acts0, lookahead: bool = False) -> dict:
+    """The owner's messages, numbered 1, 2, ... in the first stage's action list ``acts0`` (message 0:
+    the weight both stages start from): a U that applies sends the new x version; with a look-ahead
+    corrector a step's first F sends its gradient point z_t (``weight_versions``: the version the
+    step's microbatches run on). ("F", mb) -> its step's z_t message (look-ahead), else the newest
+    message at stage 0's forward of mb; ("E", t) -> the newest x message (evaluation is at x_{t+1},
+    as the trainer's); ("end", None) -> every message (drained after the run)."""
+    count, x_msg, version_of, z_msg = 0, 0, {}, {}
+    for a in acts0:
+        if a.kind == "U" and a.apply:
+            count += 1
+            x_msg = count
+        elif a.kind == "F":
+            if lookahead and a.step not in z_msg:
+                count += 1
+                z_msg[a.step] = count
+            version_of[("F", a.mb)] = z_msg[a.step] if lookahead else count
+        elif a.kind == "E":
+            version_of[("E", a.step)] = x_msg
+    version_of[("end", None)] = count
+    return version_of

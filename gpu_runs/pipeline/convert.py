@@ -2,7 +2,7 @@
 ``python -m gpu_runs.pipeline.convert to-trainer RUN_DIR [--out FILE] [--step K]`` and
 ``from-trainer TRAIN_DIR --stages P [-M M] [--schedule S] --out DIR``.
 
-The command of :func:`gpu_runs.pipeline.checkpoint.to_trainer` / ``from_trainer`` (the formats are
+The command of :func:`gpu_runs.pipeline.conversion.to_trainer` / ``from_trainer`` (the formats are
 described there). It is a module of its own because the package imports ``checkpoint``, so
 ``-m`` on that module would run a second copy of it.
 """
@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from gpu_runs.cli import show_defaults
-from gpu_runs.pipeline.checkpoint import from_trainer, to_trainer
+from gpu_runs.pipeline.conversion import from_trainer, to_trainer
 
 
 def main(argv=None) -> int:

@@ -50,11 +50,16 @@ launched at R(t) and awaited at U(t) (``gpu_runs.pipeline.step_rule``), so the c
 and the clip run outside the stage's wrapper: ``wrap`` gets ``dc_asgd=0``, :meth:`correct`
 corrects at R(t) and the step rule clips at U(t). Only the all-reduce is the pipeline's own
 (the float64 sum is associated per stage: tests/lmo/test_partition_chain_schedules.py bounds
-the difference; the trainer == pipeline tests compare the runs). For the same reason the
-correctors DC-ASGD-a / -EMA (their EMA of g * g and correction on the raw gradient inside the
-wrapper, before the trainer's clip) run without clipping only (``--clip 0``: the wrapper on the
-stage's raw gradient, as the trainer's; ``gpu_runs.parallelism.check_schedule_runs`` and
-``StepRule`` refuse them with a clip).
+the difference; the trainer == pipeline tests compare the runs). The correctors DC-ASGD-a /
+-EMA correct inside their wrapper, before the trainer's clip, which then sees g~_t: the stage
+calls the wrapper's two halves itself (``lmo.delay_compensation``): :meth:`compensate` at R(t)
+gives g~_t and v_t (the EMA of g * g) from the state after t updates, the step rule clips
+g~_t by the all-reduced norm, and :meth:`compensated_update` at U(t) runs the wrapper's inner
+delayed update of c_t g~_t and stores v_t, the wrapper's own update with the clip inside::
+
+    g~_t, v_t = compensate(g_t, state, comp)                         lmo.delay_compensation
+    c_t  = clip_coefficient(sqrt(sum_s squared_norm(g~_t^s)), max_norm)
+    a_t, state = compensated_update(delayed(base, taus), c_t g~_t, v_t, state, x_t)
 
 Nothing here re-derives a formula or reads the wrapper's fields: one delay path, the lmo one.
 """
@@ -65,11 +70,12 @@ from dataclasses import replace
 import torch
 
 from lmo.combine import muon_labels
-from lmo.delay import dc_correct, next_applied, phase, virtual_offset
+from lmo.delay import dc_correct, delayed, next_applied, phase, virtual_offset
+from lmo.delay_compensation import compensate, compensated_update, compensation_of
 from lmo.lookahead import gradient_point
 from lmo.variants import Delay
 
-from gpu_runs.parallelism import CLIP_ORDER_CORRECTORS, LOOKAHEAD_CORRECTORS, flushed_steps
+from gpu_runs.parallelism import COMPENSATING_CORRECTORS, LOOKAHEAD_CORRECTORS, flushed_steps
 
 
 class DelayRule:
@@ -87,8 +93,9 @@ class DelayRule:
         self.flushed = flushed_steps(delay)
         self.at_once = at_once   # this stage's U(t) precedes step t + 1 (parallelism.applies_at_once)
         self.lookahead = delay.corrector in LOOKAHEAD_CORRECTORS
-        self.corrects_before_clip = delay.corrector in CLIP_ORDER_CORRECTORS   # StepRule: no clip then
-        self.opt = None
+        #: DC-ASGD-a / -EMA: the wrapper's two halves around the clip (:meth:`compensate`)
+        self.compensates = delay.corrector in COMPENSATING_CORRECTORS
+        self.opt = self.inner = self.compensation = None
 
     def taus_of(self, params, stage: int):
         """The delays of the stage's own ``params`` (``Delay.taus``): the stage's tau_s = tau - s
@@ -100,6 +107,9 @@ class DelayRule:
         (:meth:`taus_of`; default: the delay's uniform tau), DC-ASGD left out (it stays with the
         engine, :meth:`correct`: see the module docstring)."""
         self.opt = replace(self.delay, dc_asgd=0.0).wrap(base, total_steps=self.total_steps, taus=taus)
+        if self.compensates:   # the wrapper's own inner delayed update and correction
+            self.inner = delayed(base, self.delay.taus() if taus is None else taus)
+            self.compensation = compensation_of(self.opt)
         return self.opt
 
     def is_sync(self, t: int) -> bool:
@@ -130,3 +140,13 @@ class DelayRule:
         if not self.dc_asgd:
             return grads
         return dc_correct(grads, virtual_offset(state), self.dc_asgd)
+
+    def compensate(self, grads: dict, state) -> tuple[dict, dict]:
+        """DC-ASGD-a / -EMA at R(t): (g~_t, v_t) = ``lmo.delay_compensation.compensate`` of the
+        wrapper's own correction, from the state after t updates."""
+        return compensate(grads, state, self.compensation)
+
+    def compensated_update(self, corrected: dict, sq_avg: dict, state, params: dict):
+        """DC-ASGD-a / -EMA at U(t): the wrapper's inner delayed update of the clipped g~_t and
+        the state with v_t (``lmo.delay_compensation.compensated_update``)."""
+        return compensated_update(self.inner, corrected, sq_avg, state, params)

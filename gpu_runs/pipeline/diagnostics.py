@@ -7,13 +7,14 @@ live on P ranks. Each stage writes its block after k steps, for every k in
 {t, t + 1 : t diagnosed} (the stage checkpoint of ``gpu_runs.pipeline.checkpoint``, taken at U(k - 1),
 without any collective, so the no-flush 2BW stream is not disturbed), under ``RUN_DIR/diag/``.
 After the run the last rank merges each pair into the trainer's format
-(``pipeline.checkpoint.merge_stages``), calls the trainer's ``Diagnostics.measure`` on the full model
+(``pipeline.conversion.merge_stages``), calls the trainer's ``Diagnostics.measure`` on the full model
 and writes the records into ``log.jsonl`` under ``diagnostics``, as the trainer does; the
 snapshots are then removed. Because the pipeline's trajectory is the trainer's, so are the
 numbers (tested against ``gpu_runs.train`` with the same ``--diag-every``), and
 ``gpu_runs.predict`` reads a pipeline run directory like a trainer one.
 
-gpipe / 1f1b (sync) and 2bw (with --ef, --sync-start / --sync-cooldown, --dc-asgd),
+gpipe / 1f1b (sync) and 2bw of every delay shape (--ef, --sync-start / --sync-cooldown,
+--dc-asgd, --tau, --corrector, --delay-profile, --delayed-groups: ``pipeline.conversion``),
 ``--model llama``. pipedream is refused, as ``to-trainer`` refuses it (its stash is per
 microbatch, the trainer's history per parameter). Cost: two stage checkpoints on disk per
 diagnosed step, and after the run the trainer's measurement (2 + ``--diag-micro``
@@ -33,7 +34,8 @@ from lmo.registry import lr_at
 from gpu_runs.data import Batcher, get_corpus
 from gpu_runs.diagnostics import Diagnostics
 from gpu_runs.model import Llama
-from gpu_runs.pipeline.checkpoint import merge_stages, save_stage, stage_file
+from gpu_runs.pipeline.checkpoint import save_stage, stage_file
+from gpu_runs.pipeline.conversion import merge_stages
 from gpu_runs import recipe
 from gpu_runs.recipe import build_optimizer
 
@@ -84,9 +86,6 @@ def check_args(job) -> None:
     if run.parallel.schedule == "pipedream":
         raise ValueError("--diag-every: not for pipedream (its per-microbatch stash has no trainer "
                          "state to measure; run gpu_runs.train --delay pipedream --diag-every N)")
-    if run.delay.wrapped and not run.delay.one_step:
-        raise ValueError(f"--diag-every: the snapshots merge into the trainer's state for sync and the one-step "
-                         f"delay only, got {run.delay.label}; run gpu_runs.train --diag-every N")
     if job.opts.model != "llama":
         raise ValueError(f"--diag-every needs --model llama, got {job.opts.model!r}")
     if run.out is None:

@@ -113,7 +113,10 @@ class StageEngine:
 
     def _F(self, a: Action) -> None:
         h, y = self._inputs(a.mb)
+        opened = self.weights.opened(a.step)
         cur = self.weights.for_forward(a.step, a.mb, self.steps.gradient_point(a.step))
+        if cur < 0 and not opened:  # a look-ahead step's gradient point z_t: the tied owner sends it too
+            self.tied.new_version(self.weights.versions[cur])
         version = self.tied.with_tied(self.weights.versions[cur], ("F", a.mb))
         if self.compute_hook is not None:
             self.compute_hook("F")

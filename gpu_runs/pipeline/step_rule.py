@@ -11,7 +11,8 @@ launched asynchronously at R(t) (:meth:`StepRule.submit`) and awaited at U(t)
 synchronous (flushed) step's U(t) creates x_{t+1} = x_t + a_t, an asynchronous one's creates
 x_{t+2} = x_{t+1} + a_{t+1} (``apply=False``: none). With DC-ASGD step t's gradient is
 first corrected by y_t - x_t (before the squared norm, as the trainer corrects before it
-clips: ``gpu_runs.pipeline.delay``).
+clips: ``gpu_runs.pipeline.delay``); with DC-ASGD-a / -EMA the wrapper's first half gives
+g~_t and v_t at R(t) and its second half updates with the clipped g~_t at U(t).
 """
 from __future__ import annotations
 
@@ -41,14 +42,12 @@ class StepRule:
 
     def __init__(self, opt, params: Mapping, *, rule=None, max_norm: float | None = None,
                  clip_eps: float = 1e-6, clip_group=None, num_stages: int = 1, device="cpu"):
-        if rule is not None and rule.corrects_before_clip and max_norm is not None and max_norm > 0:
-            raise ValueError(f"StepRule: corrector {rule.delay.corrector!r} corrects the raw gradient before the "
-                             f"trainer's clip; the stages clip first (run it with --clip 0)")
         self.opt, self.rule, self.P, self.device = opt, rule, num_stages, device
         self.max_norm, self.clip_eps, self.clip_group = max_norm, clip_eps, clip_group
         self.opt_state = opt.init(params)
         self.waiting: list = []  # (step, gradient) whose squared norm is not launched yet
         self.pending: dict = {}  # step -> (gradient, squared norm tensor, work)
+        self.sq_avgs: dict = {}  # step -> v_t of DC-ASGD-a / -EMA (rule.compensates), stored at U(t)
         self.grad_norms: dict = {}  # step -> global gradient norm before clipping
         self.restored_step = None  # resumed 2bw: U(start - 1) only creates x_{start+1}
         self.updated_through = -1  # the last step whose U ran
@@ -77,14 +76,17 @@ class StepRule:
 
     def launch_ready(self) -> None:
         """Start the squared-norm all-reduce of the waiting steps, in step order. With
-        DC-ASGD step t's gradient is first corrected by y_t - x_t, known once U(t - 1) ran
-        (on the last 2bw stage R(t) comes before U(t - 1): it waits until then)."""
+        DC-ASGD (or DC-ASGD-a / -EMA) step t's gradient is first corrected by y_t - x_t, known
+        once U(t - 1) ran (on the last 2bw stage R(t) comes before U(t - 1): it waits until then)."""
         while self.waiting:
             t, g = self.waiting[0]
-            if self.rule is not None and self.rule.dc_asgd:
+            if self.rule is not None and (self.rule.dc_asgd or self.rule.compensates):
                 if self.updated_through < t - 1:
                     return
-                g = self.rule.correct(g, self.opt_state)
+                if self.rule.compensates:
+                    g, self.sq_avgs[t] = self.rule.compensate(g, self.opt_state)
+                else:
+                    g = self.rule.correct(g, self.opt_state)
             self.waiting.pop(0)
             sq = squared_norm(g).to(self.device)
             work = None
@@ -111,7 +113,10 @@ class StepRule:
         the current version, ahead). ahead=False: x_{t+1} = x_t + a_t (sync, pipedream,
         2bw's flushed steps); True (2bw): a_t was applied before step t + 1, this adds
         a_{t+1} to create x_{t+2} (None when ``apply`` is False)."""
-        updates, self.opt_state = self.opt.update(g, self.opt_state, base)
+        if step in self.sq_avgs:   # DC-ASGD-a / -EMA: g is the clipped g~_t of compensate
+            updates, self.opt_state = self.rule.compensated_update(g, self.sq_avgs.pop(step), self.opt_state, base)
+        else:
+            updates, self.opt_state = self.opt.update(g, self.opt_state, base)
         self.updated_through = step
         if self.rule is None or self.rule.is_sync(step):
             return updates, False

@@ -11,7 +11,9 @@ and the last tau_s versions are kept: a checkpoint's stash).
 A look-ahead corrector's step t runs its forward and backward at the gradient point z_t
 (``lmo.lookahead.gradient_point``, given to :meth:`WeightVersions.for_forward` as ``point``):
 z_t is a version of its own (id ``-(t + 1)``), stashed with the step's microbatches, while
-the update still sees x_t, the version z_t was computed from.
+the update still sees x_t, the version z_t was computed from. A tied embedding / head's owner
+(the first stage) sends z_t's tied weight to the last stage when it creates it
+(``gpu_runs.pipeline.comm``), so the head forwards at z_t too, as the trainer's.
 """
 from __future__ import annotations
 
@@ -50,6 +52,10 @@ class WeightVersions:
 
     def set_params(self, params: Mapping) -> None:
         self.versions = {self.version_id: self.leaves({k: params[k].clone() for k in self.names})}
+
+    def opened(self, step: int) -> bool:
+        """Whether a microbatch of ``step`` has run (its version, z_t included, exists)."""
+        return step in self.step_version
 
     def for_forward(self, step: int, mb: int, point=None) -> int:
         """The version id microbatch ``mb`` of step ``step`` runs on (all of a step's on one).

@@ -28,14 +28,14 @@ from gpu_runs import interrupt, run_lock
 from gpu_runs.recorder import RunRecorder, ckpt_cadence, ckpt_due, eval_due, step_record
 from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, load_resume,
                                           prune_stage, resume_step, save_stage)
-from gpu_runs.parallelism import applies_at_once, flushed_steps
+from gpu_runs.parallelism import LOOKAHEAD_CORRECTORS, applies_at_once, flushed_steps
 from gpu_runs.pipeline.delay import DelayRule
 from gpu_runs.pipeline.llama import llama_problem, run_config
 from gpu_runs.pipeline.moe import StageMoE, routing_group, stage_moe_names
 from gpu_runs.pipeline.problem import Problem
 from gpu_runs.pipeline.schedules import stage_actions, with_evals
 from gpu_runs.pipeline.channels import make_channels
-from gpu_runs.pipeline.comm import StageComm, tied_weight
+from gpu_runs.pipeline.comm import StageComm, tied_messages, tied_weight
 from gpu_runs.pipeline.stage import StageEngine
 from gpu_runs.pipeline.step_rule import StepRule
 from gpu_runs.pipeline.weight_versions import WeightVersions
@@ -330,8 +330,9 @@ def actions_of(run, stage: int, P: int, start: int):
 
 def tied_role(model, rank: int, P: int, run, M: int, eval_steps, start: int):
     """The engine's ``tied`` argument when ``lm_head.weight is embed.weight`` and P > 1:
-    the first stage owns it; the last stage gets, per ("F", mb) / ("E", step), how many
-    weight updates the first stage had applied at that point of its own action list."""
+    the first stage owns it; the last stage gets, per ("F", mb) / ("E", step) / ("end", None),
+    the index of the owner's message it forwards on, numbered along the first stage's own
+    action list (``comm.tied_messages``)."""
     if P == 1 or model.lm_head.weight is not model.embed.weight:
         return None
     if rank == 0:
@@ -344,16 +345,8 @@ def tied_role(model, rank: int, P: int, run, M: int, eval_steps, start: int):
         version_of[("end", None)] = run.steps
         return ("user", "lm_head.weight", 0, version_of)
     acts0 = with_evals(actions_of(run, 0, P, start), run.parallel.schedule, M, [t for t in eval_steps if t >= start])
-    count, version_of = 0, {}
-    for a in acts0:
-        if a.kind == "U" and a.apply:
-            count += 1
-        elif a.kind == "F":
-            version_of[("F", a.mb)] = count
-        elif a.kind == "E":
-            version_of[("E", a.step)] = count
-    version_of[("end", None)] = count  # drained after the run: every version sent is received
-    return ("user", "lm_head.weight", 0, version_of)
+    return ("user", "lm_head.weight", 0, tied_messages(acts0, lookahead=run.delay.wrapped and
+                                                       run.delay.corrector in LOOKAHEAD_CORRECTORS))
 
 
 def eval_steps_of(run) -> list[int]:

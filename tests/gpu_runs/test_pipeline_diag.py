@@ -8,6 +8,7 @@ import pytest
 
 from gpu_runs.pipeline import build_parser, validate_args
 from test_pipeline_llama import STEPS, corpus_dir, pipeline_log, trainer_log  # noqa: F401
+from test_pipeline_mitigations import argv_of
 
 EVERY = 3   # diagnosed t + 1 = 1, 3, 6
 REL = 1e-4    # measured agreement: within 1e-5 on this config
@@ -37,19 +38,23 @@ def assert_diagnostics_equal(want: list, got: list) -> dict:
     return g
 
 
-@pytest.mark.parametrize("schedule,mode,extra", [("gpipe", "sync", []), ("2bw", "2bw", []),
-                                                 ("2bw", "2bw", ["--ef"])], ids=["gpipe", "2bw", "2bw-ef"])
-def test_pipeline_diagnostics_equal_the_trainers(schedule, mode, extra, corpus_dir, tmp_path):  # noqa: F811
-    want, _ = trainer_log(mode, corpus_dir, tmp_path / "train", diag_every=EVERY, ef=bool(extra))
-    got, _ = pipeline_log(schedule, corpus_dir, tmp_path / "pipe", extra=["--diag-every", str(EVERY), *extra])
+@pytest.mark.parametrize("schedule,mode,kw", [("gpipe", "sync", {}), ("2bw", "2bw", {}), ("2bw", "2bw", dict(ef=True)),
+                                              ("2bw", "2bw", dict(tau=2)),
+                                              ("2bw", "2bw", dict(corrector="weight_prediction"))],
+                         ids=["gpipe", "2bw", "2bw-ef", "2bw-tau2", "2bw-weight-prediction"])
+def test_pipeline_diagnostics_equal_the_trainers(schedule, mode, kw, corpus_dir, tmp_path):  # noqa: F811
+    want, _ = trainer_log(mode, corpus_dir, tmp_path / "train", diag_every=EVERY, **kw)
+    got, _ = pipeline_log(schedule, corpus_dir, tmp_path / "pipe", extra=["--diag-every", str(EVERY), *argv_of(kw)])
     g = assert_diagnostics_equal(want, got)
-    if mode == "2bw" and not extra:   # not vacuous: plain 2bw's r_t = ||x_t - y_t|| is its pending step
+    if mode == "2bw" and not kw:   # not vacuous: plain 2bw's r_t = ||x_t - y_t|| is its pending step
         assert g[3]["r"] > 0 and g[3]["r_over_d"] == pytest.approx(1.0, rel=1e-4)
+    if kw.get("tau") == 2:   # r_t = ||d_{t-1} + d_{t-2}||: two pending steps, more than one
+        assert g[3]["r"] > 0 and g[3]["r_over_d"] > 1.0
     assert not (tmp_path / "pipe" / "diag").exists()   # snapshots removed after the measurement
 
     from gpu_runs.predict import summarize
     s = summarize(Path(tmp_path / "pipe"))
-    assert s["variant"] == ("ef" if extra else mode) and s["consts"] is not None and len(s["rows"]) == 3
+    assert s["variant"] == ("ef" if kw.get("ef") else mode) and s["consts"] is not None and len(s["rows"]) == 3
 
 
 @pytest.mark.parametrize("argv,msg", [

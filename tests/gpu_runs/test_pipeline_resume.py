@@ -11,7 +11,7 @@ import shutil
 import pytest
 import torch
 
-from gpu_runs.pipeline.checkpoint import from_trainer, to_trainer
+from gpu_runs.pipeline.conversion import from_trainer, to_trainer
 from gpu_runs.pipeline.convert import main as ckpt_main
 from gpu_runs.recipe import TrainConfig
 from test_pipeline_llama import B, SEED, STEPS, T, corpus_dir, pipeline_log, trainer_log  # noqa: F401
@@ -35,7 +35,12 @@ def test_pipedream_resume_equals_trainer(corpus_dir, tmp_path):  # noqa: F811
 
 
 CASES = [("2bw", "2bw", {}), ("2bw", "2bw", dict(ef=True, sync_start=2, sync_cooldown=2, dc_asgd=1000.0)),
-         ("1f1b", "sync", {})]
+         ("1f1b", "sync", {}),
+         # the delay shapes: a corrector's state (the look-ahead's extrapolation, DC-ASGD-a's EMA), a longer
+         # queue, the per-stage delays of the profile and of one delayed group (gpu_runs.pipeline.conversion)
+         ("2bw", "2bw", dict(corrector="weight_prediction")), ("2bw", "2bw", dict(delay_profile="pipedream")),
+         ("2bw", "2bw", dict(tau=2, delayed_groups="matrix", corrector="lr_damping")),
+         ("2bw", "2bw", dict(tau=2, corrector="dc_asgd_adaptive"))]
 
 
 @pytest.mark.parametrize("schedule, mode, kw", CASES)

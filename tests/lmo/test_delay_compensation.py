@@ -13,8 +13,10 @@ import pytest
 import torch
 
 from lmo.alias import adamw, signum
+from lmo.base import apply_updates
 from lmo.delay import delayed
-from lmo.delay_compensation import dc_asgd_adaptive, dc_asgd_ema
+from lmo.delay_compensation import (compensate, compensated_update, compensation_of, dc_asgd_adaptive,
+                                    dc_asgd_ema)
 
 from lmo_toy import make, run, sgd
 
@@ -110,3 +112,47 @@ def test_refusals_name_the_argument(bad):
     name = next(iter(bad))
     with pytest.raises(ValueError, match=name):
         dc_asgd_adaptive(adamw(0.01), 1, **bad)
+
+
+@pytest.mark.parametrize("build", [lambda o, d: dc_asgd_adaptive(o, d, lam=1.5, beta=0.9, eps=1e-6),
+                                   lambda o, d: dc_asgd_ema(o, d, lam=0.7, beta=0.8)], ids=["adaptive", "ema"])
+def test_the_two_halves_are_the_update_and_a_scale_between_them_is_a_scaled_inner(build):
+    """compensate -> compensated_update is the wrapper's update bit for bit; a scalar c on g~
+    between them (a pipeline stage's share of a global-norm clip) is the wrapper around c * inner,
+    which differs from scaling the raw gradient (the order the halves exist for)."""
+    x0, grad = make(25, shapes=SHAPES)
+    taus, c = {"a": 2, "b": 0, "c": 1}, 0.3
+    opt, plain = build(sgd(0.01), taus), delayed(sgd(0.01), taus)
+    scaled = build(sgd(0.01 * c), taus)    # sgd is linear in g: inner(c g~) = sgd(c lr)(g~)
+    comp = compensation_of(opt)
+    x = {"whole": dict(x0), "halves": dict(x0), "scaled": dict(x0), "halves_c": dict(x0)}
+    s = {k: opt.init(x0) for k in x}
+    for _ in range(6):
+        u, s["whole"] = opt.update(grad(x["whole"]), s["whole"], x["whole"])
+        g_t, v = compensate(grad(x["halves"]), s["halves"], comp)
+        h, s["halves"] = compensated_update(plain, g_t, v, s["halves"], x["halves"])
+        us, s["scaled"] = scaled.update(grad(x["scaled"]), s["scaled"], x["scaled"])
+        g_t, v = compensate(grad(x["halves_c"]), s["halves_c"], comp)
+        hc, s["halves_c"] = compensated_update(plain, {k: c * w for k, w in g_t.items()}, v, s["halves_c"],
+                                               x["halves_c"])
+        for k in x0:
+            assert torch.equal(h[k], u[k])
+            torch.testing.assert_close(hc[k], us[k], rtol=1e-12, atol=1e-14)
+        x = {"whole": apply_updates(x["whole"], u), "halves": apply_updates(x["halves"], h),
+             "scaled": apply_updates(x["scaled"], us), "halves_c": apply_updates(x["halves_c"], hc)}
+    # scaling the raw gradient instead is another trajectory for the EMA's reading (DC-ASGD-a's g~ is
+    # homogeneous of degree 1 in g up to eps, so a fixed scale commutes with it; a clip's c does not:
+    # ||g~|| is not ||g||)
+    if comp.correction != "dc_asgd_ema":
+        return
+    raw, xr = opt.init(x0), dict(x0)
+    for _ in range(6):
+        ur, raw = opt.update({k: c * w for k, w in grad(xr).items()}, raw, xr)
+        xr = apply_updates(xr, ur)
+    assert max(float((xr[k] - x["halves_c"][k]).abs().max()) for k in x0) > 1e-6
+
+
+def test_compensation_of_names_what_it_reads():
+    assert compensation_of(dc_asgd_ema(sgd(0.1), 1, lam=0.5, beta=0.9)) == ("dc_asgd_ema", 0.5, 0.9, 0.0)
+    with pytest.raises(ValueError, match="not a DC-ASGD-a / -EMA wrapper"):
+        compensation_of(delayed(sgd(0.1), 1))
