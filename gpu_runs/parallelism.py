@@ -54,6 +54,12 @@ COMPENSATING_CORRECTORS = ("dc_asgd_adaptive", "dc_asgd_ema")
 LOOKAHEAD_CORRECTORS = ("weight_prediction", "nesterov_lookahead")
 
 
+def looks_ahead(delay: Delay) -> bool:
+    """Whether a run of ``delay`` takes its gradient at z_t != x_t (a wrapped delay with one of
+    :data:`LOOKAHEAD_CORRECTORS`): the stage forwards at z_t, and a tied head's owner sends it."""
+    return delay.wrapped and delay.corrector in LOOKAHEAD_CORRECTORS
+
+
 def flushed_steps(delay: Delay) -> bool:
     """Whether the 2bw schedule runs ``delay`` as flushed 1F1B steps (U(t) before step t + 1's
     first forward, creating x_{t+1} = x_t + a_t from the wrapper's own update) instead of the

@@ -31,10 +31,10 @@ from lmo.base import state_dict
 from lmo.variants import Delay
 
 from gpu_runs.checkpoint import RESUME_SAFE, save_checkpoint
-from gpu_runs.parallelism import DEFAULT_SCHEDULE, applies_at_once
+from gpu_runs.parallelism import DEFAULT_SCHEDULE
 from gpu_runs.pipeline.args import DESTS, SHARED, Job, build_parser, run_spec
 from gpu_runs.pipeline.checkpoint import saved_run_job, load, settle_ns_dtype, spec_record, stage_file
-from gpu_runs.pipeline.delay import DelayRule
+from gpu_runs.pipeline.delay import wrap_stage
 from gpu_runs.pipeline.llama import llama_problem
 from gpu_runs.pipeline.stage_module import StageModule, split_layers
 from gpu_runs.recipe import base_optimizer, build_optimizer, resolve_device
@@ -42,22 +42,13 @@ from gpu_runs.recipe import base_optimizer, build_optimizer, resolve_device
 FIELDS = ("step", "train_loss", "lr", "tokens", "step_time", "val_loss", "routing")  # the trainer's record fields
 
 
-def stage_optimizer(run, base, own: dict, stage: int, P: int):
-    """The optimizer of stage ``stage`` of P over its block ``own`` from its base optimizer:
-    ``base`` itself (sync), or the run's delay wrapper around it (``DelayRule``, the block's
-    delays ``DelayRule.taus_of``), as ``gpu_runs.pipeline.worker`` builds it."""
-    if not run.delay.wrapped:
-        return base
-    rule = DelayRule(run.delay, run.steps, at_once=applies_at_once(run.delay, stage, P))
-    return rule.wrap(base, taus=rule.taus_of(own, stage))
-
-
 def stage_key_map(run, base, own: dict, stage: int, P: int) -> dict:
     """{stage state_dict key: trainer state_dict key} for one stage's block ``own``: the entries
-    of :func:`stage_optimizer` and of the trainer's ``build_optimizer(run, own)``, paired in
+    of the stage's optimizer (``pipeline.delay.wrap_stage`` around ``base``, as the worker builds it)
+    and of the trainer's ``build_optimizer(run, own)``, paired in
     order; ValueError unless they are as many and each pair differs by the clip chain's
     ``inner/1/`` alone (module docstring)."""
-    stage_keys = list(state_dict(stage_optimizer(run, base, own, stage, P).init(own)))
+    stage_keys = list(state_dict(wrap_stage(run.delay, run.steps, base, own, stage, P)[0].init(own)))
     trainer_keys = list(state_dict(build_optimizer(run, own)[0].init(own)))
     chain = "inner/1/" if run.grad_clip else ""
     if len(stage_keys) != len(trainer_keys) or any(t.replace(chain, "", 1) != s

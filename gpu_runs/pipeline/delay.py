@@ -75,7 +75,7 @@ from lmo.delay_compensation import compensate, compensated_update, compensation_
 from lmo.lookahead import gradient_point
 from lmo.variants import Delay
 
-from gpu_runs.parallelism import COMPENSATING_CORRECTORS, LOOKAHEAD_CORRECTORS, flushed_steps
+from gpu_runs.parallelism import COMPENSATING_CORRECTORS, applies_at_once, flushed_steps, looks_ahead
 
 
 class DelayRule:
@@ -92,7 +92,7 @@ class DelayRule:
         self.sync_start, self.sync_cooldown, self.dc_asgd = delay.sync_start, delay.sync_cooldown, float(delay.dc_asgd)
         self.flushed = flushed_steps(delay)
         self.at_once = at_once   # this stage's U(t) precedes step t + 1 (parallelism.applies_at_once)
-        self.lookahead = delay.corrector in LOOKAHEAD_CORRECTORS
+        self.lookahead = looks_ahead(delay)
         #: DC-ASGD-a / -EMA: the wrapper's two halves around the clip (:meth:`compensate`)
         self.compensates = delay.corrector in COMPENSATING_CORRECTORS
         self.opt = self.inner = self.compensation = None
@@ -150,3 +150,13 @@ class DelayRule:
         """DC-ASGD-a / -EMA at U(t): the wrapper's inner delayed update of the clipped g~_t and
         the state with v_t (``lmo.delay_compensation.compensated_update``)."""
         return compensated_update(self.inner, corrected, sq_avg, state, params)
+
+
+def wrap_stage(delay: Delay, total_steps: int, base, own: dict, stage: int, num_stages: int):
+    """(stage optimizer, its DelayRule or None) of stage ``stage`` over its block ``own``: ``base``
+    itself for an unwrapped delay (sync), else the trainer's delay wrapper around it with the
+    block's delays (:meth:`DelayRule.taus_of`), as the worker and the checkpoint conversion build it."""
+    if not delay.wrapped:
+        return base, None
+    rule = DelayRule(delay, total_steps, at_once=applies_at_once(delay, stage, num_stages))
+    return rule.wrap(base, taus=rule.taus_of(own, stage)), rule

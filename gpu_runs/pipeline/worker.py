@@ -28,8 +28,8 @@ from gpu_runs import interrupt, run_lock
 from gpu_runs.recorder import RunRecorder, ckpt_cadence, ckpt_due, eval_due, step_record
 from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, load_resume,
                                           prune_stage, resume_step, save_stage)
-from gpu_runs.parallelism import LOOKAHEAD_CORRECTORS, applies_at_once, flushed_steps
-from gpu_runs.pipeline.delay import DelayRule
+from gpu_runs.parallelism import applies_at_once, flushed_steps, looks_ahead
+from gpu_runs.pipeline.delay import wrap_stage
 from gpu_runs.pipeline.llama import llama_problem, run_config
 from gpu_runs.pipeline.moe import StageMoE, routing_group, stage_moe_names
 from gpu_runs.pipeline.problem import Problem
@@ -164,11 +164,8 @@ def build_stage(job: Job, prob, rank: int, P: int, layout, device, start: int, w
     eval_steps = eval_steps_of(run)
     tied = tied_role(prob.model, rank, P, run, M, eval_steps, start)
     own = {k: v for k, v in module.named_parameters() if not (tied and tied[0] == "user" and k == tied[1])}
-    opt = build_stage_opt(prob, job, own, layout)
-    rule = None
-    if run.delay.wrapped:  # the trainer's delay wrapper on the stage's block, its taus (schedule 2bw)
-        rule = DelayRule(run.delay, run.steps, at_once=applies_at_once(run.delay, rank, P))
-        opt = rule.wrap(opt, taus=rule.taus_of(own, rank))
+    # the trainer's delay wrapper on the stage's block, its taus (schedule 2bw)
+    opt, rule = wrap_stage(run.delay, run.steps, build_stage_opt(prob, job, own, layout), own, rank, P)
     val = [prob.val_batch(i) for i in range(run.eval_batches)] if eval_steps else []
     acts = with_evals(actions_of(run, rank, P, start), schedule, M, [t for t in eval_steps if t >= start])
     reduce_s = [0.0]
@@ -345,8 +342,7 @@ def tied_role(model, rank: int, P: int, run, M: int, eval_steps, start: int):
         version_of[("end", None)] = run.steps
         return ("user", "lm_head.weight", 0, version_of)
     acts0 = with_evals(actions_of(run, 0, P, start), run.parallel.schedule, M, [t for t in eval_steps if t >= start])
-    return ("user", "lm_head.weight", 0, tied_messages(acts0, lookahead=run.delay.wrapped and
-                                                       run.delay.corrector in LOOKAHEAD_CORRECTORS))
+    return ("user", "lm_head.weight", 0, tied_messages(acts0, lookahead=looks_ahead(run.delay)))
 
 
 def eval_steps_of(run) -> list[int]:
