@@ -6,7 +6,7 @@ import argparse
 import shlex
 import sys
 
-from .profiles import ALL_FIGURES, PROFILES, get_profile
+from .records.profiles import ALL_FIGURES, PROFILES, get_profile
 
 EPILOG = """profiles:
 """ + "\n".join(f"  {n:6s} {p.description}" for n, p in PROFILES.items()) + """
@@ -113,13 +113,13 @@ def main(argv=None) -> int:
         print("paper_figs: warning: the gpu profile trains on the built-in 7.5 MB byte corpus "
               "(about 22 epochs at 135M parameters: memorization, not pretraining); give --data with "
               "token shards of a real corpus", file=sys.stderr)
-    from .kept import KeptStore
+    from .records.kept import KeptStore
     if KeptStore().refuse_broken(lambda line: print(f"paper_figs: {line}", file=sys.stderr)):
         return 1
     if args.list:
         from pathlib import Path
 
-        from .cache import Cache
+        from .records.cache import Cache
         from .listing import list_profile
         print(list_profile(profile, only=args.only, force=args.force, cache=Cache(Path(args.out) / "cache")))
         return 0
@@ -130,7 +130,7 @@ def main(argv=None) -> int:
     from .pipeline import run_profile
     try:
         result = run_profile(profile, args.out, only=args.only, force=args.force, reuse_kept=args.reuse_kept)
-    except KeyboardInterrupt as e:    # Ctrl-C: the workers are stopped already (paper_figs.stopping)
+    except KeyboardInterrupt as e:    # Ctrl-C: the workers are stopped already (paper_figs.records.stopping)
         what = str(e) if str(e) else "every run that finished is cached"
         again = shlex.join(["python", "-m", "paper_figs", *(sys.argv[1:] if argv is None else argv)])
         print(f"python -m paper_figs: interrupted: {what}; continue with: {again}", file=sys.stderr, flush=True)

@@ -25,9 +25,10 @@ import sys
 
 import numpy as np
 
-from . import confirmatory, error_rates
-from .protocol import ALPHA, FAMILY
-from .t_tests import FAILS, HOLDS, t_quantile, t_sf
+from .report import confirmatory
+from . import error_rates
+from .statistics.protocol import ALPHA, FAMILY
+from .statistics.t_tests import FAILS, HOLDS, t_quantile, t_sf
 
 TARGET_POWER = 0.8
 MAX_SEEDS = 200
@@ -101,8 +102,8 @@ def rows(d) -> list[dict]:
     ctx = error_rates._context(d.profile, d.runs, d.keys, {k: float(rec["result"]["final_val_loss"])
                                                            for k, (_, rec) in d.runs.items()})
     from .figures.common import replicate_gaps
-    from . import machine_noise
-    from .seed_stats import noise_model
+    from .statistics import machine_noise
+    from .statistics.seed_stats import noise_model
     ctx.noise = noise_model(replicate_gaps(ctx, d.grids), machine=machine_noise.load())
     raw = confirmatory.judge_family(ctx)
     true = error_rates.replicate(d, "measured", np.random.default_rng(1), scale=1e-4)

@@ -1,6 +1,6 @@
 """The grids several figures share: their knobs and the spelling of their shared runs.
 
-A run's identity is the hash of its full settings (``paper_figs.cache.config_hash``), so two
+A run's identity is the hash of its full settings (``paper_figs.records.cache.config_hash``), so two
 figures share a run only if they spell it the same way: ``lr`` left out at the preset
 (multiplier 1) and given as ``round(c x preset, 12)`` otherwise (:func:`lr_setting`), and the
 momentum spelled out exactly where Figure 4's lr-retuned reading has that run
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM
 from lmo.variants import SYNC, TWO_BW
 
-from .. import plotting
-from ..profiles import TABLE1_OPTIMIZERS, Profile
+from . import plotting
+from ..records.profiles import TABLE1_OPTIMIZERS, Profile
 from .best_lrs import Argmin, argmin
 from .common import Context, finals, spec_of, variant, variant_grid
 

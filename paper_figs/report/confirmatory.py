@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 
-from .figures import CATALOG, fig2_table2, fig5, fig6, grids, moe
-from .protocol import ALPHA, CLAIMS_BY_ID, FAMILY
-from .t_tests import FAILS, HOLDS, INCONCLUSIVE, fmt_p, holm, holm_level, line_p
-from .verdicts import Evidence, Verdict, gate
+from ..figures import CATALOG, fig2_table2, fig5, fig6, grids, moe
+from ..statistics.protocol import ALPHA, CLAIMS_BY_ID, FAMILY
+from ..statistics.t_tests import FAILS, HOLDS, INCONCLUSIVE, fmt_p, holm, holm_level, line_p
+from ..statistics.verdicts import Evidence, Verdict, gate
 
 
 def judge_family(ctx) -> dict[str, Verdict]:

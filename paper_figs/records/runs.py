@@ -2,7 +2,7 @@
 
 A run is the keyword arguments of ``gpu_runs.recipe.TrainConfig``. Its cache key is
 ``run_key`` of ``TrainConfig(**settings).as_dict()`` minus the fields that only say where and
-how often to write (``NOT_IN_KEY``): the hash of the run's identity (:mod:`paper_figs.identity`:
+how often to write (``NOT_IN_KEY``): the hash of the run's identity (:mod:`paper_figs.records.identity`:
 a preset momentum spelled out or omitted, with or without diagnostics, is one run), so trainer
 defaults are part of the key: a changed
 default reruns what it touches. ``as_dict`` is ``dataclasses.asdict`` with one rule: a
@@ -14,7 +14,7 @@ comes from (``Outcome.source``):
 
 - ``live``:  trained by this invocation;
 - ``cache``: trained earlier on this machine, read from ``OUT/cache/<key>.json``;
-- ``kept``:  a record kept in the repository (:mod:`paper_figs.kept`), with its provenance.
+- ``kept``:  a record kept in the repository (:mod:`paper_figs.records.kept`), with its provenance.
 
 Runs to train execute in this process (``jobs=1``) or in ``jobs`` spawned processes with
 ``threads`` torch threads each; every finished run is written to the cache at once, and a
@@ -60,7 +60,7 @@ class Outcome:
     trained: bool = False
     source: str = ""  # "live", "cache" or "kept" once there is a record
     kept: dict | None = None  # the kept record of a run that was also trained live or cached
-    config: dict | None = None  # the full config its record has or will have (paper_figs.identity.covers)
+    config: dict | None = None  # the full config its record has or will have (paper_figs.records.identity.covers)
 
     @property
     def ok(self) -> bool:
@@ -265,7 +265,7 @@ class Runner:
 
     def run_all(self, settings_list: Iterable[Mapping[str, Any]], train: bool = True) -> list[Outcome]:
         """Outcomes of ``settings_list`` in order (one per entry; settings of one identity,
-        :mod:`paper_figs.identity`, share one run: the one that asks for diagnostics).
+        :mod:`paper_figs.records.identity`, share one run: the one that asks for diagnostics).
 
         ``train=True``: a run not in the cache is trained (with ``force``: every run).
         ``train=False``: never trains; a run not in the cache comes from its kept record,
@@ -370,7 +370,7 @@ class Runner:
 
     def _parallel(self, todo: dict) -> None:
         """Train ``todo`` in ``jobs`` spawned workers; on Ctrl-C stop them all at once
-        (:mod:`paper_figs.stopping`) and raise :class:`paper_figs.stopping.RunsInterrupted`."""
+        (:mod:`paper_figs.records.stopping`) and raise :class:`paper_figs.records.stopping.RunsInterrupted`."""
         import multiprocessing as mp
         t0, n = time.time(), len(todo)
         ex = ProcessPoolExecutor(max_workers=self.jobs, mp_context=mp.get_context("spawn"),

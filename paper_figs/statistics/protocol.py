@@ -1,6 +1,6 @@
 """The verdict protocol, fixed before the records are judged (docs/protocol.md).
 
-Per kind of claim the statistic, the test and the decision rule (``paper_figs.t_tests``):
+Per kind of claim the statistic, the test and the decision rule (``paper_figs.statistics.t_tests``):
 Student-t at the estimate's own degrees of freedom (a cell's n - 1, a pool's dof,
 Welch-Satterthwaite for combinations), the 95 % interval printed beside every verdict; a
 line is decided when its interval lies on one side of the decision boundary. Equivalence

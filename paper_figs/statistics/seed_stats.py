@@ -11,9 +11,9 @@ the mean over its n seeds,
 with the cell's own sample SD (n - 1 dof) from n >= OWN_SD_MIN_N seeds, else an SD pooled
 over replicate groups g (multi-seed cells; sd_pool^2 = sum_g (n_g - 1) sd_g^2 / sum_g (n_g - 1),
 dof = sum_g (n_g - 1)) by the rule of :class:`NoiseModel`. Where k of the n pairs mix
-machine kinds, ``k rms^2 / n^2`` joins the variance (``paper_figs.machine_noise``).
+machine kinds, ``k rms^2 / n^2`` joins the variance (``paper_figs.statistics.machine_noise``).
 A statistic is a linear combination of estimates (:func:`combine`); its dof are
-Welch-Satterthwaite's (``paper_figs.t_tests``).
+Welch-Satterthwaite's (``paper_figs.statistics.t_tests``).
 
 Final losses carry their run (:class:`Measured`: key, machine kind, regime) and a paired
 difference both runs' (:class:`Paired`), so a verdict knows which runs it rests on and

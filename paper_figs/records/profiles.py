@@ -9,7 +9,7 @@ anything.
 Live or kept: the whole set (``full``, 142 runs, 18 of them the MoE figure's) takes hours
 on 2 CPU cores, so ``quick`` shows the same grids as ``full`` but trains only Figure 3's
 seed-0 runs live; every other run is read from the kept records of ``full``
-(:mod:`paper_figs.kept`), and a run with no kept record is reported missing with the
+(:mod:`paper_figs.records.kept`), and a run with no kept record is reported missing with the
 command that produces it.
 
 Why quick trains for 1500 steps (the horizon check): measured on a 2-core CPU with a

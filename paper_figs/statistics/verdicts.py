@@ -2,15 +2,15 @@
 docs/protocol.md: holds / does not hold / inconclusive.
 
 Every comparison is of final validation losses of runs that share data order and seed
-(paired), in the run's own units. Each rule computes a statistic (:mod:`paper_figs.seed_stats`:
+(paired), in the run's own units. Each rule computes a statistic (:mod:`paper_figs.statistics.seed_stats`:
 a cell's own SD from 3 seeds, else a borrowed one; machine component where pairs mix kinds),
-a Student-t test of the claim's kind (:mod:`paper_figs.t_tests`) and its 95 % interval, once
+a Student-t test of the claim's kind (:mod:`paper_figs.statistics.t_tests`) and its 95 % interval, once
 under the pools the cells borrow and once under their conservative alternatives; the line's
 p-values are the larger of the two, so a line decided under one pool only is inconclusive.
 A line holds when p_hold <= ALPHA / 2, does not hold when p_fail <= ALPHA / 2 (its 95 %
 interval on one side of the decision boundary). Claims made of parts combine the parts'
 p-values (:func:`every`, :func:`most`, :func:`both`, :func:`negate`). Confirmatory lines are
-then decided with Holm over the family (``paper_figs.confirmatory``); every other line is
+then decided with Holm over the family (``paper_figs.report.markdown.confirmatory``); every other line is
 exploratory and keeps its per-line decision.
 """
 from __future__ import annotations
