@@ -26,12 +26,17 @@ from .records.profiles import PROFILES, get_profile
 
 
 def profile_runs(profile_name: str) -> list[dict]:
-    """Every run of every figure of the profile (deduplicated by key), as settings."""
+    """Every run of every figure of the profile (deduplicated by key), as settings; for the full
+    and quick profiles, through every batch of the sequential plan (docs/plan.md), so that a
+    plan run is kept as soon as it is trained and its record is never stale."""
     from .records.deps import Deps
     from .figures import CATALOG
     from .figures.common import figure_runs
     from .records.runs import full_config
+    from .records.plan import BATCHES, through
     p = get_profile(profile_name)
+    if p.name in ("full", "quick"):
+        p = through(p, len(BATCHES))
     TrainConfig = Deps().TrainConfig
     out = {}
     for name, mod in CATALOG.items():

@@ -80,7 +80,9 @@ class Spec:
     """Figure 2's knobs: its optimizers and model; each mitigation's setting (sync start /
     cool-down: fraction of the steps; DC-ASGD: lambda); the sensitivity reading's optimizers,
     grids (window: fraction of the steps; lambda: python -m gpu_runs.dc_asgd_scale) and seeds
-    (its unmitigated runs: the same seeds)."""
+    (its unmitigated runs: the same seeds). ``main_extra``: the sequential plan's extra seeds of
+    an optimizer's 2BW and 2BW+EF runs (docs/plan.md); the other kinds keep the profile's seeds,
+    and every comparison pairs seed by seed over the seeds both sides have."""
 
     mitigation_optimizers: tuple = ("adamw", "muon")
     mitigation_size: str = "tiny"
@@ -91,6 +93,9 @@ class Spec:
     window_grid: tuple = (0.05, 0.1, 0.2)
     dc_asgd_grid: tuple = (0.04, 100.0, 1000.0, 10000.0)
     sweep_seeds: tuple = (0,)
+    # the sequential plan's seeds (docs/plan.md): ((optimizer, (seed, ...)), ...) at which that
+    # optimizer's 2BW and 2BW+EF runs are added (C7's pair: async vs async + EF)
+    main_extra: tuple = ()
 
 
 _FULL = Spec(mitigation_optimizers=TABLE1_OPTIMIZERS, mitigation_sweep_optimizers=("adamw", "muon"),
@@ -113,7 +118,11 @@ def settings_of(s: Spec) -> dict:
 def main_grid(p) -> dict:
     """{(optimizer, kind): [settings per seed]}: Figure 2 / Table 2 proper."""
     s = spec(p)
-    return variant_grid(p, KINDS, {"optimizer": s.mitigation_optimizers}, at=settings_of(s), config=s.mitigation_size)
+    g = variant_grid(p, KINDS, {"optimizer": s.mitigation_optimizers}, at=settings_of(s), config=s.mitigation_size)
+    for o, seeds in s.main_extra:
+        for kind in (TWO_BW, EF):
+            g[(o, kind)] = g[(o, kind)] + [variant(p, o, kind, seed=i, config=s.mitigation_size) for i in seeds]
+    return g
 
 
 def sweep_grid(p) -> dict:

@@ -36,11 +36,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from . import stopping
-from .cache import Cache, to_jsonable
+from .cache import Cache, to_jsonable, write_atomically
 from .deps import Deps, Unavailable
 from .identity import covers, representative, run_key
 from .kept import KeptError, KeptStore
-from .provenance import provenance
+from .provenance import commit, provenance
 
 # where to write / whether to pick up a checkpoint / how often to checkpoint: same result
 NOT_IN_KEY = ("out", "resume", "ckpt_every")
@@ -138,6 +138,32 @@ def run_dir(cache: Cache, key: str) -> Path:
     return cache.root.parent / "runs" / key
 
 
+def launch_file(cache: Cache, key: str) -> Path:
+    """Where a run in flight keeps the commit it was launched from: ``OUT/runs/<key>.launch.json``
+    (beside its run directory; removed once the run is cached)."""
+    return run_dir(cache, key).with_name(f"{key}.launch.json")
+
+
+def launched(cache: Cache, key: str, resuming: bool) -> dict:
+    """{"launch_commit", "launched_at"} of a run: read back when it resumes an earlier attempt
+    that recorded them, else recorded now (this checkout's commit, written atomically), so a
+    record carries the commit its run *started* from, not the one it finished under."""
+    f = launch_file(cache, key)
+    if resuming:
+        try:
+            got = json.loads(f.read_text())
+            if isinstance(got, dict) and {"launch_commit", "launched_at"} <= set(got):
+                return {k: got[k] for k in ("launch_commit", "launched_at")}
+        except (OSError, json.JSONDecodeError):   # absent or damaged
+            pass
+        return {"launch_commit": "unknown (resumed an attempt that did not record it)",
+                "launched_at": "unknown"}
+    rec = {"launch_commit": commit(), "launched_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    f.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(f, json.dumps(rec) + "\n")
+    return rec
+
+
 def can_resume(cache: Cache, key: str) -> bool:
     """Has an earlier, killed attempt of this run left a checkpoint to resume from? (``ckpt.pt``
     or one of the numbered ones the trainer falls back to when the newest is damaged)"""
@@ -180,14 +206,16 @@ def _train_one(deps: Deps, cache: Cache, key: str, settings: dict, full: dict,
         shutil.rmtree(d)
     where = {"out": str(d), "resume": can_resume(cache, key),
              "ckpt_every": max(1, int(full.get("eval_every") or 0) or int(full.get("steps", 1)))}
+    launch = launched(cache, key, where["resume"])
     cfg = deps.TrainConfig(**{**settings, **where})
     result = deps.train(cfg, progress=progress)
     wall = time.time() - t0
     cache.put(key, {"kind": "train", "config": full, "settings": settings,
                     "result": result_record(result), "wall_s": wall,
                     "finished_at": time.strftime("%Y-%m-%d %H:%M:%S"),
-                    "provenance": provenance(command), "resumed": where["resume"]})
+                    "provenance": {**provenance(command), **launch}, "resumed": where["resume"]})
     shutil.rmtree(d, ignore_errors=True)
+    launch_file(cache, key).unlink(missing_ok=True)
     return wall
 
 
