@@ -30,7 +30,10 @@ def _keys(profile: Profile, figures, runner: Runner) -> dict:
 
 
 def batch_runs(base: Profile, k: int) -> dict:
-    """{key: settings} of the runs batch ``k`` adds to ``base`` (the full profile)."""
+    """{key: settings} of the runs batch ``k`` adds to its figures in ``base`` (the full profile):
+    those its figures have through batch k and not through batch k - 1. Some may be kept already
+    (another figure's runs, e.g. Figure 3's 1500-step runs in Figure 5's new seed): the batch is
+    complete when all are kept."""
     runner, figs = Runner(Deps(), None), BY_ID[k].figures
     before = _keys(through(base, k - 1), figs, runner)
     return {key: s for key, s in _keys(through(base, k), figs, runner).items() if key not in before}
