@@ -79,7 +79,7 @@ def pooled_noise(ctx: Context, names: Sequence[str] = tuple(CATALOG)) -> NoiseMo
 
 
 def family(ctx: Context) -> dict:
-    """The confirmatory family decided with Holm (``paper_figs.report.markdown.confirmatory``), over every
+    """The confirmatory family decided with Holm (``paper_figs.report.confirmatory``), over every
     figure of the profile whichever ones ``--only`` asked for."""
     return confirmatory.decide(confirmatory.judge_family(ctx), ctx.profile.verdicts_meaningful)
 

@@ -352,7 +352,7 @@ def tag(v: Verdict, claim: str) -> Verdict:
 def grid_claims(ctx: Context, grid: Callable[[Profile], dict],
                 judge: Callable[[Context, dict], dict]) -> dict[str, Verdict]:
     """The confirmatory lines (those tagged with a claim id) of a grid figure's ``judge(ctx,
-    res)``, measured without drawing: how ``paper_figs.report.markdown.confirmatory`` reads every figure of the
+    res)``, measured without drawing: how ``paper_figs.report.confirmatory`` reads every figure of the
     family, whichever figures an invocation shows."""
     res = measure_cells(ctx, FigureOutput("", ""), grid(ctx.profile))
     return {} if res is None else {k: v for k, v in judge(ctx, res).items() if v.claim}

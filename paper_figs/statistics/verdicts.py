@@ -10,7 +10,7 @@ p-values are the larger of the two, so a line decided under one pool only is inc
 A line holds when p_hold <= ALPHA / 2, does not hold when p_fail <= ALPHA / 2 (its 95 %
 interval on one side of the decision boundary). Claims made of parts combine the parts'
 p-values (:func:`every`, :func:`most`, :func:`both`, :func:`negate`). Confirmatory lines are
-then decided with Holm over the family (``paper_figs.report.markdown.confirmatory``); every other line is
+then decided with Holm over the family (``paper_figs.report.confirmatory``); every other line is
 exploratory and keeps its per-line decision.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The confirmatory family decided with Holm (paper_figs.report.markdown.confirmatory), and the grid-edge rule
+"""The confirmatory family decided with Holm (paper_figs.report.confirmatory), and the grid-edge rule
 (paper_figs.figures.best_lrs): docs/protocol.md §4 and §6."""
 from __future__ import annotations
 
