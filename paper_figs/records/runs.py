@@ -329,6 +329,13 @@ class Runner:
             kept, why = self._kept(key)
             if kept is not None and not covers(kept.get("config", {}), full):
                 kept, why = None, f"the kept record has no diagnostics; {KEEP_HINT}"
+            if rec is None and not train and prev is not None and prev.source in ("live", "cache"):
+                # this invocation trained (or cached) the run without what this request needs (its
+                # diagnostics): the request reads its kept twin, and the live outcome stays the
+                # run's, so every other figure's table and the live-vs-kept check see the live run
+                resolved.append(Outcome(key, s_rep, record=kept, source="kept" if kept else "", error=why,
+                                        config=full))
+                continue
             if rec is None and not train:
                 out.record, out.source, out.error = kept, ("kept" if kept else ""), why
             else:

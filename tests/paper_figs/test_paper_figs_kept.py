@@ -287,3 +287,30 @@ def test_keep_check_runs_on_a_fresh_clone_without_a_cache(tmp_path, capsys):
     from paper_figs.keep import main as keep_main
     assert keep_main(["--out", str(tmp_path / "none"), "--check", "1", "--check-steps", "3"]) == 0
     assert "matches its kept log" in capsys.readouterr().out
+
+
+def test_a_diagnostics_request_reads_the_kept_twin_and_leaves_the_live_outcome_the_runs(tmp_path):
+    """Issue 47 item 1: a figure that asks for the diagnostics of a run this invocation trained
+    live without them (theory_training's twins of Figure 3's runs) reads them from the kept twin,
+    and every later request, table and the live-vs-kept check still see the live run."""
+    from paper_figs.records.runs import Runner
+    from paper_figs.records.kept import seal
+    run = dict(config="tiny", optimizer="muon", mode="2bw", steps=4, seed=0, batch_size=2, seq_len=16,
+               eval_every=2, device="cpu")
+    diag = dict(run, diag_every=2)
+    first = Runner(fake_deps(), Cache(tmp_path / "full" / "cache"), progress=False, log=_quiet)
+    first.run_all([diag])
+    store = KeptStore(tmp_path / "kept")
+    promote(tmp_path / "full" / "cache", store, None)
+    (key,) = store.keys()
+    twin = store.get(key)
+    twin["result"]["final_val_loss"] += 0.5      # the kept twin disagrees with what is trained live
+    store.put(seal(twin))
+
+    r = Runner(fake_deps(), Cache(tmp_path / "quick" / "cache"), progress=False, log=_quiet, kept=store)
+    (live,) = r.run_all([run])
+    assert live.source == "live" and live.kept is not None and live.kept["key"] == key
+    (asked,) = r.run_all([diag], train=False)
+    assert asked.source == "kept" and asked.final == store.get(key)["result"]["final_val_loss"] != live.final
+    (again,) = r.run_all([run], train=False)
+    assert again is live and r.outcomes[key] is live     # the live outcome was not replaced
