@@ -118,7 +118,7 @@ def preset_line(p) -> str:
 
 def judge(ctx: Context, res: dict) -> dict:
     """The preset-lr reading, the paper's protocol as we read it (C9): per optimizer the gap
-    at the largest momentum below the smallest's, monotone, the sync loss not worse
+    at the largest momentum below the smallest's, monotone, the sync loss not moving
     (``verdicts.gap_shrinks_with``); every optimizer."""
     p = ctx.profile
     sh = shared(p)

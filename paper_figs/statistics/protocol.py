@@ -90,7 +90,7 @@ FAMILY: tuple[Claim, ...] = (
           "for each mitigation: not (most optimizers recover >= 50 %)", "every part of not-most"),
     Claim("C9", "fig4", "higher momentum consistently reduces the one-step-delay penalty (Figure 4)",
           "not given in the summary",
-          "gap at the largest momentum below the smallest's, monotone, sync loss not worse; preset lr, every "
+          "gap at the largest momentum below the smallest's, monotone, sync loss not moving; preset lr, every "
           "optimizer", "superiority, every part"),
     Claim("C10", "fig5", "the gap does not grow with longer training (Figure 5)",
           "not given (2B MoE: curves parallel from 50B to 200B tokens)",

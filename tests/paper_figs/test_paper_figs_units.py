@@ -119,6 +119,13 @@ def test_momentum_and_horizon_rules():
     assert worse.status == INCONCLUSIVE and "confounded" in worse.reason and "seeds per cell" not in worse.reason
     flat = gap_shrinks_with([0.95, 0.99, 0.999], one([0.05, 0.03, 0.01]), "Lion", N, sync=one([1.0, 1.0, 1.001]))
     assert flat.status == HOLDS
+    # ... and never "does not hold" either: a gap that grows while the sync loss moves (either way)
+    grows = gap_shrinks_with([0.8, 0.9, 0.98], one([0.02, 0.05, 0.1]), "AdamW", N, sync=one([1.0, 1.06, 1.12]))
+    assert grows.status == INCONCLUSIVE and "confounded: the sync loss moves by +0.1200" in grows.reason
+    better = gap_shrinks_with([0.8, 0.9, 0.98], one([0.02, 0.05, 0.1]), "AdamW", N, sync=one([1.12, 1.06, 1.0]))
+    assert better.status == INCONCLUSIVE and "confounded" in better.reason
+    assert gap_shrinks_with([0.8, 0.9, 0.98], one([0.02, 0.05, 0.1]), "AdamW", N,
+                            sync=one([1.0, 1.0, 1.001])).status == FAILS   # a still baseline decides
     # "does not grow": the growth's 95 % interval below a margin stated in advance (protocol: 0.26 % of a
     # ~2 nats/byte sync loss, 0.005), one-sided: a shrinking gap has not grown
     m = 0.005
