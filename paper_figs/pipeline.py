@@ -19,6 +19,7 @@ from .records.deps import Deps
 from .figures import CATALOG, fig5
 from .figures.common import Context, FigureOutput, figure_runs, replicate_gaps
 from .records.kept import KeptStore
+from .records.plan import through
 from .records.profiles import Profile
 from .report.markdown import source_counts, write_report
 from .records.runs import Runner
@@ -80,8 +81,15 @@ def pooled_noise(ctx: Context, names: Sequence[str] = tuple(CATALOG)) -> NoiseMo
 
 def family(ctx: Context) -> dict:
     """The confirmatory family decided with Holm (``paper_figs.report.confirmatory``), over every
-    figure of the profile whichever ones ``--only`` asked for."""
-    return confirmatory.decide(confirmatory.judge_family(ctx), ctx.profile.verdicts_meaningful)
+    figure of the profile whichever ones ``--only`` asked for, at the sequential plan's current
+    look: the families at the earlier looks (the profile through each earlier batch, from the
+    same runs) give each claim its sequential p-value (docs/plan.md §3)."""
+    earlier = []
+    for j in range(ctx.profile.plan_batch):
+        cj = Context(through(ctx.profile, j), ctx.out, ctx.runner, ctx.deps, ctx.cache)
+        cj.noise = pooled_noise(cj)
+        earlier.append(confirmatory.judge_family(cj))
+    return confirmatory.decide(confirmatory.judge_family(ctx), ctx.profile.verdicts_meaningful, earlier=earlier)
 
 
 def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequence[str] | None = None,

@@ -14,7 +14,7 @@ launched, and a record of a plan run carries the commit it was launched from
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .profiles import Profile, with_grid
 
@@ -82,7 +82,14 @@ def claims_fed(k: int) -> set:
 
 
 def through(profile: Profile, k: int) -> Profile:
-    """``profile`` with batches 1..k of the plan applied (:func:`changes_through`)."""
+    """``profile`` with batches 1..k of the plan applied (:func:`changes_through`); it remembers
+    the profile it started from (``plan_base``) and k (``plan_batch``), so that the earlier looks
+    can be rebuilt (``through(p.plan_base, j)``). Applied to a profile already through some batch,
+    it starts again from that profile's base."""
+    base = profile.plan_base if profile.plan_base is not None else profile
+    if k == 0:
+        return base
+    out = base
     for fig, knobs in changes_through(k).items():
-        profile = with_grid(profile, fig, **knobs)
-    return profile
+        out = with_grid(out, fig, **knobs)
+    return replace(out, plan_batch=k, plan_base=base)

@@ -77,6 +77,8 @@ class Profile:
     live_seeds: tuple | None = None  # ... and of those only these seeds (None: all)
     kept_profile: str = ""  # the profile whose kept records fill the other runs
     grid_changes: dict = field(default_factory=dict)
+    plan_batch: int = 0   # the sequential plan's batches applied (paper_figs.records.plan.through)
+    plan_base: Any = None  # the profile before the plan was applied (None: plan_batch is 0)
 
     @property
     def main_size(self) -> str:

@@ -27,7 +27,7 @@ def test_holm_decides_the_family_and_a_missing_claim_counts_as_p_1():
     del raw["C15"]
     final = confirmatory.decide(raw)
     assert final["C1"].status == HOLDS and final["C2"].status == FAILS
-    assert final["C3"].status == INCONCLUSIVE and "not after Holm" in final["C3"].reason
+    assert final["C3"].status == INCONCLUSIVE and "not after the plan's spending and Holm" in final["C3"].reason
     assert final["C15"].status == INCONCLUSIVE and "not computed" in final["C15"].reason
     ps = [2e-6, 2e-5, 0.02] + [1.0] * 12
     assert [final[c.id].status != INCONCLUSIVE for c in FAMILY] == holm(ps)
