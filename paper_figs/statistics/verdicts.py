@@ -221,7 +221,7 @@ def _judge(build: Callable[..., Line], noises: Sequence[Noise], label: str) -> V
             reason += f" (under the borrowed pool: {s_p}): the status depends on the pool"
     reason += f"; {e.machine}"
     if status == INCONCLUSIVE and ln.resolvable:
-        reason += seeds_to_resolve(e.mean - ln.boundary, e.se, e.n, e.stat.t_crit())
+        reason += seeds_to_resolve(e.mean - ln.boundary, e.se, e.n, e.stat.dof)
     return Verdict(status, reason, test)
 
 

@@ -365,8 +365,8 @@ def test_an_inconclusive_verdict_says_how_many_seeds_would_resolve_it():
     """n' = n (Z SE / distance)^2: with 4x the seeds the SE halves, so an estimate 1 SE from the
     decision point needs 4 n seeds (Z = 2); the printed number is that."""
     from paper_figs.statistics.seed_stats import seeds_to_resolve
-    assert "about 16 seeds" in seeds_to_resolve(0.01, 0.01, 4)
-    assert "about 5 seeds" in seeds_to_resolve(0.05, 0.01, 4)  # already resolved: at least n + 1
+    assert "about 18 seeds" in seeds_to_resolve(0.01, 0.01, 4, 3.0)   # (n / 4)^(1/2) >= t_{0.975, n - 1}
+    assert "about 5 seeds" in seeds_to_resolve(0.05, 0.01, 4, 3.0)  # already resolved: at least n + 1
     v = much_larger_gap([0.030], [0.015], noise=N)
     assert v.status == INCONCLUSIVE and "seeds per cell would resolve it" in v.reason
 
