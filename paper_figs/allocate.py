@@ -68,9 +68,33 @@ def table(base: Profile, store: KeptStore) -> list[str]:
     return rows
 
 
+def proposal(rows: list[dict], budget_h: float) -> list[str]:
+    """The claims to spend ``budget_h`` CPU hours on, cheapest decision first (the most claims
+    decided per CPU hour, each at 80 % power: ``paper_figs.seeds_needed``), and those that are
+    undecidable at this scale (over UNDECIDABLE_CPU_H, or no direction to power)."""
+    from .report.confirmatory import UNDECIDABLE_CPU_H
+    ok = sorted((r for r in rows if r.get("cpu_h") is not None and r["cpu_h"] <= UNDECIDABLE_CPU_H),
+                key=lambda r: r["cpu_h"])
+    out, spent = ["| claim | seeds per cell | extra runs | CPU h | cumulative | within the budget |",
+                  "|---|---|---|---|---|---|"], 0.0
+    for r in ok:
+        spent += r["cpu_h"]
+        out.append(f"| {r['claim']} | {r['n']} | {r['runs']} | {r['cpu_h']:.1f} | {spent:.1f} | "
+                   f"{'yes' if spent <= budget_h else 'no'} |")
+    never = [r["claim"] for r in rows if r not in ok]
+    out += ["", f"Undecidable at this scale (over {UNDECIDABLE_CPU_H:.0f} CPU hours or no direction to power): "
+            + (", ".join(never) or "none")]
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m paper_figs.allocate", description=__doc__.split("\n\n")[0])
-    ap.parse_args(argv)
+    ap.add_argument("--budget", type=float, default=None, metavar="HOURS",
+                    help="also rank the undecided claims by the CPU hours their decision needs and say which "
+                         "fit in HOURS (reads every kept record: a minute or two)")
+    a = ap.parse_args(argv)
+    if a.budget is not None and not a.budget > 0:
+        ap.error(f"--budget: must be > 0 hours, got {a.budget}")
     base, store = get_profile("full"), KeptStore()
     done = completed(base, store)
     print(f"The sequential plan (docs/plan.md): {done} of {len(BATCHES)} batches in the verdicts.")
@@ -78,6 +102,12 @@ def main(argv=None) -> int:
     if done < len(BATCHES):
         print(f"\nNext, batch {done + 1} ({BY_ID[done + 1].why}):")
         print("\n".join(f"  {c}" for c in commands(done + 1)))
+    if a.budget is not None:
+        from .error_rates import design
+        from .seeds_needed import rows
+        print(f"\nWhere {a.budget:g} CPU hours decide the most claims (80 % power, at the kept records' effects; "
+              f"through batch {done}):")
+        print("\n".join(proposal(rows(design(through(base, done))), a.budget)))
     return 0
 
 

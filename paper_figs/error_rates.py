@@ -116,10 +116,11 @@ def _setting(s: dict, drop=("seed",)) -> str:
     return _sig({k: v for k, v in s.items() if k not in drop})
 
 
-def design(profile_name: str = "full", kept: KeptStore | None = None) -> Design:
-    """The design of ``profile_name`` from the kept records (a run without one is missing, as
-    in the report: the runs ``paper_figs.planned_runs`` declares)."""
-    p = get_profile(profile_name)
+def design(profile_name="full", kept: KeptStore | None = None) -> Design:
+    """The design of ``profile_name`` (a name, or a profile: e.g. the full profile through the
+    plan's completed batches) from the kept records (a run without one is missing, as in the
+    report: the runs ``paper_figs.planned_runs`` declares)."""
+    p = get_profile(profile_name) if isinstance(profile_name, str) else profile_name
     kept = kept or KeptStore()
     deps = Deps()
     from .records.runs import Runner
@@ -187,13 +188,62 @@ def _context(p, runs: dict, keys: dict, finals: dict) -> Context:
     return Context(p, Path("."), SimRunner(keys, outcomes), None, None)
 
 
-def replicate(d: Design, truth: str, rng: np.random.Generator, scale: float = 1.0) -> dict[str, str]:
-    """One simulated data set through the whole engine: {claim id: status after Holm}."""
-    finals = {k: d.mu[truth][k] + scale * (d.sd[k] * rng.standard_normal() + d.moved[k] * rng.standard_normal())
-              for k in d.runs}
+#: the nulls the engine's error rate is measured under: the easy one (every run has its pool's
+#: SD, normal noise) and the uneven ones of issue 47, each as uneven as the kept data can be
+NULLS = {
+    "equal": "every run its pool's SD, normal noise",
+    "single_2x": "runs of single-seed cells 2x noisier than the pool they borrow",
+    "single_4x": "runs of single-seed cells 4x noisier than the pool they borrow",
+    "sd_grows_with_gap": "a run's SD x max(1, |its cell's measured gap| / the median measured gap)",
+    "t3": "Student t(3) noise (heavy tails) at the same SD",
+    "lognormal_cells": "each cell's SD x exp(N(0, 0.5^2)), drawn per replicate",
+    "machine_offset": "a run on another machine kind than its sync twin off by +2 rms (systematic)",
+}
+
+
+def sd_multipliers(d: Design, null: str) -> dict[str, float]:
+    """{key: factor on the run's SD} of the deterministic nulls (1 for the others)."""
+    if null not in NULLS:
+        raise ValueError(f"null: unknown {null!r}; choose from {sorted(NULLS)}")
+    one = {k: 1.0 for k in d.runs}
+    if null in ("single_2x", "single_4x"):
+        n = {}
+        for k, (s, _) in d.runs.items():
+            n[_setting(s)] = n.get(_setting(s), 0) + 1
+        f = 2.0 if null == "single_2x" else 4.0
+        return {k: (f if n[_setting(s)] == 1 else 1.0) for k, (s, _) in d.runs.items()}
+    if null == "sd_grows_with_gap":
+        gap = {k: abs(d.mu["measured"][k] - d.mu["null"][k]) for k in d.runs}
+        ref = statistics.median([g for g in gap.values() if g > 0] or [1.0])
+        return {k: max(1.0, g / ref) for k, g in gap.items()}
+    return one
+
+
+def draw(d: Design, truth: str, rng: np.random.Generator, scale: float = 1.0, null: str = "equal") -> dict:
+    """{key: simulated final loss} of one replicate under ``truth`` and the noise of ``null``."""
+    mult = sd_multipliers(d, null)
+    if null == "lognormal_cells":
+        cells = sorted({_setting(s) for s, _ in d.runs.values()})
+        f = dict(zip(cells, np.exp(0.5 * rng.standard_normal(len(cells)))))
+        mult = {k: float(f[_setting(s)]) for k, (s, _) in d.runs.items()}
+    out = {}
+    for k in d.runs:
+        e = rng.standard_t(3) / math.sqrt(3) if null == "t3" else rng.standard_normal()
+        m = 2.0 * d.moved[k] if null == "machine_offset" else d.moved[k] * rng.standard_normal()
+        out[k] = d.mu[truth][k] + scale * (d.sd[k] * mult[k] * e + m)
+    return out
+
+
+def replicate(d: Design, truth: str, rng: np.random.Generator, scale: float = 1.0,
+              null: str = "equal", own_only: bool = True) -> dict[str, str]:
+    """One simulated data set through the whole engine: {claim id: status after Holm}.
+    ``own_only=False``: the cells without 3 seeds borrow their pool's SD (what the claims would
+    be with every cell seeded: a claim's true status, at vanishing noise)."""
+    finals = draw(d, truth, rng, scale, null)
     ctx = _context(d.profile, d.runs, d.keys, finals)
     ctx.noise = noise_model(replicate_gaps(ctx, d.grids), machine=machine_noise.load())
-    final = confirmatory.decide(confirmatory.judge_family(ctx), d.profile.verdicts_meaningful, ALPHA)
+    final = confirmatory.decide(confirmatory.judge_family(ctx, own_only), d.profile.verdicts_meaningful, ALPHA,
+                                spending=(1.0,))   # one look at the full level: its validity
     return {c: v.status for c, v in final.items()}
 
 
@@ -204,14 +254,14 @@ def null_error(claim: str, status: str) -> bool:
     return status != INCONCLUSIVE
 
 
-def simulate(d: Design, truth: str, reps: int, seed: int = 0, log=None) -> dict:
+def simulate(d: Design, truth: str, reps: int, seed: int = 0, log=None, null: str = "equal") -> dict:
     """``reps`` replicates under ``truth``: per claim the counts of each status, and for
     ``null`` the family-wise error count, for ``measured`` the true statuses."""
     rng = np.random.default_rng(seed)
     counts = {c.id: {HOLDS: 0, FAILS: 0, INCONCLUSIVE: 0} for c in FAMILY}
     fwe = 0
     for i in range(reps):
-        st = replicate(d, truth, rng)
+        st = replicate(d, truth, rng, null=null)
         for c, s in st.items():
             counts[c][s] += 1
         fwe += any(null_error(c, s) for c, s in st.items())
@@ -221,7 +271,7 @@ def simulate(d: Design, truth: str, reps: int, seed: int = 0, log=None) -> dict:
     if truth == "null":
         out["fwer"] = fwe / reps
     else:
-        out["true"] = replicate(d, truth, np.random.default_rng(seed + 1), scale=1e-4)
+        out["true"] = replicate(d, truth, np.random.default_rng(seed + 1), scale=1e-4, own_only=False)
     return out
 
 

@@ -92,6 +92,28 @@ def family(ctx: Context) -> dict:
     return confirmatory.decide(confirmatory.judge_family(ctx), ctx.profile.verdicts_meaningful, earlier=earlier)
 
 
+def planning(profile: Profile, log) -> tuple[dict | None, dict | None]:
+    """What the first screen says of the undecided claims: per claim the seeds and CPU hours its
+    decision needs (``paper_figs.seeds_needed`` on the kept records through the plan's current
+    batch), and the claims a later batch of the plan feeds ({claim: that batch}). (None, None)
+    for a profile whose verdicts mean nothing or that has no plan."""
+    if not profile.verdicts_meaningful or profile.name not in ("full", "quick"):
+        return None, None
+    from .error_rates import design
+    from .records.plan import BATCHES
+    from .seeds_needed import rows
+    waiting: dict = {}
+    for b in BATCHES[profile.plan_batch:]:
+        for c in b.claims:
+            waiting.setdefault(c, b.id)
+    try:
+        needs = {r["claim"]: r for r in rows(design(profile))}
+    except (ValueError, KeyError) as e:   # a design with a cell that has no spread at all
+        log(f"[paper_figs] seeds needed: not computed ({e})")
+        needs = None
+    return needs, waiting
+
+
 def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequence[str] | None = None,
                 force: bool = False, deps: Deps | None = None, progress: bool = True,
                 log: Callable[[str], None] | None = None, kept: KeptStore | None = None,
@@ -148,7 +170,9 @@ def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequenc
     final = family(ctx)
     confirmatory.apply(outputs, final)
     head = confirmatory.headline(fig5.horizon_gaps(ctx)) if profile.runs_figure(fig5.NAME) else ""
+    needs, waiting = planning(profile, log) if not deps.overrides else (None, None)
     path = write_report(out, profile, outputs, trained=runner.trained, overridden=sorted(deps.overrides),
-                        elapsed_s=time.time() - t0, noise=ctx.noise, family=final, headline=head)
+                        elapsed_s=time.time() - t0, noise=ctx.noise, family=final, headline=head,
+                        needs=needs, waiting=waiting)
     log(f"[paper_figs] report: {path}")
     return {"report": path, "outputs": outputs, "runner": runner}

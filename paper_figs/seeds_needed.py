@@ -2,8 +2,10 @@
 
 For each confirmatory claim: the seeds per cell that 80 % power needs at the measured effect,
 and the CPU time that costs (the kept records' ``wall_s``). The claim's target is the decision
-its measured effects imply (the engine at vanishing noise, ``error_rates``); its level is the
-Bonferroni level ALPHA / k of the family (the strictest Holm ever asks: a sufficient n).
+its measured effects imply (the engine at vanishing noise, ``error_rates``); its level is
+``LEVEL``, the Bonferroni level of the family at a later look's share of alpha (docs/plan.md §3;
+the strictest Holm ever asks there: a sufficient n). A cell is judged on its own spread, so a
+count is at least 3 seeds; the pooled SDs only size the cells that have no spread yet.
 
 Power of one statistic at n seeds per cell, with its measured estimate's distance delta to the
 decision boundary (on the target's side) and SE_n = SE (n_now / n)^(1/2):
@@ -31,12 +33,16 @@ import numpy as np
 
 from .report import confirmatory
 from . import error_rates
-from .statistics.protocol import ALPHA, FAMILY
+from .statistics.protocol import ALPHA, FAMILY, OWN_SD_MIN_N
+from .statistics.sequential import SPENDING
 from .statistics.power import leaf_power as power_of
 from .statistics.t_tests import FAILS, HOLDS, t_quantile
 
 TARGET_POWER = 0.8
 MAX_SEEDS = 200
+#: the level a claim must reach: Holm's strictest (Bonferroni over the family) at a later look's
+#: share of alpha (docs/plan.md §3): a count at this level suffices at any rank
+LEVEL = ALPHA * min(SPENDING[1:]) / len(FAMILY)
 
 
 def leaf_power(ev, n: int, level: float, target: str) -> float:
@@ -77,8 +83,9 @@ def power(ev, n: int, level: float, target: str) -> float:
 
 
 def seeds_for(ev, target: str, level: float, start: int) -> int | None:
-    """The smallest n >= ``start`` with power >= TARGET_POWER (None: not within MAX_SEEDS)."""
-    for n in range(max(start, 1), MAX_SEEDS + 1):
+    """The smallest n >= ``start`` with power >= TARGET_POWER (None: not within MAX_SEEDS); at
+    least OWN_SD_MIN_N, since a confirmatory cell is judged on its own spread only."""
+    for n in range(max(start, OWN_SD_MIN_N), MAX_SEEDS + 1):
         if power(ev, n, level, target) >= TARGET_POWER:
             return n
     return None
@@ -109,21 +116,22 @@ def rows(d) -> list[dict]:
     from .statistics import machine_noise
     from .statistics.seed_stats import noise_model
     ctx.noise = noise_model(replicate_gaps(ctx, d.grids), machine=machine_noise.load())
-    raw = confirmatory.judge_family(ctx)
-    true = error_rates.replicate(d, "measured", np.random.default_rng(1), scale=1e-4)
-    level = ALPHA / len(FAMILY)
+    raw = confirmatory.judge_family(ctx, own_only=False)   # the pools give the unseeded cells an SD to plan by
+    true = error_rates.replicate(d, "measured", np.random.default_rng(1), scale=1e-4, own_only=False)
+    level = LEVEL
     out = []
     for c in FAMILY:
         v = raw.get(c.id)
         target = true.get(c.id)
         row = {"claim": c.id, "target": target, "n_now": None, "power_now": None, "n": None, "runs": None,
-               "cpu_h": None}
+               "cpu_h": None, "max_n": MAX_SEEDS}
         if v is None or v.test is None or target not in (HOLDS, FAILS):
             out.append(row)
             continue
         n_now = max(smallest_n(v.test), 1)
         n = seeds_for(v.test, target, level, n_now)
-        row.update(n_now=n_now, power_now=power(v.test, n_now, level, target), n=n)
+        now = power(v.test, n_now, level, target) if n_now >= OWN_SD_MIN_N else 0.0   # fewer seeds: no own SD
+        row.update(n_now=n_now, power_now=now, n=n)
         if n is not None:
             runs, secs = cost(d, v.test.keys, n)
             row.update(runs=runs, cpu_h=secs / 3600)
@@ -132,8 +140,10 @@ def rows(d) -> list[dict]:
 
 
 def table(rs: list[dict]) -> list[str]:
-    L = [f"Seeds per cell for {TARGET_POWER:.0%} power at the measured effect, at the Bonferroni level "
-         f"{ALPHA:g} / {len(FAMILY)} (CPU time from the kept records' wall_s, one run per core):", "",
+    L = [f"Seeds per cell for {TARGET_POWER:.0%} power at the measured effect, at the level {LEVEL:.2g} "
+         f"(alpha {ALPHA:g} x a later look's share {min(SPENDING[1:]):g} / {len(FAMILY)} claims; CPU time from the "
+         f"kept records' wall_s, one run per core); every cell judged on its own spread (>= {OWN_SD_MIN_N} "
+         "seeds):", "",
          "| claim | measured effects imply | seeds now (smallest cell) | power now | seeds per cell for 80 % "
          "| extra runs | CPU hours |", "|---|---|---|---|---|---|---|"]
     for r in rs:

@@ -8,20 +8,36 @@ than Muon" is Figure 3's C1) carries the same claim id and shows the same decisi
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Sequence
 
 from ..figures import CATALOG, fig2_table2, fig5, fig6, grids, moe
-from ..statistics.protocol import ALPHA, CLAIMS_BY_ID, FAMILY
+from ..statistics.protocol import ALPHA, CLAIMS_BY_ID, EFFECT, FAMILY
+
+#: a claim that would cost more CPU hours than this is undecidable at this scale (docs/plan.md §2)
+UNDECIDABLE_CPU_H = 50.0
 from ..statistics.sequential import SPENDING, sequential_p
 from ..statistics.t_tests import FAILS, HOLDS, INCONCLUSIVE, fmt_p, holm, holm_level, line_p
 from ..statistics.verdicts import Evidence, Verdict, gate
 
 
-def judge_family(ctx) -> dict[str, Verdict]:
+def own_spreads_only(ctx):
+    """``ctx`` whose noise model lends no pooled SD (the cross-machine spread kept): a cell with
+    fewer than OWN_SD_MIN_N seeds then has no SD, and a line resting on it has p = 1. The
+    confirmatory family is judged so (issue 47 item 2): no confirmatory cell rests on one seed,
+    since a pool's SD is not shown valid for a cell whose spread exceeds it (single-seed cells
+    2-4x noisier than their pool, SDs that grow with the gap: ``paper_figs.error_rates``)."""
+    return dataclasses.replace(ctx, noise=dataclasses.replace(ctx.noise, groups=(), memo={}))
+
+
+def judge_family(ctx, own_only: bool = True) -> dict[str, Verdict]:
     """{claim id: its line's per-line verdict} for every claim whose figure the profile runs
-    (a figure without runs yields nothing; its claims are then missing)."""
+    (a figure without runs yields nothing; its claims are then missing), each from its cells'
+    own spreads only (:func:`own_spreads_only`). ``own_only=False``: with the pooled SDs a cell
+    would borrow, for planning only (``paper_figs.seeds_needed``: an SD to size a cell by)."""
     raw: dict[str, Verdict] = {}
+    ctx = own_spreads_only(ctx) if own_only else ctx
     for fig in dict.fromkeys(c.figure for c in FAMILY):
         if not ctx.profile.runs_figure(fig):
             continue
@@ -32,19 +48,21 @@ def judge_family(ctx) -> dict[str, Verdict]:
 
 
 def decide(raw: dict[str, Verdict], meaningful: bool = True, alpha: float = ALPHA,
-           earlier: Sequence[dict[str, Verdict]] = ()) -> dict[str, Verdict]:
+           earlier: Sequence[dict[str, Verdict]] = (), spending: Sequence[float] = SPENDING) -> dict[str, Verdict]:
     """Holm over the family at the plan's current look: {claim id: the decided verdict}.
 
     ``raw`` is the family at look k = len(``earlier``); ``earlier`` the families at looks
     0..k-1 (docs/plan.md §3). Each claim enters Holm with its sequential p-value
     p* = min_j p_j / f_j over its looks (``paper_figs.statistics.sequential``), its direction
     that of the look attaining it. A claim without a line enters with p = 1 (its figure did not
-    run: the others' decisions can only be more conservative)."""
+    run: the others' decisions can only be more conservative). ``spending``: the fractions of
+    the level per look (the plan's; ``(1.0,)``: one look at the full level, as the simulation of
+    one look's validity uses it)."""
     looks = [*earlier, raw]
 
     def p_at(fam, c):
         return line_p(fam[c].test.p_eff) if c in fam and fam[c].test else 1.0
-    seq = [sequential_p([p_at(f, c.id) for f in looks]) for c in FAMILY]
+    seq = [sequential_p([p_at(f, c.id) for f in looks], spending) for c in FAMILY]
     ps = [p for p, _ in seq]
     rejected = holm(ps, alpha)
     rank = {j: i for i, j in enumerate(sorted(range(len(ps)), key=lambda j: ps[j]))}
@@ -62,7 +80,7 @@ def decide(raw: dict[str, Verdict], meaningful: bool = True, alpha: float = ALPH
         head = (f"confirmatory {c.id}, Holm: p* = {fmt_p(ps[j])} (look {len(looks) - 1}"
                 + (f", attained at look {seq[j][1]}" if seq[j][1] != len(looks) - 1 else "")
                 + f"; this look's p = {fmt_p(p_at(raw, c.id))}, its spent fraction "
-                f"{SPENDING[len(looks) - 1]:g}), rank {rank[j] + 1} of {len(ps)}, level {level:.3g}")
+                f"{spending[len(looks) - 1]:g}), rank {rank[j] + 1} of {len(ps)}, level {level:.3g}")
         if not rejected[j] and v.status != INCONCLUSIVE:
             head += f" (at 5 % for this line alone it would say {v.status}; not after the plan's spending and Holm)"
         out[c.id] = gate(Verdict(status, f"{head}; {v.reason}", v.test, c.id), meaningful)
@@ -110,16 +128,61 @@ def figure_horizon(fig: str, p) -> str:
             "moe": f"{moe_hs} steps, {moe.spec(p).moe_size}"}.get(fig, "")
 
 
-def table(final: dict[str, Verdict], p) -> list[str]:
-    """The one-screen confirmatory table: claim, the paper's number, ours, horizon, verdict."""
-    rows = ["| | the paper's claim | paper's number | ours: effect, 95 % interval (n) | horizon, model | verdict |",
+def status_cell(c: str, v: Verdict, needs: dict | None = None, waiting: dict | None = None) -> str:
+    """The verdict column: the decision; for an inconclusive claim, why (docs/plan.md §2): undecidable
+    at this scale (``needs[c]``: seeds_needed's row, over UNDECIDABLE_CPU_H or past its seed cap),
+    waiting for a plan batch (``waiting[c]``: the batch), or resting on cells without 3 seeds."""
+    if v.status != INCONCLUSIVE:
+        return f"**{v.status}**"
+    row = (needs or {}).get(c)
+    if row and row.get("target") in (HOLDS, FAILS) and (row.get("n") is None or (row.get("cpu_h") or 0) > UNDECIDABLE_CPU_H):
+        n = f"> {row['max_n']}" if row.get("n") is None else str(row["n"])
+        h = "" if row.get("cpu_h") is None else f", {row['cpu_h']:.0f} CPU h"
+        return f"**undecidable at this scale** (needs {n} seeds per cell{h})"
+    if waiting and c in waiting:
+        return f"**inconclusive** (more seeds in the plan's batch {waiting[c]})"
+    if row and row.get("target") not in (HOLDS, FAILS):
+        return ("**undecidable at this scale** (its measured effects decide nothing even with every cell "
+                "seeded: an estimate on its boundary, or a confounded sweep)")
+    return "**inconclusive**"
+
+
+def table(final: dict[str, Verdict], p, needs: dict | None = None, waiting: dict | None = None) -> list[str]:
+    """The one-screen confirmatory table: claim, the paper's number, ours (what the effect is, its
+    estimate and interval), horizon, verdict."""
+    rows = ["| | the paper's claim | paper's number | ours: the effect, its 95 % interval (n) | horizon, model | verdict |",
             "|---|---|---|---|---|---|"]
     for c in FAMILY:
         v = final[c.id]
         ours = v.test.effect() if v.test else "n/a"
-        rows.append(f"| {c.id} | {c.paper} | {c.paper_number} | {_short(ours)} | {horizon(c.id, p)} | "
-                    f"**{v.status}** |")
+        rows.append(f"| {c.id} | {c.paper} | {c.paper_number} | {EFFECT[c.id]}: {_short(ours)} | {horizon(c.id, p)} | "
+                    f"{status_cell(c.id, v, needs, waiting)} |")
     return rows
+
+
+def first_screen(final: dict[str, Verdict], needs: dict | None = None, waiting: dict | None = None) -> list[str]:
+    """The three sentences above the table: what holds, what does not, what cannot be decided and why."""
+    def names(ids):
+        return ", ".join(f"{c} ({CLAIMS_BY_ID[c].paper.split(' (')[0]})" for c in ids) or "none"
+    holds = [c.id for c in FAMILY if final[c.id].status == HOLDS]
+    fails = [c.id for c in FAMILY if final[c.id].status == FAILS]
+    open_ = [c.id for c in FAMILY if final[c.id].status == INCONCLUSIVE]
+    cells = {c: status_cell(c, final[c], needs, waiting) for c in open_}
+    undecidable = [c for c in open_ if "undecidable" in cells[c]]
+    planned = [c for c in open_ if "plan's batch" in cells[c]]
+    rest = [c for c in open_ if c not in undecidable and c not in planned]
+    why = []
+    if undecidable:
+        why.append(f"{', '.join(undecidable)} cannot be decided at this scale (each would need more than "
+                   f"{UNDECIDABLE_CPU_H:.0f} CPU hours of runs at its measured effect, or its measured effects decide "
+                   "nothing whatever the seeds)")
+    if planned:
+        why.append(f"{', '.join(planned)} wait for the sequential plan's next batches (docs/plan.md)")
+    if rest:
+        why.append(f"{', '.join(rest)} rest on cells with fewer than 3 seeds or are not yet resolved")
+    return [f"**What holds here:** {names(holds)}.", "",
+            f"**What does not hold here:** {names(fails)}.", "",
+            "**What is not decided, and why:** " + ("; ".join(why) if why else "nothing") + ".", ""]
 
 
 def _short(text: str, limit: int = 160) -> str:

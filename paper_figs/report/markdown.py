@@ -12,6 +12,7 @@ from ..statistics import machine_noise
 from ..statistics import paper_numbers as pn
 from ..records.machine_regimes import regime_of
 from ..statistics.protocol import ALPHA, M_BENIGN, M_SMALLEST, MUCH_LARGER, OWN_SD_MIN_N
+from ..records.cache import write_atomically
 from ..records.provenance import describe as describe_provenance
 from ..records.provenance import machine
 from ..records.runs import KEEP_HINT
@@ -203,15 +204,20 @@ def corpus_line(base: dict) -> str:
             "identity; no kept record applies to it).")
 
 
-def family_section(family: dict | None, profile, headline: str) -> list[str]:
-    """The opening screen: the confirmatory table (docs/protocol.md §4) and the horizon headline."""
+def family_section(family: dict | None, profile, headline: str, needs: dict | None = None,
+                   waiting: dict | None = None) -> list[str]:
+    """The opening screen: three sentences (what holds, what does not, what is not decided and
+    why), the confirmatory table (docs/protocol.md §4) and the horizon headline. ``needs``: per
+    claim the seeds and CPU hours a decision needs (``paper_figs.seeds_needed``); ``waiting``:
+    the claims a batch of the sequential plan still feeds (docs/plan.md)."""
     if not family:
         return []
     return ["## The paper's claims: the confirmatory family", "",
-            confirmatory.summary_line(family) + " Effect = the line's statistic (a gap difference, a growth, ...; "
-                                                "for claims of parts each part's), nats/byte; the detail of each "
-                                                "line follows in its figure's section.", "",
-            *confirmatory.table(family, profile), "", *([headline, ""] if headline else [])]
+            *confirmatory.first_screen(family, needs, waiting),
+            confirmatory.summary_line(family) + " Each claim is judged on cells with their own spread (3 seeds "
+                                                "or more), at the sequential plan's current look (docs/plan.md); "
+                                                "the detail of each line follows in its figure's section.", "",
+            *confirmatory.table(family, profile, needs, waiting), "", *([headline, ""] if headline else [])]
 
 
 def machine_section(spread) -> list[str]:
@@ -221,13 +227,14 @@ def machine_section(spread) -> list[str]:
 
 
 def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, overridden: Sequence[str],
-                 elapsed_s: float, noise=NO_NOISE, family: dict | None = None, headline: str = "") -> Path:
+                 elapsed_s: float, noise=NO_NOISE, family: dict | None = None, headline: str = "",
+                 needs: dict | None = None, waiting: dict | None = None) -> Path:
     """Write ``out_dir/REPORT.md`` and return its path."""
     out_dir = Path(out_dir)
     spread = getattr(noise, "machine", None)
     L = [f"# Reproduction report: profile `{profile.name}`", "",
          *mismatch_warning([r for o in outputs for r in o.runs], spread),
-         *family_section(family, profile, headline),
+         *family_section(family, profile, headline, needs, waiting),
          f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `python -m paper_figs "
          f"--profile {profile.name}`; {trained} run(s) trained this invocation; {elapsed_s:.0f} s.", "",
          f"Profile: {profile.description}.", "",
@@ -276,6 +283,4 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, ove
           + [f"- {d}" for d in pn.TRANSCRIPTION_AMBIGUITIES] + [""])
     if prov_index:
         L += ["## Provenance of the runs", ""] + [f"[{i}] {p}" for p, i in prov_index.items()] + [""]
-    path = out_dir / "REPORT.md"
-    path.write_text("\n".join(L))
-    return path
+    return write_atomically(out_dir / "REPORT.md", "\n".join(L))

@@ -114,3 +114,23 @@ FAMILY: tuple[Claim, ...] = (
           "the sync loss", "non-inferiority"),
 )
 CLAIMS_BY_ID = {c.id: c for c in FAMILY}
+
+#: what each claim's effect is, in words and units (gap = final validation loss of the delayed
+#: run minus the synchronous one, same seed; nats/byte), as REPORT.md's first table prints it
+EFFECT = {
+    "C1": "AdamW's gap minus Muon's, nats/byte (holds: > 0)",
+    "C2": "MARS's gap minus Muon's, nats/byte (holds: > 0)",
+    "C3": "per optimizer, its gap as a fraction of its sync loss (holds: below M_BENIGN for most)",
+    "C4": "Muon's gap minus Adan's, nats/byte (holds: > 0)",
+    "C5": "per optimizer, half the async gap minus the EF gap, nats/byte (holds: > 0 for both)",
+    "C6": "per optimizer, EF recovers half and beats sync start (holds: both, for most)",
+    "C7": "per optimizer, async + EF's loss minus async's, nats/byte (holds: > 0 for both)",
+    "C8": "per mitigation, whether most optimizers recover half (holds: not, for each)",
+    "C9": "per optimizer, the gap at the largest momentum minus the smallest's, nats/byte (holds: < 0)",
+    "C10": "per optimizer, the gap's growth from the shortest horizon to the longest, nats/byte (holds: < margin)",
+    "C11": "per optimizer and horizon, async's loss minus async + EF's, nats/byte (holds: > 0)",
+    "C12": "per optimizer, PipeDream's loss minus 2BW's, nats/byte (holds: > 0)",
+    "C13": "EF's loss minus sync's on the MoE, nats/byte (holds: inside +-M_SMALLEST x sync)",
+    "C14": "per horizon, the MoE's async gap, nats/byte (holds: < M_BENIGN x sync, no divergence)",
+    "C15": "the MoE gap's growth from the shortest horizon to the longest, nats/byte (holds: < margin)",
+}
