@@ -9,7 +9,7 @@ beta = 1 - mu; tau = 0 is the synchronous method)::
     d_t = -eta u_t,   x_{t+1} = x_t + d_{t-tau}     (d_s = 0 for s < 0: the pipeline fills)
 
 Substituting x_t = z^t (xi = 0) gives, with k = eta h (the step times the curvature), the
-characteristic polynomial (tests/theory/dynamics/test_stability.py derives it in sympy)::
+characteristic polynomial (tests/theory/test_dynamics_stability.py derives it in sympy)::
 
     p_k(z) = z^tau (z - 1)(z - beta) + k N(z),
     N(z) = mu z   (plain)   or   mu ((1 + beta) z - beta)   (Nesterov)
