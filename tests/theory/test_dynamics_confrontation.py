@@ -9,7 +9,8 @@ PRED = {
     "muon": {"point": {(8, 2): 6.4, (4, 1): 11.4}, "ratios": {(8, 2): (6.4, 7.2), (4, 1): (11.4, 16.2)},
              "alternative": {(8, 2): (4.0, 7.4), (4, 1): (4.0, 5.1)}},
     "adamw": {"point": {(8, 2): 3.4, (4, 1): 5.4}, "ratios": {(8, 2): (2.1, 5.7), (4, 1): (3.4, 8.5)},
-              "alternative": {(8, 2): (4.0, 6.9), (4, 1): (4.0, 5.0)}},
+              "alternative": {(8, 2): (4.0, 6.9), (4, 1): (4.0, 5.0)},
+              "combined": {(8, 2): (2.1, 13.5), (4, 1): (3.4, 14.2)}},
 }
 
 
@@ -21,6 +22,9 @@ def test_inside_fits_outside_fails_on_its_side():
     assert not r["adamw"][(4, 1)]["alternative_fits"] and r["muon"][(8, 2)]["alternative_fits"]
     assert r["muon"][(8, 2)]["linear_bound"] == 4.0 and not r["muon"][(8, 2)]["linear_bound_fits"]
     assert r["muon"][(8, 2)]["point"] == 6.4
+    assert "combined" not in r["muon"][(8, 2)]
+    assert r["adamw"][(4, 1)]["combined_fits"] and not r["adamw"][(8, 2)]["combined_fits"]
+    assert "with the edge oscillation [3.4, 14.2]: fits" in confront_markdown(r)
 
 
 def test_touching_intervals_fit_and_a_hair_apart_fail():

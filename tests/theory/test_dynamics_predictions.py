@@ -68,6 +68,15 @@ def test_the_stall_model_reproduces_its_tau1_input_and_predicts_a_growing_gap():
         assert math.isclose(L(s), v)
 
 
+def test_the_edge_oscillation_is_the_squared_edge_ratio_and_widens_the_stall_interval():
+    e, osc = P.edges("adamw"), P.edge_oscillation_ratios("adamw")
+    assert math.isclose(osc[(8, 2)], (e[2] / e[8]) ** 2) and math.isclose(osc[(4, 1)], (e[1] / e[4]) ** 2)
+    pred = P.predictions()["adamw"]
+    for q in P.PAIRS:
+        lo, hi = pred["combined"][q]
+        assert lo <= min(pred["ratios"][q][0], osc[q]) and hi >= max(pred["ratios"][q][1], osc[q])
+
+
 def test_predictions_have_every_optimizer_and_pair():
     pred = P.predictions()
     assert set(pred) == {"adamw", "muon", "scion"}

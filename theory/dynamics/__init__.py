@@ -5,8 +5,9 @@ critical step eta h as a function of tau and mu, from the roots of the character
 polynomial, and the stationary noise floor inside that region), lmo_oscillation (fixed-norm
 LMO steps on the same quadratic cannot diverge: the delay-driven limit cycle, exact without
 momentum, the describing-function law and the simulated value with it), predictions (what
-both predict for the correctors figure's tau sweep, computed, never typed), confrontation
-(predicted against measured growth ratios: fits / fails). Notation:
+both predict for the correctors figure's tau sweep, computed, never typed), adaptive_edge
+(delayed Adam settles at the delayed edge; the sharp direction's excess there),
+confrontation (predicted against measured growth ratios: fits / fails). Notation:
 docs/design.md §3-§4; mu is the weight of the new gradient (beta = 1 - mu). This package
 imports none of its modules.
 """

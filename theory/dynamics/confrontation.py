@@ -9,7 +9,9 @@ Fieller or bootstrap interval of the ratio of paired gaps). Per optimizer and pa
     fails  when they are disjoint ("above": m_lo > p_hi, "below": m_hi < p_lo)
 
 and separately whether the linear noise-floor alternative (predictions' "alternative") meets
-it, so a failure of the headline mechanism says whether the model's other regime would fit.
+it, so a failure of the headline mechanism says whether the model's other regime would fit;
+for AdamW also whether the stall-plus-edge-oscillation interval ("combined", added to the
+predictions after their first commit) meets it.
 The bound's linear law (ratio hi / lo, docs/correctors.md §5) is reported beside them.
 """
 from __future__ import annotations
@@ -40,7 +42,8 @@ def confront(measured: dict, pred: dict | None = None) -> dict:
     """{name: {(hi, lo): row}} for every optimizer and pair in ``measured``
     ({name: {(hi, lo): (point, lo, hi)}}), row = {"predicted": (p_lo, p_hi), "point": p,
     "measured": (m, m_lo, m_hi), "verdict": "fits" | "fails", "side": None | "above" | "below",
-    "alternative_fits": bool, "linear_bound": hi / lo, "linear_bound_fits": bool}.
+    "alternative_fits": bool, "linear_bound": hi / lo, "linear_bound_fits": bool} and, where the
+    prediction has one, "combined": (lo, hi) and "combined_fits": bool.
     ``pred``: theory.dynamics.predictions.predictions() (computed when None)."""
     pred = predictions() if pred is None else pred
     out = {}
@@ -60,6 +63,9 @@ def confront(measured: dict, pred: dict | None = None) -> dict:
                           "side": None if fits else ("above" if lo > p[1] else "below"),
                           "alternative_fits": _meets(pred[name]["alternative"][pair], (lo, hi)),
                           "linear_bound": linear, "linear_bound_fits": lo <= linear <= hi}
+            if "combined" in pred[name]:
+                rows[pair]["combined"] = pred[name]["combined"][pair]
+                rows[pair]["combined_fits"] = _meets(pred[name]["combined"][pair], (lo, hi))
         out[name] = rows
     return out
 
@@ -72,6 +78,9 @@ def confront_markdown(result: dict) -> str:
         for (hi, lo), r in rows.items():
             p, m = r["predicted"], r["measured"]
             word = r["verdict"] + (f" (measured {r['side']})" if r["side"] else "")
+            if "combined" in r:
+                c = r["combined"]
+                word += f"; with the edge oscillation [{c[0]:.1f}, {c[1]:.1f}]: {'fits' if r['combined_fits'] else 'fails'}"
             lines.append(f"| {name} | gap({hi})/gap({lo}) | {r['point']:.1f} [{p[0]:.1f}, {p[1]:.1f}] | "
                          f"{m[0]:.1f} [{m[1]:.1f}, {m[2]:.1f}] | {word} | "
                          f"{'fits' if r['alternative_fits'] else 'fails'} | "

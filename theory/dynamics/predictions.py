@@ -35,7 +35,7 @@ from functools import lru_cache
 from . import lmo_oscillation, stability
 
 __all__ = ["Family", "FAMILIES", "TAUS", "PAIRS", "TAU1_INPUTS", "edges", "unstable_lr", "relay_ratios",
-           "linear_ratios", "adamw_fit", "stall_ratios", "head_gain_ratio", "predicted_gaps", "predictions", "markdown_table",
+           "linear_ratios", "adamw_fit", "stall_ratios", "head_gain_ratio", "edge_oscillation_ratios", "predicted_gaps", "predictions", "markdown_table",
            "edges_table"]
 
 
@@ -178,6 +178,15 @@ def predicted_gaps(name: str) -> dict:
     return {tau: tuple(sorted((g1 * s[tau] / s[1], g1 * d[tau] / d[1]))) for tau in TAUS}
 
 
+def edge_oscillation_ratios(name: str = "adamw") -> dict:
+    """{(hi, lo): (k_c(lo) / k_c(hi))^2}: the growth of a sharp direction's own excess past the
+    edge, h eta^2 / (2 k_c(tau)^2) (theory.dynamics.adaptive_edge; its K -> infinity limit, no
+    free parameter). Added after this module's first commit (9ded5e9), before any kept tau > 1
+    record was read: the stall model left out the sharp direction's own oscillation."""
+    e = edges(name)
+    return {(hi, lo): (e[lo] / e[hi]) ** 2 for hi, lo in PAIRS}
+
+
 def head_gain_ratio() -> float:
     """How much larger scion's head's linearised step k_eff is than Muon's (AdamW group) at the
     presets, gradients noise-dominated (noise sd sigma per entry): a sign step of the momentum
@@ -197,7 +206,11 @@ def predictions() -> dict:
     "alternative": the linear noise-floor regime over frac in [0.001, 0.5] of k_c(8) (it grows
     without bound as frac -> 1). "unstable_lr": lr_c(tau) / lr_c(1). adamw: "edge_lr_over_preset"
     {tau: (lo, hi)} = k_c(tau) / K, the lr (in preset units) below which delay tau is stable again.
-    scion: "head_gain_over_muon", head_gain_ratio(). "gaps": predicted_gaps(name)."""
+    scion: "head_gain_over_muon", head_gain_ratio(). "gaps": predicted_gaps(name).
+    Added after the first commit (9ded5e9), before any kept tau > 1 record was read: adamw's
+    "edge_oscillation" (edge_oscillation_ratios) and "combined" {(hi, lo): (lo, hi)}, the interval
+    a gap made of a stall part and an oscillation part can have ("ratios" stays the stall alone,
+    the prediction as first committed)."""
     out = {}
     for name, f in FAMILIES.items():
         ratios = relay_ratios(name) if f.mechanism == "relay" else stall_ratios()
@@ -208,6 +221,12 @@ def predictions() -> dict:
                      "alternative": {p: (min(x[p] for x in lin), max(x[p] for x in lin)) for p in PAIRS},
                      "edges": edges(name), "unstable_lr": unstable_lr(name, 1)}
         if f.mechanism == "stall":
+            osc = edge_oscillation_ratios(name)
+            out[name]["edge_oscillation"] = osc
+            # gap = stall part + oscillation part, both >= 0: by the mediant inequality its ratio
+            # lies between the parts' ratios
+            out[name]["combined"] = {p: (min(out[name]["ratios"][p][0], osc[p]), max(out[name]["ratios"][p][1], osc[p]))
+                                     for p in PAIRS}
             fits = [adamw_fit(x) for x in ("loglinear", "power")]
             out[name]["edge_lr_over_preset"] = {
                 tau: tuple(sorted(edges(name)[tau] / fit["K"] for fit in fits)) for tau in (0,) + TAUS}
@@ -254,4 +273,6 @@ if __name__ == "__main__":   # pragma: no cover
     print("adamw edge_lr_over_preset:", {t: tuple(round(v, 3) for v in r) for t, r in _p["adamw"]["edge_lr_over_preset"].items()})
     print("adamw fits:", {x: {k: (round(v, 3) if isinstance(v, float) else v) for k, v in adamw_fit(x).items() if k != "s"} for x in ("loglinear", "power")})
     print("gaps from tau = 1:", {n: None if p["gaps"] is None else {t: tuple(round(v, 3) for v in r) for t, r in p["gaps"].items()} for n, p in _p.items()})
+    print("adamw edge oscillation (k_c(lo)/k_c(hi))^2:", {q: round(v, 1) for q, v in _p["adamw"]["edge_oscillation"].items()})
+    print("adamw combined:", {q: tuple(round(v, 1) for v in r) for q, r in _p["adamw"]["combined"].items()})
     print("scion head_gain_over_muon:", round(_p["scion"]["head_gain_over_muon"], 1))
