@@ -35,7 +35,8 @@ from functools import lru_cache
 from . import lmo_oscillation, stability
 
 __all__ = ["Family", "FAMILIES", "TAUS", "PAIRS", "TAU1_INPUTS", "edges", "unstable_lr", "relay_ratios",
-           "linear_ratios", "adamw_fit", "stall_ratios", "head_gain_ratio", "edge_oscillation_ratios", "predicted_gaps", "predictions", "markdown_table",
+           "linear_ratios", "adamw_fit", "stall_ratios", "head_gain_ratio", "edge_oscillation_ratios", "NOISE_LEVELS",
+           "relay_noise_ratios", "noise_table", "predicted_gaps", "predictions", "markdown_table",
            "edges_table"]
 
 
@@ -187,6 +188,33 @@ def edge_oscillation_ratios(name: str = "adamw") -> dict:
     return {(hi, lo): (e[lo] / e[hi]) ** 2 for hi, lo in PAIRS}
 
 
+#: gradient-noise levels sigma / (h eta) of relay_noise_ratios: from the noiseless relay to a
+#: direction whose noise is 100 x the gradient a step away from the minimum
+NOISE_LEVELS = (0.0, 1.0, 3.0, 10.0, 30.0, 100.0)
+
+
+@lru_cache(maxsize=None)
+def relay_noise_ratios(name: str, levels=NOISE_LEVELS) -> dict:
+    """{level: {(hi, lo): ratio}}: the relay's growth ratios with gradient noise of sd level x h eta
+    (lmo_oscillation.noisy_gaps). Added after this module's first commit (9ded5e9), before any
+    kept tau > 1 record was read: how far the noiseless relay's ratios move with noise."""
+    f = FAMILIES[name]
+    out = {}
+    for level in levels:
+        g = lmo_oscillation.noisy_gaps(f.mu, f.nesterov, level)
+        out[level] = {(hi, lo): g[hi] / g[lo] for hi, lo in PAIRS}
+    return out
+
+
+def noise_table(name: str = "muon", levels=NOISE_LEVELS) -> str:
+    """relay_noise_ratios as docs/tau_law.md prints them."""
+    r = relay_noise_ratios(name, levels)
+    lines = ["| sigma / (h eta) | " + " | ".join(f"gap({hi})/gap({lo})" for hi, lo in PAIRS) + " |",
+             "|" + "---|" * (len(PAIRS) + 1)]
+    lines += [f"| {lv:g} | " + " | ".join(f"{r[lv][q]:.1f}" for q in PAIRS) + " |" for lv in levels]
+    return "\n".join(lines)
+
+
 def head_gain_ratio() -> float:
     """How much larger scion's head's linearised step k_eff is than Muon's (AdamW group) at the
     presets, gradients noise-dominated (noise sd sigma per entry): a sign step of the momentum
@@ -275,4 +303,7 @@ if __name__ == "__main__":   # pragma: no cover
     print("gaps from tau = 1:", {n: None if p["gaps"] is None else {t: tuple(round(v, 3) for v in r) for t, r in p["gaps"].items()} for n, p in _p.items()})
     print("adamw edge oscillation (k_c(lo)/k_c(hi))^2:", {q: round(v, 1) for q, v in _p["adamw"]["edge_oscillation"].items()})
     print("adamw combined:", {q: tuple(round(v, 1) for v in r) for q, r in _p["adamw"]["combined"].items()})
+    print()
+    print("muon's relay with gradient noise:")
+    print(noise_table("muon"))
     print("scion head_gain_over_muon:", round(_p["scion"]["head_gain_over_muon"], 1))
