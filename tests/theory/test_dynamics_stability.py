@@ -138,6 +138,21 @@ def test_the_model_is_lmos_own_delayed_update(tau, nesterov):
     assert np.allclose(xs, S.simulate(eta * h, tau, mu, nesterov, steps=40), atol=1e-12)
 
 
+@pytest.mark.parametrize("tau", [1, 2, 4, 8, 16])
+def test_heavy_momentum_edges_one_over_tau_plain_and_one_over_tau_minus_one_nesterov(tau):
+    assert math.isclose(S.critical_step(tau, 1e-4) * tau, 1.0, rel_tol=0.002)
+    if tau == 1:   # Nesterov undoes the one-step delay: the edge grows like 1 / mu
+        assert S.critical_step(1, 1e-4, True) > 50
+    else:
+        assert math.isclose(S.critical_step(tau, 1e-4, True) * (tau - 1), 1.0, rel_tol=0.002)
+
+
+def test_the_doc_prints_the_edge_grid():
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "tau_law.md").read_text()
+    assert S.edge_grid_markdown() in doc
+
+
 def test_bad_input_names_the_parameter():
     with pytest.raises(ValueError, match="tau"):
         S.char_poly(0.1, -1, 0.1)

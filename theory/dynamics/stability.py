@@ -38,7 +38,7 @@ import numpy as np
 from scipy import linalg, signal
 
 __all__ = ["char_poly", "spectral_radius", "critical_step", "critical_frequency", "boundary_locus",
-           "plain_delay_critical_step", "simulate", "noise_floor"]
+           "plain_delay_critical_step", "simulate", "noise_floor", "edge_grid_markdown"]
 
 
 def _check(tau: int, mu: float) -> None:
@@ -137,3 +137,12 @@ def noise_floor(k: float, tau: int, mu: float, nesterov: bool = False) -> float:
     A, B, C, D = signal.tf2ss(-_numerator(mu, nesterov), a)
     P = linalg.solve_discrete_lyapunov(A, B @ B.T)
     return float((C @ P @ C.T + D @ D.T)[0, 0])
+
+
+def edge_grid_markdown(taus=(0, 1, 2, 4, 8, 16), mus=(1.0, 0.5, 0.1, 0.05, 0.01)) -> str:
+    """k_c(tau, mu), plain / Nesterov, as a markdown table (docs/tau_law.md §2)."""
+    lines = ["| mu | " + " | ".join(f"tau = {t}" for t in taus) + " |", "|" + "---|" * (len(taus) + 1)]
+    for mu in mus:
+        cells = [f"{critical_step(t, mu):.4g} / {critical_step(t, mu, True):.4g}" for t in taus]
+        lines.append(f"| {mu:g} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
