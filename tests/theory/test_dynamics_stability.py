@@ -141,7 +141,7 @@ def test_the_model_is_lmos_own_delayed_update(tau, nesterov):
 @pytest.mark.parametrize("tau", [1, 2, 4, 8, 16])
 def test_heavy_momentum_edges_one_over_tau_plain_and_one_over_tau_minus_one_nesterov(tau):
     assert math.isclose(S.critical_step(tau, 1e-4) * tau, 1.0, rel_tol=0.002)
-    if tau == 1:   # Nesterov undoes the one-step delay: the edge grows like 1 / mu
+    if tau == 1:   # Nesterov undoes the one-step delay: the edge grows without bound (about mu^(-1/2))
         assert S.critical_step(1, 1e-4, True) > 50
     else:
         assert math.isclose(S.critical_step(tau, 1e-4, True) * (tau - 1), 1.0, rel_tol=0.002)
