@@ -118,8 +118,8 @@ def simulated_mean_square(tau: int, mu: float, nesterov: bool = False, phases: i
     return float(np.mean(x[burn + 1:] ** 2))
 
 
-def noisy_gaps(mu: float, nesterov: bool, noise: float, taus=(1, 2, 4, 8), phases: int = 16,
-               steps: int = 16000, burn: int = 4000, seed: int = 0) -> dict:
+def noisy_gaps(mu: float, nesterov: bool, noise: float, taus=(1, 2, 4, 8), phases: int = 12,
+               steps: int = 12000, burn: int = 3000, seed: int = 0) -> dict:
     """{tau: gap} in units of h eta^2 with gradient noise sd ``noise`` x h eta (the same draws for
     every tau): (<x^2>_tau - <x^2>_0) / (2 eta^2), time average over t > burn and the phases.
     At noise = 0 this is lmo_gap's "simulated"; as noise grows the relay is dithered into the
