@@ -130,9 +130,10 @@ def test_imports_follow_the_documented_direction(pkg):
     assert not bad, f"{pkg} imports against docs/design.md §2: {bad}"
 
 
-#: theory's four parts (docs/design.md §2) and its examples; every module of theory but the
-#: package and its command line lives in one of them
-THEORY_PARTS = ("records", "proofs", "checks", "results", "examples")
+#: theory's four parts (docs/design.md §2), its examples and dynamics (issue 48 item 4: the
+#: loss law in tau, docs/tau_law.md); every module of theory but the package and its command
+#: line lives in one of them
+THEORY_PARTS = ("records", "proofs", "checks", "results", "examples", "dynamics")
 
 
 def theory_part_violations(graph: dict[str, set[str]]) -> list[str]:

@@ -27,6 +27,10 @@ Four subpackages, one concept per module (docs/interfaces.md lists every name):
 * theory.results (what the bounds say): implications (reading x variant), slack (C2 vs the
   sharper bounds), scaling, limits, rates.
 
+theory.dynamics (not a bound: what a delay does to the loss on a quadratic; docs/tau_law.md):
+stability (the delayed momentum's stability edge), lmo_oscillation (the LMO step's delay
+cycle), predictions (the tau sweep's predicted growth, ``python -m theory.dynamics.predictions``).
+
 theory.examples.delayed_lemma reads one bound from statement to check
 (``python -m theory.examples.delayed_lemma``).
 ``python -m theory --help`` lists the command line.
