@@ -18,12 +18,14 @@ Three panels, all on the main (tiny) model at the profile's horizon, seeds ``Spe
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 
 from lmo.variants import EF, SYNC, TWO_BW
 
 from . import plotting
-from ..statistics.seed_stats import estimate, paired
+from ..statistics.seed_stats import estimate, fieller, paired
+from ..statistics.t_tests import t_quantile
 from ..statistics.verdicts import both, equivalent, every, ef_recovers, fmt, larger_gap, lower_is_better, mean, spread
 from .common import Context, FigureOutput, grid_figure, pct, spec_of, variant
 
@@ -282,6 +284,48 @@ def _attribution_rows(ctx: Context, s: Spec, res: dict) -> list[str]:
     return rows
 
 
+def measured_growth(s: Spec, res: dict, pairs) -> dict:
+    """{optimizer: {(hi, lo): (gap(hi) / gap(lo), Fieller 95 % interval)}} of the mean paired gaps
+    (same seeds, so the two means covary: cov = cov_s(g_hi, g_lo) / n; z = t_{0.975, n - 1});
+    an unresolved denominator gives an unbounded interval."""
+    out: dict = {}
+    for o in s.tau_optimizers:
+        r = res.get(("tau", o))
+        if not r:
+            continue
+        gaps = {t: paired(r[SYNC], r[f"tau{t}"]) for t in s.taus}
+        for hi, lo in pairs.get(o, ()):
+            a, b = gaps.get(hi) or [], gaps.get(lo) or []
+            n = min(len(a), len(b))
+            if n < 2:
+                continue
+            a, b = a[:n], b[:n]
+            ma, mb = mean(a), mean(b)
+            va, vb = statistics.variance(a) / n, statistics.variance(b) / n
+            cov = sum((x - ma) * (y - mb) for x, y in zip(a, b)) / (n - 1) / n
+            lo_, hi_ = fieller(ma, mb, va, vb, cov, t_quantile(0.975, n - 1))
+            point = ma / mb if mb else float("nan")
+            if math.isfinite(point):
+                out.setdefault(o, {})[(hi, lo)] = (point, min(lo_, point), max(hi_, point))
+    return out
+
+
+def tau_law_rows(s: Spec, res: dict) -> list[str]:
+    """The tau law (docs/tau_law.md, theory.dynamics: its predictions were committed before this
+    confrontation was computed) against the measured growth of the gap, with fits / fails."""
+    from theory.dynamics.confrontation import confront, confront_markdown
+    from theory.dynamics.predictions import predictions
+    pred = predictions()
+    wanted = {o: [pq for pq in pred[o]["ratios"] if pq in ((4, 1), (8, 2))] for o in pred}
+    measured = measured_growth(s, res, wanted)
+    if not measured:
+        return []
+    return ["The tau law against the measurement (docs/tau_law.md; predictions from `theory.dynamics`, committed "
+            "before they were confronted; measured: ratio of mean paired gaps, Fieller 95 % interval at n - 1 dof; an "
+            "interval that reaches +-inf is an unresolved denominator, and 'fits' then says little):", "",
+            confront_markdown(confront(measured, pred)), ""]
+
+
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
     p, s = ctx.profile, spec(ctx.profile)
     verdicts, shares = judge(ctx, res)
@@ -300,7 +344,8 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                  "(issue 41), exploratory, judged by docs/correctors.md §8.", MARIN + "."]
     out.measured = (["Gap vs tau (final val loss minus sync, per seed; mean ± SD):", "", *tau_rows, "",
                      "Correctors (recovered share = 1 - mean h / mean g; h, g: the corrector's and the plain delay's "
-                     "gaps to sync):", "", *corr_rows, "", "Attribution:", "", *_attribution_rows(ctx, s, res)])
+                     "gaps to sync):", "", *corr_rows, "", "Attribution:", "", *_attribution_rows(ctx, s, res), "",
+                     *tau_law_rows(s, res)])
     out.verdicts = {k: ctx.verdict(v) for k, v in verdicts.items()}
     out.notes = ["lr damping at tau = 1 is the plain delay itself (eta tau^-1 = eta): not trained there, its share "
                  "is 0 by construction. The theory's predicted order, written before these runs, is "
