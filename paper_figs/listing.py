@@ -7,7 +7,8 @@ from typing import Sequence
 from .records.cache import Cache
 from .records.identity import run_key
 from .records.deps import Deps
-from .records.estimates import RENDER_S, STARTUP_S, bf16_fast, external_seconds, fmt_seconds, run_seconds, total_seconds
+from .records.estimates import (RENDER_S, STARTUP_S, bf16_fast, external_seconds, fmt_seconds, run_seconds,
+    total_seconds)
 from .figures import CATALOG
 from .records.kept import KeptError, KeptStore
 from .pipeline import select, split_runs

@@ -26,7 +26,8 @@ from lmo.variants import EF, SYNC, TWO_BW
 from . import plotting
 from ..statistics.seed_stats import estimate, fieller, paired
 from ..statistics.t_tests import t_quantile
-from ..statistics.verdicts import both, equivalent, every, ef_recovers, fmt, larger_gap, lower_is_better, mean, spread
+from ..statistics.verdicts import (both, equivalent, every, ef_recovers, fmt, larger_gap, lower_is_better,
+    mean, spread)
 from .common import Context, FigureOutput, grid_figure, pct, spec_of, variant
 
 NAME = "correctors"

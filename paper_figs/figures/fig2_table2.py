@@ -56,7 +56,8 @@ from ..records.profiles import TABLE1_OPTIMIZERS
 from .tuned_lrs import CHOSEN, CHOSEN_ON, chosen
 from ..statistics.verdicts import both, combine, ef_recovers, every, fmt, lower_is_better, mean, most, negate
 from .best_lrs import rests_on
-from .common import MITIGATION_KINDS, Context, FigureOutput, at_tuned_lr, cell_sources, grid_claims, grid_figure, lr_mult, paired, pct, recovered, spec_of, tag, variant, variant_grid
+from .common import (MITIGATION_KINDS, Context, FigureOutput, at_tuned_lr, cell_sources, grid_claims,
+    grid_figure, lr_mult, paired, pct, recovered, spec_of, tag, variant, variant_grid)
 from .grids import sync_argmin, tuned_run
 
 NAME = "fig2_table2"

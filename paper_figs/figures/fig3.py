@@ -22,7 +22,8 @@ from ..statistics.seed_stats import NO_NOISE
 from .tuned_lrs import chosen
 from ..statistics.verdicts import ef_recovers, every, fmt, larger_gap, much_larger_gap
 from .best_lrs import rests_on
-from .common import VARIANTS, Context, FigureOutput, at_tuned_lr, cell_sources, curve_panel, grid_claims, grid_figure, lr_mult, paired, pct, relative_gap, tag, variant_grid
+from .common import (VARIANTS, Context, FigureOutput, at_tuned_lr, cell_sources, curve_panel, grid_claims,
+    grid_figure, lr_mult, paired, pct, relative_gap, tag, variant_grid)
 from .grids import shared, sync_argmin, tuned_run
 
 NAME = "fig3"

@@ -23,7 +23,8 @@ from ..statistics import paper_numbers as pn
 from . import plotting
 from ..statistics.verdicts import Verdict, combine, fmt, gap_shrinks_with, larger_gap, mean
 from .best_lrs import argmin, rests_on
-from .common import GAP_LABEL, Context, FigureOutput, grid_claims, grid_figure, paired, retuned_gap, sources, spec_of, tag, variant_grid
+from .common import (GAP_LABEL, Context, FigureOutput, grid_claims, grid_figure, paired, retuned_gap,
+    sources, spec_of, tag, variant_grid)
 from .grids import lr_setting, shared
 
 NAME = "fig4"

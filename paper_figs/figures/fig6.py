@@ -14,7 +14,8 @@ from lmo.variants import PIPEDREAM, SYNC, TWO_BW
 from ..statistics import paper_numbers as pn
 from . import plotting
 from ..statistics.verdicts import combine, fmt, lower_is_better
-from .common import Context, FigureOutput, cell_sources, curve_panel, grid_claims, grid_figure, paired, spec_of, tag, variant_grid
+from .common import (Context, FigureOutput, cell_sources, curve_panel, grid_claims, grid_figure, paired,
+    spec_of, tag, variant_grid)
 
 NAME = "fig6"
 TITLE = "Figure 6: sync vs PipeDream-2BW (constant delay) vs PipeDream (variable delay)"

@@ -40,7 +40,8 @@ from . import plotting
 from . import tuned_lrs
 from ..records.profiles import TABLE1_OPTIMIZERS
 from .tuned_lrs import chosen
-from ..statistics.verdicts import INCONCLUSIVE, Evidence, Verdict, combine, fmt, larger_gap, mean, much_larger_gap
+from ..statistics.verdicts import (INCONCLUSIVE, Evidence, Verdict, combine, fmt, larger_gap, mean,
+    much_larger_gap)
 from .best_lrs import Argmin, argmin, rests_on
 from .common import GAP_LABEL, Context, FigureOutput, best_lr, grid_figure, paired, retuned_gap, spec_of
 from .grids import shared, table1_grid, tuned_run, tuning_mults

@@ -21,7 +21,8 @@ from . import plotting
 from ..statistics.protocol import M_BENIGN, M_SMALLEST, SPIKE_REL
 from ..statistics.seed_stats import NO_NOISE, Noise
 from ..statistics.verdicts import combine, fmt, lower_is_better, mean
-from .common import LOSS_LABEL, VARIANTS, Context, FigureOutput, curves, measure, paired, sources, spec_of, status_of, tag, variant
+from .common import (LOSS_LABEL, VARIANTS, Context, FigureOutput, curves, measure, paired, sources,
+    spec_of, status_of, tag, variant)
 from .grids import shared
 
 NAME = "moe"

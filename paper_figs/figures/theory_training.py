@@ -42,7 +42,8 @@ from lmo.variants import EF, SYNC, TWO_BW
 from . import plotting
 from ..statistics.protocol import MISSING_WEIGHT_MAX
 from ..statistics.seed_stats import scaled, scaled_noise
-from ..statistics.verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict, combine, fmt, larger_gap, lower_is_better, mean
+from ..statistics.verdicts import (FAILS, HOLDS, INCONCLUSIVE, Verdict, combine, fmt, larger_gap,
+    lower_is_better, mean)
 from .common import VARIANTS, Context, FigureOutput, grid_figure, paired, spec_of, variant
 from .grids import lr_setting, shared
 

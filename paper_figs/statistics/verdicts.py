@@ -22,7 +22,8 @@ from typing import Callable, NamedTuple, Sequence
 
 from . import t_tests as tt
 from .protocol import ALPHA, MONOTONE_SPEARMAN, MUCH_LARGER, RECOVERY_LOW
-from .seed_stats import NO_NOISE, Estimate, Noise, estimate, fieller, fmt_interval, joined, paired, seeds_to_resolve
+from .seed_stats import (NO_NOISE, Estimate, Noise, estimate, fieller, fmt_interval, joined, paired,
+    seeds_to_resolve)
 from .seed_stats import combine as linear
 from .t_tests import FAILS, HOLDS, INCONCLUSIVE
 
