@@ -85,10 +85,12 @@ def _corr(gap_plain, gaps: dict, tau=1, o="adamw"):
 def test_a_corrector_that_closes_the_gap_recovers_and_one_that_does_not_fails():
     ctx = _Ctx()
     v, shares = C.judge(ctx, _corr(0.075, {"weight_prediction": 0.01, "ef": 0.008}))
-    assert v[C.recovers_line(1, "adamw")].status == HOLDS
+    assert v[C.recovers_line(1, "adamw", "weight_prediction")].status == HOLDS
+    assert v[C.recovers_line(1, "adamw", "ef")].status == HOLDS
     assert 0.8 < shares[(1, "adamw", "weight_prediction")] < 0.9
     v, shares = C.judge(ctx, _corr(0.075, {"weight_prediction": 0.01, "dc_asgd_ema": 0.09}))
-    assert v[C.recovers_line(1, "adamw")].status == FAILS
+    assert v[C.recovers_line(1, "adamw", "dc_asgd_ema")].status == FAILS
+    assert v[C.recovers_line(1, "adamw", "weight_prediction")].status == HOLDS   # one line each: not merged
     assert shares[(1, "adamw", "dc_asgd_ema")] < 0
     line = "tau = 1, AdamW: (b) DC-ASGD-EMA ~ the plain delay within +-0.005 nats"
     assert v[line].status == FAILS
