@@ -1,9 +1,11 @@
 """The theory's quantities (docs/design.md §3-5), measured during training in the optimizer's geometry.
 
-Geometry per parameter block b: matrix optimizers (muon, normuon, adamuon) use the spectral
-norm (nuclear dual) on the hidden matrices (``lmo.combine.muon_labels == "matrix"``) and the
-sign geometry (l_inf, dual l_1) elsewhere; sign-like and Adam-family optimizers use the sign
-geometry everywhere; normalized_sgd the Euclidean one. Over the product of blocks the norm is
+Geometry per parameter block b, asked of lmo (``lmo.registry.geometries``: the optimizer's
+record, lmo.presets.PRESETS, which refuses an unknown optimizer by name): matrix optimizers
+(muon, normuon, adamuon) use the spectral norm (nuclear dual) on the hidden matrices
+(``lmo.combine.muon_labels == "matrix"``) and the sign geometry (l_inf, dual l_1) elsewhere;
+sign-like and Adam-family optimizers (and scion) use the sign geometry everywhere;
+normalized_sgd the Euclidean one. Over the product of blocks the norm is
 the max and the dual the sum: ||x|| = max_b ||x_b||, ||g||_* = sum_b ||g_b||_*, and
 rho = sqrt(sum_b rho_b^2) (Cauchy-Schwarz on sum_b rho_b ||g_b||_2).
 
@@ -51,28 +53,13 @@ import statistics
 import torch
 
 from lmo.base import find_field
-from lmo.geometry import L2, Sign, Spectral
-from lmo.combine import muon_labels
+from lmo.geometry import Spectral
+from lmo.registry import geometries   # optimizer name -> its geometry per parameter; refuses an unknown name
 
 from gpu_runs.recipe import loss_and_grads
 
-MATRIX_OPTIMIZERS = ("muon", "normuon", "adamuon")
 #: optimizers whose update uses the bias-corrected momentum m_t / (1 - beta1^t) (``momentum_error_debiased``)
 DEBIASED_OPTIMIZERS = ("adamw",)
-
-
-def geometries(optimizer: str, params: dict) -> dict:
-    """name -> Geometry object for the optimizer (module docstring)."""
-    labels = muon_labels(params)
-    out = {}
-    for k, v in params.items():
-        if optimizer in MATRIX_OPTIMIZERS and labels[k] == "matrix":
-            out[k] = Spectral(method="svd")
-        elif optimizer == "normalized_sgd":
-            out[k] = L2()
-        else:
-            out[k] = Sign()
-    return out
 
 
 def block_norms(geo, v: torch.Tensor) -> torch.Tensor:

@@ -42,8 +42,7 @@ A short tour::
 - torch.optim: ``TorchOptimizer(lmo.muon(0.02), model.named_parameters())``.
 - State I/O: ``state_dict`` / ``load_state_dict`` (flat, torch.save-able).
 """
-from lmo.alias import (adamuon, adamw, adan, lion, lmo_momentum, mars, muon, nadam, normalized_sgd, normuon,
-                       signum, soap)
+from lmo.adam_family import adamw, adan, mars, nadam, soap
 from lmo.base import Optimizer, apply_updates, load_state_dict, state_dict
 from lmo.clipping import clip_by_global_norm
 from lmo.combine import chain, muon_labels, partition
@@ -55,12 +54,14 @@ from lmo.ef_correction import ErrorFeedbackState, error_feedback
 from lmo.geometry import (ColNorm, Frobenius, Geometry, L2, RMSToRMS, RowNorm, Sign, Spectral,
                           get_geometry)
 from lmo.layer_geometry import scion, scion_labels
+from lmo.muon_family import adamuon, muon, normuon
 from lmo.lookahead import LookaheadState, gradient_point, nesterov_lookahead, stage_momentum, weight_prediction
 from lmo.polar_factor import choose_ns_dtype, newton_schulz, ns_inexactness, polar
 from lmo.pipedream import (ParamHistory, StaleHistory, contiguous_stages, history_init, history_load,
                            history_push, history_state_dict, mixed_point, pipedream_delays)
 from lmo.registry import OPTIMIZERS, build
 from lmo.schedules import constant, warmup_cosine
+from lmo.steepest_descent import lion, lmo_momentum, normalized_sgd, signum
 from lmo.step_damping import lr_damping
 from lmo.torch_adapter import TorchOptimizer
 from lmo.variants import VARIANTS, Delay, mode_of, variant_of

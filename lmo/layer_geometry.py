@@ -52,7 +52,8 @@ from __future__ import annotations
 import math
 from typing import Callable, Mapping
 
-from lmo.alias import lmo_momentum, muon
+from lmo.muon_family import muon
+from lmo.steepest_descent import lmo_momentum
 from lmo.base import Optimizer, ScalarOrSchedule, check_lr, check_nonneg, check_real
 from lmo.combine import partition
 from lmo.geometry import L2, RowNorm, Sign
