@@ -30,25 +30,13 @@ WITHOUT_EXAMPLE = {
         "dc_asgd_ema", "ema_correction", "zheng_correction"},
     "lmo.delay_profiles": {"delay_by_label", "tau_of"},
     "lmo.ef_correction": {"error_feedback"},
-    "lmo.geometry": {
-        "ColNorm", "Frobenius", "Geometry", "L2", "RMSToRMS", "RowNorm", "Sign", "Spectral",
-        "get_geometry"},
     "lmo.layer_geometry": {"GroupScale", "scion", "scion_labels"},
     "lmo.lookahead": {
         "gradient_point", "lookahead_coefficient", "nesterov_lookahead", "stage_momentum",
         "weight_prediction"},
-    "lmo.matrix_view": {"check_flatten", "matrix_view", "refuse_ambiguous"},
-    "lmo.norms": {
-        "check_matrix", "colnorm", "colnorm_dual", "colnorm_scale", "event_dims", "frobenius",
-        "inner", "l1", "l2", "linf", "nuclear", "rms_to_rms", "rms_to_rms_dual", "rownorm",
-        "rownorm_dual", "rownorm_scale", "spectral"},
-    "lmo.ns_dtype": {"check_ns_dtype", "choose_ns_dtype", "dtype_name", "ns_dtype_decision"},
     "lmo.pipedream": {
         "ParamHistory", "contiguous_stages", "history_init", "history_load", "history_push",
         "history_state_dict", "mixed_point", "pipedream_delays"},
-    "lmo.polar_factor": {
-        "gram_iterate", "newton_schulz", "newton_schulz_many", "ns_inexactness",
-        "orthogonalize_many", "polar", "resolve_coefficients", "resolve_dtype", "sym_product"},
     "lmo.soap_basis": {"scale_by_soap"},
     "lmo.step_damping": {"damping_factor", "lr_damping"},
     "lmo.torch_adapter": {"TorchOptimizer"},
