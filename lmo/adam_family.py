@@ -102,7 +102,7 @@ def nadam(lr: ScalarOrSchedule = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
     tests/lmo/test_reference_heavyball.py).
 
     >>> opt, x = nadam(lr=0.1), {"w": torch.zeros(2)}
-    >>> opt.update({"w": torch.tensor([2.0, -4.0])}, opt.init(x), x)[0]     # step 1: -eta (c_g + c_m (1 - beta1)) sign(g_1)
+    >>> opt.update({"w": torch.tensor([2.0, -4.0])}, opt.init(x), x)[0]   # -eta (c_g + c_m (1 - beta1)) sign(g_1)
     {'w': tensor([-0.1056,  0.1056])}
     """
     check_lr(lr)

@@ -339,7 +339,7 @@ def check_matrices(params: Mapping, name: str) -> None:
     >>> check_matrices({"b": torch.zeros(2)}, "muon")
     Traceback (most recent call last):
     ...
-    ValueError: muon: params['b'] has shape (2,); this matrix optimizer needs (..., m, n) (route vectors to AdamW, e.g. lmo.registry.build)
+    ValueError: muon: params['b'] has shape (2,); this matrix optimizer needs (..., m, n) ...
     """
     for k, v in params.items():
         if v.ndim < 2:

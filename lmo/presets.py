@@ -123,7 +123,8 @@ PRESETS: dict[str, Preset] = {
         lr_source=(
             "guess: same as AdamW (same per-coordinate update scale)")),
     "adan": Preset(
-        adam_family.adan, lr=0.003, momentum=0.98, mu_maps_to='betas[0] (the gradient EMA; betas[1], betas[2] unchanged)',
+        adam_family.adan, lr=0.003, momentum=0.98,
+        mu_maps_to='betas[0] (the gradient EMA; betas[1], betas[2] unchanged)',
         lr_source=(
             "guess: 3x AdamW (the Adan authors report tolerating larger lrs than Adam); not swept")),
     "mars": Preset(
@@ -189,7 +190,8 @@ class PresetView(Mapping):
         self.field_name, self.keep = field_name, keep
 
     def _items(self) -> dict:
-        return {n: getattr(p, self.field_name) for n, p in PRESETS.items() if self.keep(getattr(p, self.field_name))}
+        values = {n: getattr(p, self.field_name) for n, p in PRESETS.items()}
+        return {n: v for n, v in values.items() if self.keep(v)}
 
     def __getitem__(self, name):
         return self._items()[name]

@@ -86,6 +86,14 @@ def scale_by_soap(b1: float, b2: float, bs: float, eps: float, weight_decay: flo
     the moments live in a basis that is refreshed with them, and the decay is applied to
     the stepped point (d - eta lambda (x + d)), so no shared transform fits without
     changing the order of operations.
+
+    >>> from lmo.base import StepInfo
+    >>> tr = scale_by_soap(0.9, 0.99, 0.99, 1e-8, 0.0, precondition_frequency=10, max_precond_dim=100,
+    ...                    precondition_1d=False, normalize_grads=False, correct_bias=True, batch_dims=None)
+    >>> g = {"w": torch.diag(torch.tensor([2.0, 1.0]))}
+    >>> d, entries = tr.update(g, tr.init(g), g, StepInfo(torch.tensor(0), 0.1, g))   # call 0: Q_L, Q_R only
+    >>> d["w"].abs().sum().item(), dict(zip(tr.fields, entries))["Q_L"]["w"].shape
+    (0.0, torch.Size([2, 2]))
     """
 
     def is_vector(k, x):
@@ -164,4 +172,5 @@ def scale_by_soap(b1: float, b2: float, bs: float, eps: float, weight_decay: flo
                 store[k] = val
         return out[0], out[1:]
 
-    return Optimizer(init, update, needs_params=bool(weight_decay), name="scale_by_soap", fields=SOAPEntries._fields)
+    return Optimizer(init, update, needs_params=bool(weight_decay), name="scale_by_soap",
+                     fields=SOAPEntries._fields)

@@ -190,7 +190,8 @@ def add_decoupled_decay(weight_decay: float) -> Optimizer:
 
     >>> from lmo.base import StepInfo
     >>> tr = add_decoupled_decay(0.1)
-    >>> tr.update({"w": torch.tensor([1.0])}, (), {"w": torch.tensor([2.0])}, StepInfo(torch.tensor(0), 0.5, {}))[0]
+    >>> step = StepInfo(torch.tensor(0), 0.5, {})                # eta_t = 0.5: 1 - 0.5 * 0.1 * 2
+    >>> tr.update({"w": torch.tensor([1.0])}, (), {"w": torch.tensor([2.0])}, step)[0]
     {'w': tensor([0.9000])}
     """
     return per_entry(lambda k, d, params, step: decoupled_decay(d, step.eta, weight_decay, params, k),
@@ -214,7 +215,8 @@ def add_proximal_decay(weight_decay: float) -> Optimizer:
 
     >>> from lmo.base import StepInfo
     >>> tr = add_proximal_decay(1.0)                   # x_{t+1} = (2 + 0) / (1 + 1) = 1: d' = -1
-    >>> tr.update({"w": torch.tensor([0.0])}, (), {"w": torch.tensor([2.0])}, StepInfo(torch.tensor(0), 1.0, {}))[0]
+    >>> step = StepInfo(torch.tensor(0), 1.0, {})
+    >>> tr.update({"w": torch.tensor([0.0])}, (), {"w": torch.tensor([2.0])}, step)[0]
     {'w': tensor([-1.])}
     """
     return per_entry(lambda k, d, params, step: (params[k] + d) / (1 + step.eta * weight_decay) - params[k],
@@ -225,7 +227,8 @@ def scale_by_learning_rate() -> Optimizer:
     """d = -eta_t u.
 
     >>> from lmo.base import StepInfo
-    >>> scale_by_learning_rate().update({"w": torch.tensor([2.0])}, (), None, StepInfo(torch.tensor(0), 0.1, {}))[0]
+    >>> step = StepInfo(torch.tensor(0), 0.1, {})
+    >>> scale_by_learning_rate().update({"w": torch.tensor([2.0])}, (), None, step)[0]
     {'w': tensor([-0.2000])}
     """
     return per_entry(lambda k, u, params, step: -step.eta * u, "scale_by_learning_rate")
@@ -236,7 +239,8 @@ def cast_to_grad_dtype() -> Optimizer:
 
     >>> from lmo.base import StepInfo
     >>> g = {"w": torch.ones(1, dtype=torch.bfloat16)}
-    >>> cast_to_grad_dtype().update({"w": torch.ones(1)}, (), None, StepInfo(torch.tensor(0), 0.1, g))[0]["w"].dtype
+    >>> step = StepInfo(torch.tensor(0), 0.1, g)
+    >>> cast_to_grad_dtype().update({"w": torch.ones(1)}, (), None, step)[0]["w"].dtype
     torch.bfloat16
     """
     return per_entry(lambda k, d, params, step: d.to(step.grads[k].dtype), "cast_to_grad_dtype")
@@ -385,7 +389,8 @@ def scale_by_second_moment(second_moment_like: Callable, step_fn: Callable) -> O
 
     >>> from lmo.base import StepInfo
     >>> tr = scale_by_second_moment(torch.zeros_like, lambda O, v, t, eta: (v + O * O, -eta * O))
-    >>> tr.update({"w": torch.tensor([3.0])}, tr.init({"w": torch.zeros(1)}), None, StepInfo(torch.tensor(0), 0.1, {}))
+    >>> step = StepInfo(torch.tensor(0), 0.1, {})
+    >>> tr.update({"w": torch.tensor([3.0])}, tr.init({"w": torch.zeros(1)}), None, step)
     ({'w': tensor([-0.3000])}, ({'w': tensor([9.])},))
     """
 
@@ -466,4 +471,5 @@ def scale_by_mars(b1: float, b2: float, eps: float, weight_decay: float, *, scal
         return out, (ms, vs, {k: g.clone() for k, g in u.items()})
 
     return Optimizer(init, update, check_params=check,
-                     needs_params=bool(weight_decay or weight_decay_1d), name="scale_by_mars", fields=("exp_avg", "exp_avg_sq", "last_grad"))
+                     needs_params=bool(weight_decay or weight_decay_1d), name="scale_by_mars",
+                     fields=("exp_avg", "exp_avg_sq", "last_grad"))

@@ -23,22 +23,7 @@ MODULES = sorted(m.name for m in pkgutil.walk_packages(lmo.__path__, "lmo.")
 #: module -> public names that have no example yet (delay.py, variants.py and torch_adapter.py are
 #: being changed on other branches as this is written; their examples come after those merges)
 WITHOUT_EXAMPLE = {
-    "lmo.corrector_registry": {"with_corrector"},
     "lmo.delay": {"dc_correct", "delayed", "flush_applied", "next_applied", "phase", "virtual_offset"},
-    "lmo.delay_compensation": {
-        "compensate", "compensated", "compensated_update", "compensation_of", "dc_asgd_adaptive",
-        "dc_asgd_ema", "ema_correction", "zheng_correction"},
-    "lmo.delay_profiles": {"delay_by_label", "tau_of"},
-    "lmo.ef_correction": {"error_feedback"},
-    "lmo.layer_geometry": {"GroupScale", "scion", "scion_labels"},
-    "lmo.lookahead": {
-        "gradient_point", "lookahead_coefficient", "nesterov_lookahead", "stage_momentum",
-        "weight_prediction"},
-    "lmo.pipedream": {
-        "ParamHistory", "contiguous_stages", "history_init", "history_load", "history_push",
-        "history_state_dict", "mixed_point", "pipedream_delays"},
-    "lmo.soap_basis": {"scale_by_soap"},
-    "lmo.step_damping": {"damping_factor", "lr_damping"},
     "lmo.torch_adapter": {"TorchOptimizer"},
     "lmo.variants": {"Delay", "mode_of", "theory_variant", "variant_of", "wrap"},
 }
