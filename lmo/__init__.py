@@ -12,7 +12,8 @@ A short tour::
 - Optimizers: ``muon``, ``normuon``, ``adamuon``, ``adamw``, ``nadam``, ``adan``, ``mars``,
   ``soap``, ``lion``, ``signum``, ``normalized_sgd`` and the general ``lmo_momentum(lr,
   geometry)``; ``build(name, params)`` makes a whole-model optimizer by name (matrix
-  optimizers get the hidden matrices, AdamW the rest).
+  optimizers get the hidden matrices, AdamW the rest); each optimizer's record (preset lr,
+  momentum, geometry) is ``lmo.presets.PRESETS[name]``.
 - Delay (docs/design.md §4): ``delayed(opt, tau)`` applies d_{t-tau}; ``error_feedback(opt)``
   adds the EF correction; what either applies next is a function of its state alone:
   ``next_applied(state)`` (d_{t-tau}, EF: 2 d_{t-1} - d_{t-2}), ``virtual_offset(state)``
@@ -36,7 +37,8 @@ A short tour::
 - Newton-Schulz: ``newton_schulz(G)`` (``method="gram"`` for Gram NS; its module, with the
   coefficient sets and helpers, is ``lmo.polar_factor``), ``polar``,
   ``ns_inexactness``, ``choose_ns_dtype`` (what ns_dtype="auto" means: bf16 on CUDA, fp32 elsewhere).
-- Composition: ``chain``, ``partition`` (module ``lmo.combine``), ``clip_by_global_norm``
+- Composition: ``chain``, the one composer (every step is one type, ``Optimizer``: a named
+  optimizer is a ``chain`` of the transforms of ``lmo.transforms``), ``partition`` (module ``lmo.combine``), ``clip_by_global_norm``
   (``lmo.clipping``), ``warmup_cosine``. No name here is also a module's: ``lmo.combine``,
   ``lmo.clipping``, ``lmo.ef_correction`` (``error_feedback``) and ``lmo.polar_factor`` are the modules.
 - torch.optim: ``TorchOptimizer(lmo.muon(0.02), model.named_parameters())``.

@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 import torch
 
-from lmo.base import (Optimizer, ScalarOrSchedule, betas_with_mu, check_beta, check_int, check_lr, check_mu,
-                      check_nonneg)
+from lmo.base import Optimizer, ScalarOrSchedule, check_int, check_nonneg
+from lmo.hyperparameters import betas_with_mu, check_beta, check_lr, check_mu
 from lmo.combine import chain
 from lmo.soap_basis import scale_by_soap
 from lmo.transforms import (add_coupled_decay, add_decoupled_decay, add_proximal_decay, scale_by_adam,

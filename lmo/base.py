@@ -207,47 +207,6 @@ def load_state_dict(template: State, flat: Mapping[str, torch.Tensor], prefix: s
 
 
 # ----------------------------------------------------------------------------- validation
-def check_lr(lr: ScalarOrSchedule, name: str = "lr") -> None:
-    """lr must be a positive finite number or a callable schedule.
-
-    >>> check_lr(1e-3)
-    >>> check_lr(-1.0)
-    Traceback (most recent call last):
-    ...
-    ValueError: lr must be a positive finite number or a schedule, got -1.0
-    """
-    if callable(lr):
-        return
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr <= 0:
-        raise ValueError(f"{name} must be a positive finite number or a schedule, got {lr!r}")
-
-
-def check_mu(mu: float, name: str = "mu") -> None:
-    """mu (weight of the new gradient, docs/design.md §3) must lie in (0, 1].
-
-    >>> check_mu(0.05)
-    >>> check_mu(0.0)
-    Traceback (most recent call last):
-    ...
-    ValueError: mu must lie in (0, 1] (mu = 1 - momentum), got 0.0
-    """
-    if not isinstance(mu, (int, float)) or not (0.0 < mu <= 1.0):
-        raise ValueError(f"{name} must lie in (0, 1] (mu = 1 - momentum), got {mu!r}")
-
-
-def check_beta(beta: float, name: str) -> None:
-    """A momentum / EMA coefficient beta must lie in [0, 1).
-
-    >>> check_beta(0.9, "momentum")
-    >>> check_beta(1.0, "momentum")
-    Traceback (most recent call last):
-    ...
-    ValueError: momentum must lie in [0, 1), got 1.0
-    """
-    if not isinstance(beta, (int, float)) or not (0.0 <= beta < 1.0):
-        raise ValueError(f"{name} must lie in [0, 1), got {beta!r}")
-
-
 def check_nonneg(x: float, name: str) -> None:
     """x must be a finite number >= 0 (eps, weight decay, ...); ValueError naming it.
 
@@ -401,34 +360,6 @@ def check_same_keys(grads: Params, params: Params | None, name: str = "grads") -
         raise KeyError(f"{name} and params have different entries: {extra}")
 
 
-def resolve(value: ScalarOrSchedule, step: torch.Tensor):
-    """A hyperparameter at step t: a constant, or ``schedule(t)``.
-
-    >>> resolve(0.1, torch.tensor(3)), resolve(lambda t: 0.1 * int(t), torch.tensor(3))
-    (0.1, 0.30000000000000004)
-    """
-    return value(step) if callable(value) else value
-
-
-def resolve_lr(lr: ScalarOrSchedule, step: torch.Tensor):
-    """eta_t: the constant ``lr``, or ``lr(t)`` for a schedule, which must return a finite
-    number >= 0 (FloatingPointError / ValueError naming the step otherwise, before the
-    update computes anything).
-
-    >>> resolve_lr(lambda t: 1.0 / (1 + int(t)), torch.tensor(3))
-    0.25
-    >>> resolve_lr(lambda t: float("nan"), torch.tensor(3))
-    Traceback (most recent call last):
-    ...
-    FloatingPointError: the lr schedule at step 3 is nan; it must be finite
-    """
-    if not callable(lr):
-        return lr
-    eta = lr(step)
-    check_step_lr(eta, f"the lr schedule at step {int(step)}")
-    return eta
-
-
 def find_field(state: State, field_name: str):
     """Depth-first search of a state tree for a NamedTuple field (e.g. ``"momentum"``).
 
@@ -465,40 +396,3 @@ def find_field(state: State, field_name: str):
             if found is not None:
                 return found
     return None
-
-
-def betas_with_mu(betas, mu: float | None = None) -> tuple:
-    """Validated (beta_1, beta_2, ...) as floats; ``mu`` (if given) overrides beta_1 = 1 - mu.
-
-    This is how every Adam-family constructor exposes docs/design.md's mu (one number for a
-    gap-vs-momentum sweep): each beta must lie in [0, 1), mu in (0, 1].
-
-    >>> betas_with_mu((0.9, 0.999)), betas_with_mu((0.9, 0.999), mu=0.5)
-    ((0.9, 0.999), (0.5, 0.999))
-    """
-    betas = tuple(float(b) for b in betas)
-    if mu is not None:
-        check_mu(mu)
-        betas = (1.0 - mu,) + betas[1:]
-    for i, b in enumerate(betas):
-        check_beta(b, f"betas[{i}]")
-    return betas
-
-
-def check_update_inputs(grads: Params, params: Params | None, state_entries: Mapping,
-                        weight_decay: float = 0.0) -> None:
-    """The checks every ``update`` runs before computing anything (so a refusal changes
-    nothing): same entries as params and as the state, finite gradients, params present
-    when weight decay needs them.
-
-    >>> check_update_inputs({"w": torch.ones(1)}, {"w": torch.ones(1)}, {"w": torch.zeros(1)})
-    >>> check_update_inputs({"w": torch.ones(1)}, None, {"w": torch.zeros(1)}, weight_decay=0.1)
-    Traceback (most recent call last):
-    ...
-    ValueError: params is required when weight_decay != 0
-    """
-    check_same_keys(grads, params)
-    check_same_keys(grads, state_entries, "grads and optimizer state")
-    check_finite(grads)
-    if weight_decay and params is None:
-        raise ValueError("params is required when weight_decay != 0")

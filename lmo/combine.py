@@ -25,7 +25,8 @@ from typing import Callable, Mapping, NamedTuple
 import torch
 
 from lmo.base import (Optimizer, ScalarOrSchedule, StepInfo, check_finite, check_real, check_same_keys,
-                      resolve_lr, step_counter)
+                      step_counter)
+from lmo.hyperparameters import resolve_lr
 
 
 class ChainState(NamedTuple):

@@ -35,7 +35,8 @@ from typing import Mapping, NamedTuple
 
 import torch
 
-from lmo.base import Optimizer, check_beta, check_finite, check_nonneg, check_same_keys
+from lmo.base import Optimizer, check_finite, check_nonneg, check_same_keys
+from lmo.hyperparameters import check_beta
 from lmo.delay import DelayState, delayed
 
 

@@ -54,7 +54,8 @@ from typing import Callable, Mapping
 
 from lmo.muon_family import muon
 from lmo.steepest_descent import lmo_momentum
-from lmo.base import Optimizer, ScalarOrSchedule, check_lr, check_nonneg, check_real
+from lmo.base import Optimizer, ScalarOrSchedule, check_nonneg, check_real
+from lmo.hyperparameters import check_lr
 from lmo.combine import partition
 from lmo.geometry import L2, RowNorm, Sign
 

@@ -20,7 +20,8 @@ from typing import Callable, NamedTuple
 
 import torch
 
-from lmo.base import Optimizer, ScalarOrSchedule, check_beta, check_lr, check_mu, check_nonneg
+from lmo.base import Optimizer, ScalarOrSchedule, check_nonneg
+from lmo.hyperparameters import check_beta, check_lr, check_mu
 from lmo.combine import chain
 from lmo.geometry import Spectral
 from lmo.matrix_view import check_flatten, matrix_view

@@ -21,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from typing import Callable
 
 from lmo.adam_family import adamw
-from lmo.base import Optimizer, check_beta, resolve
+from lmo.base import Optimizer
+from lmo.hyperparameters import check_beta, resolve
 from lmo.combine import muon_labels, partition
 from lmo.presets import DECOUPLED_DECAY, PRESETS, Preset, peak_lr
 
@@ -169,7 +170,7 @@ def _first_lr(hyper):
 
 def lr_at(opt: Optimizer, step) -> float:
     """eta_t of ``opt`` at step t: :func:`lr_of` evaluated at t (a number: itself), the value the
-    optimizer's own update resolves from its step counter (``lmo.base.resolve_lr``).
+    optimizer's own update resolves from its step counter (``lmo.hyperparameters.resolve_lr``).
 
     >>> from lmo.schedules import WarmupCosine
     >>> opt = make("adamw", WarmupCosine(1e-3, 100))

@@ -6,7 +6,8 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from lmo.base import check_lr, check_nonneg, check_int
+from lmo.base import check_nonneg, check_int
+from lmo.hyperparameters import check_lr
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,7 @@ class WarmupCosine:
         lr(t) = peak [f + (1 - f) (1 + cos(pi (t - W) / (T - W))) / 2]     W <= t <= T
 
     held at f peak after T. The optimizer receives it as its ``lr`` and evaluates it itself
-    (``lmo.base.resolve_lr``); ``lmo.registry.build`` gives every other parameter group the
+    (``lmo.hyperparameters.resolve_lr``); ``lmo.registry.build`` gives every other parameter group the
     same shape from its own peak (:meth:`with_peak`). Checked once, at construction.
 
     >>> lr = WarmupCosine(1.0, 10)            # W = 1 warmup step, cosine to 0.1 at t = 10

@@ -10,7 +10,8 @@ from typing import Callable, NamedTuple, Union
 
 import torch
 
-from lmo.base import Optimizer, ScalarOrSchedule, betas_with_mu, check_beta, check_lr, check_mu, check_nonneg
+from lmo.base import Optimizer, ScalarOrSchedule, check_nonneg
+from lmo.hyperparameters import betas_with_mu, check_beta, check_lr, check_mu
 from lmo.combine import chain
 from lmo.geometry import L2, Sign
 from lmo.transforms import (add_decoupled_decay, cast_to_grad_dtype, scale_by_lion, scale_by_lmo,

@@ -11,7 +11,7 @@ previous transform's output) to outgoing ones, reading the step::
 
 ``step`` (:class:`lmo.base.StepInfo`) carries what a named optimizer resolves once per
 update and every transform may read: the counter t - 1, eta_t (lr schedule resolved once,
-checked by lmo.base.resolve_lr) and the raw gradients g_t. This is optax's
+checked by lmo.hyperparameters.resolve_lr) and the raw gradients g_t. This is optax's
 ``GradientTransformationExtraArgs``: transforms that need eta take it from ``step`` instead
 of a separate "scale by lr" transform wherever the optimizer multiplies by eta before other
 factors (AdamW's ``-(eta / (1 - b1^t)) m / D``), since a separate scaling would round

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import lmo
-from lmo.base import check_lr, check_mu
+from lmo.hyperparameters import check_lr, check_mu
 from lmo.combine import chain
 from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM, PRESETS, Preset
 from lmo.registry import MATRIX_OPTIMIZERS, OPTIMIZERS, UnknownOptimizer, build, geometries
