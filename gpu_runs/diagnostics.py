@@ -40,7 +40,7 @@ Measured at step t (``Diagnostics.measure``), with x_t before and x_{t+1} after 
                    carry a ``momentum`` field (Adam-family: ``exp_avg``, their m_t);
                    gbar = mean of the k gradients at x_t (a k-times larger batch estimating grad f(x_t))
 - ``momentum_error_debiased``  AdamW only: ||m_hat_t - gbar||_* with m_hat_t = m_t / (1 - beta1^n), n = t + 1
-                   updates, the bias-corrected momentum its update uses (``lmo.transforms.scale_by_adam``). The
+                   updates, the bias-corrected momentum its update uses (``lmo.adam_moments.scale_by_adam``). The
                    stored buffer starts at zero (m_1 = (1 - beta1) g_1); m_hat_1 = g_1 (the gradient the
                    optimizer received, after clipping) meets the lemma's premise m_0 = g(x_0)
                    (docs/design.md §5), which the stored buffer does not.

@@ -1,5 +1,5 @@
 """The Adam family: AdamW, NAdam, Adan, MARS-AdamW and SOAP (Adam in a rotating eigenbasis),
-each a chain of lmo.transforms (docs/design.md §7; the optax ``adamw = chain(...)`` way):
+each a chain of lmo.transforms and lmo.adam_moments (docs/design.md §7; the optax ``adamw = chain(...)`` way):
 a moment transform that takes eta_t first (as the reference's order of operations), then
 decay. ``updates`` are displacements d_t, x_{t+1} = x_t + d_t.
 
@@ -17,8 +17,8 @@ from lmo.base import Optimizer, ScalarOrSchedule, check_int, check_nonneg
 from lmo.hyperparameters import betas_with_mu, check_beta, check_lr, check_mu
 from lmo.combine import chain
 from lmo.soap_basis import scale_by_soap
-from lmo.transforms import (add_coupled_decay, add_decoupled_decay, add_proximal_decay, scale_by_adam,
-                            scale_by_adan, scale_by_learning_rate, scale_by_mars, scale_by_nadam)
+from lmo.adam_moments import scale_by_adam, scale_by_adan, scale_by_mars, scale_by_nadam
+from lmo.transforms import add_coupled_decay, add_decoupled_decay, add_proximal_decay, scale_by_learning_rate
 
 
 # ----------------------------------------------------------------------------- AdamW
