@@ -1,9 +1,11 @@
 """The theory's quantities (docs/design.md §3-5), measured during training in the optimizer's geometry.
 
-Geometry per parameter block b: matrix optimizers (muon, normuon, adamuon) use the spectral
-norm (nuclear dual) on the hidden matrices (``lmo.combine.muon_labels == "matrix"``) and the
-sign geometry (l_inf, dual l_1) elsewhere; sign-like and Adam-family optimizers use the sign
-geometry everywhere; normalized_sgd the Euclidean one. Over the product of blocks the norm is
+Geometry per parameter block b, asked of lmo (``lmo.registry.geometries``: the optimizer's
+record, lmo.presets.PRESETS, which refuses an unknown optimizer by name): matrix optimizers
+(muon, normuon, adamuon) use the spectral norm (nuclear dual) on the hidden matrices
+(``lmo.combine.muon_labels == "matrix"``) and the sign geometry (l_inf, dual l_1) elsewhere;
+sign-like and Adam-family optimizers (and scion) use the sign geometry everywhere;
+normalized_sgd the Euclidean one. Over the product of blocks the norm is
 the max and the dual the sum: ||x|| = max_b ||x_b||, ||g||_* = sum_b ||g_b||_*, and
 rho = sqrt(sum_b rho_b^2) (Cauchy-Schwarz on sum_b rho_b ||g_b||_2).
 
@@ -38,7 +40,7 @@ Measured at step t (``Diagnostics.measure``), with x_t before and x_{t+1} after 
                    carry a ``momentum`` field (Adam-family: ``exp_avg``, their m_t);
                    gbar = mean of the k gradients at x_t (a k-times larger batch estimating grad f(x_t))
 - ``momentum_error_debiased``  AdamW only: ||m_hat_t - gbar||_* with m_hat_t = m_t / (1 - beta1^n), n = t + 1
-                   updates, the bias-corrected momentum its update uses (``lmo.transforms.scale_by_adam``). The
+                   updates, the bias-corrected momentum its update uses (``lmo.adam_moments.scale_by_adam``). The
                    stored buffer starts at zero (m_1 = (1 - beta1) g_1); m_hat_1 = g_1 (the gradient the
                    optimizer received, after clipping) meets the lemma's premise m_0 = g(x_0)
                    (docs/design.md §5), which the stored buffer does not.
@@ -51,28 +53,13 @@ import statistics
 import torch
 
 from lmo.base import find_field
-from lmo.geometry import L2, Sign, Spectral
-from lmo.combine import muon_labels
+from lmo.geometry import Spectral
+from lmo.registry import geometries   # optimizer name -> its geometry per parameter; refuses an unknown name
 
 from gpu_runs.recipe import loss_and_grads
 
-MATRIX_OPTIMIZERS = ("muon", "normuon", "adamuon")
 #: optimizers whose update uses the bias-corrected momentum m_t / (1 - beta1^t) (``momentum_error_debiased``)
 DEBIASED_OPTIMIZERS = ("adamw",)
-
-
-def geometries(optimizer: str, params: dict) -> dict:
-    """name -> Geometry object for the optimizer (module docstring)."""
-    labels = muon_labels(params)
-    out = {}
-    for k, v in params.items():
-        if optimizer in MATRIX_OPTIMIZERS and labels[k] == "matrix":
-            out[k] = Spectral(method="svd")
-        elif optimizer == "normalized_sgd":
-            out[k] = L2()
-        else:
-            out[k] = Sign()
-    return out
 
 
 def block_norms(geo, v: torch.Tensor) -> torch.Tensor:

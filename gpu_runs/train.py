@@ -41,7 +41,7 @@ import torch
 from lmo.base import apply_updates, load_state_dict, state_dict
 from lmo.pipedream import history_load, history_push, history_state_dict, mixed_point
 from lmo.lookahead import gradient_point
-from lmo.registry import lr_at
+from lmo.registry import OPTIMIZERS, lr_at
 from lmo.variants import VARIANTS, mode_of
 
 from gpu_runs import checkpoint, interrupt, run_lock
@@ -235,7 +235,7 @@ def parse_args(argv=None) -> TrainConfig:
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                                 epilog="Modes and outputs: see the module docstring (python -c 'import gpu_runs.train as t; help(t)'). "
                                        "Every option is a field of gpu_runs.recipe.TrainConfig, with its default.")
-    add_config_options(p, flags={"mode": ("--delay", "--mode")}, choices={"mode": VARIANTS})
+    add_config_options(p, flags={"mode": ("--delay", "--mode")}, choices={"mode": VARIANTS, "optimizer": OPTIMIZERS})
     show_defaults(p)
     a = vars(p.parse_args(argv))
     a = {k.replace("-", "_"): v for k, v in a.items()}

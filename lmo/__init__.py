@@ -12,7 +12,8 @@ A short tour::
 - Optimizers: ``muon``, ``normuon``, ``adamuon``, ``adamw``, ``nadam``, ``adan``, ``mars``,
   ``soap``, ``lion``, ``signum``, ``normalized_sgd`` and the general ``lmo_momentum(lr,
   geometry)``; ``build(name, params)`` makes a whole-model optimizer by name (matrix
-  optimizers get the hidden matrices, AdamW the rest).
+  optimizers get the hidden matrices, AdamW the rest); each optimizer's record (preset lr,
+  momentum, geometry) is ``lmo.presets.PRESETS[name]``.
 - Delay (docs/design.md §4): ``delayed(opt, tau)`` applies d_{t-tau}; ``error_feedback(opt)``
   adds the EF correction; what either applies next is a function of its state alone:
   ``next_applied(state)`` (d_{t-tau}, EF: 2 d_{t-1} - d_{t-2}), ``virtual_offset(state)``
@@ -36,14 +37,14 @@ A short tour::
 - Newton-Schulz: ``newton_schulz(G)`` (``method="gram"`` for Gram NS; its module, with the
   coefficient sets and helpers, is ``lmo.polar_factor``), ``polar``,
   ``ns_inexactness``, ``choose_ns_dtype`` (what ns_dtype="auto" means: bf16 on CUDA, fp32 elsewhere).
-- Composition: ``chain``, ``partition`` (module ``lmo.combine``), ``clip_by_global_norm``
+- Composition: ``chain``, the one composer (every step is one type, ``Optimizer``: a named
+  optimizer is a ``chain`` of the transforms of ``lmo.transforms``), ``partition`` (module ``lmo.combine``), ``clip_by_global_norm``
   (``lmo.clipping``), ``warmup_cosine``. No name here is also a module's: ``lmo.combine``,
   ``lmo.clipping``, ``lmo.ef_correction`` (``error_feedback``) and ``lmo.polar_factor`` are the modules.
 - torch.optim: ``TorchOptimizer(lmo.muon(0.02), model.named_parameters())``.
 - State I/O: ``state_dict`` / ``load_state_dict`` (flat, torch.save-able).
 """
-from lmo.alias import (adamuon, adamw, adan, lion, lmo_momentum, mars, muon, nadam, normalized_sgd, normuon,
-                       signum, soap)
+from lmo.adam_family import adamw, adan, mars, nadam, soap
 from lmo.base import Optimizer, apply_updates, load_state_dict, state_dict
 from lmo.clipping import clip_by_global_norm
 from lmo.combine import chain, muon_labels, partition
@@ -55,12 +56,14 @@ from lmo.ef_correction import ErrorFeedbackState, error_feedback
 from lmo.geometry import (ColNorm, Frobenius, Geometry, L2, RMSToRMS, RowNorm, Sign, Spectral,
                           get_geometry)
 from lmo.layer_geometry import scion, scion_labels
+from lmo.muon_family import adamuon, muon, normuon
 from lmo.lookahead import LookaheadState, gradient_point, nesterov_lookahead, stage_momentum, weight_prediction
 from lmo.polar_factor import choose_ns_dtype, newton_schulz, ns_inexactness, polar
 from lmo.pipedream import (ParamHistory, StaleHistory, contiguous_stages, history_init, history_load,
                            history_push, history_state_dict, mixed_point, pipedream_delays)
 from lmo.registry import OPTIMIZERS, build
 from lmo.schedules import constant, warmup_cosine
+from lmo.steepest_descent import lion, lmo_momentum, normalized_sgd, signum
 from lmo.step_damping import lr_damping
 from lmo.torch_adapter import TorchOptimizer
 from lmo.variants import VARIANTS, Delay, mode_of, variant_of

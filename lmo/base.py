@@ -33,18 +33,40 @@ ScalarOrSchedule = Union[float, Schedule]
 
 @dataclass(frozen=True)
 class Optimizer:
-    """A pure optimizer: ``init(params) -> state``, ``update(grads, state, params) -> (updates, state)``.
+    """The one step type of lmo: ``init(params) -> state``, ``update(u, state, params) -> (u', state)``.
+
+    A named optimizer, a wrapper (delay, error feedback, partition) and a piece it is built
+    from (a *transform*: momentum, an LMO step, decay, ...) are all this type, as optax has
+    one GradientTransformation; :func:`lmo.combine.chain` composes any of them.
 
     ``virtual(params, state) -> y`` is the virtual iterate y_t of docs/design.md §4 for the
     wrappers that have one (sync optimizers: y_t = x_t). ``hyper`` records the
     constructor's hyperparameters (for logs and cache keys).
+
+    A transform declares ``fields``, the names of its state entries: its state is the tuple
+    of those entries, and its update takes a fourth argument, the :class:`StepInfo` of the
+    named optimizer it is part of (eta_t, t, g_t), ``update(u, entries, params, step)``;
+    ``chain(..., state=S)`` lays the entries of every part flat into ``S(counter,
+    *entries)``, so state_dict keys are field names. ``check_params`` / ``check_grads``:
+    refusals ``(tree, what)`` that chain runs before any work; ``needs_params``: the update
+    reads x_t (weight decay). An optimizer (``fields=None``) ignores the four.
+
+    >>> opt = Optimizer(lambda p: (), lambda g, s, p=None: ({k: -v for k, v in g.items()}, s), name="neg")
+    >>> opt.update({"w": torch.tensor([1.0, -2.0])}, opt.init({}))[0]["w"]
+    tensor([-1.,  2.])
+    >>> opt.virtual_iterate({"w": torch.tensor([3.0])}, ())       # no virtual: y_t = x_t
+    {'w': tensor([3.])}
     """
 
     init: Callable[[Params], State]
-    update: Callable[[Params, State, Params], "tuple[Updates, State]"]
+    update: Callable[..., "tuple[Updates, State]"]
     virtual: Callable[[Params, State], dict] | None = None
     name: str = "optimizer"
     hyper: dict = field(default_factory=dict)
+    fields: tuple | None = None
+    check_params: Callable | None = None
+    check_grads: Callable | None = None
+    needs_params: bool = False
 
     def virtual_iterate(self, params: Params, state: State) -> dict:
         """y_t; equal to x_t for an optimizer that applies its update at once."""
@@ -53,12 +75,34 @@ class Optimizer:
         return self.virtual(params, state)
 
 
+class StepInfo(NamedTuple):
+    """What every transform of one update sees: ``count`` = t - 1 (the state's counter
+    tensor), eta = eta_t (None for an optimizer without lr) and the raw gradients g_t.
+
+    >>> StepInfo(torch.tensor(4), 0.1, {}).t
+    5
+    """
+
+    count: torch.Tensor
+    eta: Any
+    grads: Mapping
+
+    @property
+    def t(self) -> int:
+        """t = 1, 2, ...: the number of steps taken once this one is."""
+        return int(self.count) + 1
+
+
 class EmptyState(NamedTuple):
     """State of a stateless transform."""
 
 
 def apply_updates(params: Params, updates: Params) -> dict:
-    """x_{t+1} = x_t + d_t, entry by entry; returns a new mapping (inputs untouched)."""
+    """x_{t+1} = x_t + d_t, entry by entry; returns a new mapping (inputs untouched).
+
+    >>> apply_updates({"w": torch.tensor([1.0, 2.0])}, {"w": torch.tensor([0.5, -0.5])})
+    {'w': tensor([1.5000, 1.5000])}
+    """
     missing = set(params) - set(updates)
     if missing:
         raise KeyError(f"updates: missing entries for params {sorted(missing)[:5]}")
@@ -66,7 +110,11 @@ def apply_updates(params: Params, updates: Params) -> dict:
 
 
 def tree_map(fn: Callable, *trees):
-    """Map ``fn`` over the tensor leaves of equally-structured trees (dict, tuple, NamedTuple, list)."""
+    """Map ``fn`` over the tensor leaves of equally-structured trees (dict, tuple, NamedTuple, list).
+
+    >>> tree_map(lambda a, b: a + b, {"m": (torch.tensor(1.0),)}, {"m": (torch.tensor(2.0),)})
+    {'m': (tensor(3.),)}
+    """
     first = trees[0]
     if isinstance(first, torch.Tensor):
         return fn(*trees)
@@ -80,6 +128,11 @@ def tree_map(fn: Callable, *trees):
 
 
 def zeros_like_tree(params: Params) -> dict:
+    """0 for every entry (m_{-1} = 0: the zero start of every moment).
+
+    >>> zeros_like_tree({"w": torch.ones(2)})
+    {'w': tensor([0., 0.])}
+    """
     return {k: torch.zeros_like(v) for k, v in params.items()}
 
 
@@ -103,14 +156,28 @@ def _flatten(tree, prefix: str, out: dict) -> None:
 
 
 def state_dict(state: State) -> dict:
-    """Flatten a state tree to ``{"path/to/leaf": tensor}`` (torch.save-able, weights_only safe)."""
+    """Flatten a state tree to ``{"path/to/leaf": tensor}`` (torch.save-able, weights_only safe).
+
+    >>> from lmo.steepest_descent import signum
+    >>> opt = signum(0.1)
+    >>> sorted(state_dict(opt.init({"w": torch.zeros(2)})))
+    ['momentum/w', 'step']
+    """
     out: dict = {}
     _flatten(state, "", out)
     return {k: v.detach().clone() for k, v in out.items()}
 
 
 def load_state_dict(template: State, flat: Mapping[str, torch.Tensor], prefix: str = "") -> State:
-    """Rebuild a state with the structure of ``template`` (e.g. ``opt.init(params)``) from :func:`state_dict`."""
+    """Rebuild a state with the structure of ``template`` (e.g. ``opt.init(params)``) from :func:`state_dict`.
+
+    >>> from lmo.steepest_descent import signum
+    >>> opt, params = signum(0.1), {"w": torch.zeros(2)}
+    >>> _, state = opt.update({"w": torch.tensor([1.0, -1.0])}, opt.init(params), params)
+    >>> back = load_state_dict(opt.init(params), state_dict(state))
+    >>> back.step, back.momentum["w"]
+    (tensor(1), tensor([ 0.1000, -0.1000]))
+    """
     if isinstance(template, torch.Tensor):
         if prefix not in flat:
             raise KeyError(f"state_dict: missing entry '{prefix}'")
@@ -140,33 +207,29 @@ def load_state_dict(template: State, flat: Mapping[str, torch.Tensor], prefix: s
 
 
 # ----------------------------------------------------------------------------- validation
-def check_lr(lr: ScalarOrSchedule, name: str = "lr") -> None:
-    """lr must be a positive finite number or a callable schedule."""
-    if callable(lr):
-        return
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr <= 0:
-        raise ValueError(f"{name} must be a positive finite number or a schedule, got {lr!r}")
-
-
-def check_mu(mu: float, name: str = "mu") -> None:
-    """mu (weight of the new gradient, docs/design.md §3) must lie in (0, 1]."""
-    if not isinstance(mu, (int, float)) or not (0.0 < mu <= 1.0):
-        raise ValueError(f"{name} must lie in (0, 1] (mu = 1 - momentum), got {mu!r}")
-
-
-def check_beta(beta: float, name: str) -> None:
-    """A momentum / EMA coefficient beta must lie in [0, 1)."""
-    if not isinstance(beta, (int, float)) or not (0.0 <= beta < 1.0):
-        raise ValueError(f"{name} must lie in [0, 1), got {beta!r}")
-
-
 def check_nonneg(x: float, name: str) -> None:
+    """x must be a finite number >= 0 (eps, weight decay, ...); ValueError naming it.
+
+    >>> check_nonneg(0.0, "eps")
+    >>> check_nonneg(float("nan"), "eps")
+    Traceback (most recent call last):
+    ...
+    ValueError: eps must be a finite number >= 0, got nan
+    """
     if not isinstance(x, (int, float)) or not math.isfinite(x) or x < 0:
         raise ValueError(f"{name} must be a finite number >= 0, got {x!r}")
 
 
 def check_int(value, name: str, minimum: int = 0, maximum: int | None = None) -> int:
-    """An integer argument (bools refused) in [minimum, maximum]; ValueError naming it."""
+    """An integer argument (bools refused) in [minimum, maximum]; ValueError naming it.
+
+    >>> check_int(3, "steps", 1)
+    3
+    >>> check_int(True, "steps")
+    Traceback (most recent call last):
+    ...
+    ValueError: steps must be an int >= 0, got True
+    """
     if (isinstance(value, bool) or not isinstance(value, int) or value < minimum
             or (maximum is not None and value > maximum)):
         span = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
@@ -176,20 +239,34 @@ def check_int(value, name: str, minimum: int = 0, maximum: int | None = None) ->
 
 def step_counter() -> torch.Tensor:
     """t = 0: every optimizer's step counter, an int64 scalar tensor (so it is saved with
-    the state by :func:`state_dict`)."""
+    the state by :func:`state_dict`).
+
+    >>> step_counter()
+    tensor(0)
+    """
     return torch.zeros((), dtype=torch.int64)
 
 
 def decoupled_decay(d: torch.Tensor, eta, weight_decay: float, params: Params | None, key: str) -> torch.Tensor:
     """d - eta_t lambda x_t with x_t = params[key]: decoupled (AdamW-style) weight decay
     added to a displacement; ``d`` itself when lambda = 0 (params may then be None)
-    (docs/design.md §3)."""
+    (docs/design.md §3).
+
+    >>> decoupled_decay(torch.tensor([1.0]), 0.5, 0.1, {"w": torch.tensor([2.0])}, "w")   # 1 - 0.5 * 0.1 * 2
+    tensor([0.9000])
+    """
     return d - (eta * weight_decay) * params[key] if weight_decay else d
 
 
 def check_finite(grads: Params, name: str = "grads") -> None:
     """Refuse sparse and NaN / Inf gradients before any state changes, naming the offending
-    entry (:func:`check_dense` first: a sparse tensor has no elementwise isfinite)."""
+    entry (:func:`check_dense` first: a sparse tensor has no elementwise isfinite).
+
+    >>> check_finite({"w": torch.tensor([1.0, float("inf")])})
+    Traceback (most recent call last):
+    ...
+    FloatingPointError: grads['w'] contains NaN or Inf
+    """
     check_dense(grads, name)
     for k, g in grads.items():
         if not torch.isfinite(g).all():
@@ -198,7 +275,14 @@ def check_finite(grads: Params, name: str = "grads") -> None:
 
 def check_dense(grads: Params, name: str = "grads") -> None:
     """Refuse sparse gradients (an ``nn.Embedding(sparse=True)``), naming the entry: every
-    lmo update is a dense tensor the size of its parameter."""
+    lmo update is a dense tensor the size of its parameter.
+
+    >>> check_dense({"w": torch.zeros(2)})
+    >>> check_dense({"e": torch.zeros(2).to_sparse()})
+    Traceback (most recent call last):
+    ...
+    ValueError: grads['e'] is a sparse tensor (torch.sparse_coo); lmo optimizers take dense gradients only: ...
+    """
     for k, g in grads.items():
         if g.layout != torch.strided:
             raise ValueError(f"{name}['{k}'] is a sparse tensor ({g.layout}); lmo optimizers take dense gradients "
@@ -206,9 +290,31 @@ def check_dense(grads: Params, name: str = "grads") -> None:
                              f"train it with torch.optim.SparseAdam")
 
 
+def check_matrices(params: Mapping, name: str) -> None:
+    """Refuse parameters that are not matrices (..., m, n), naming them (the Muon family's
+    orthogonalization needs a matrix).
+
+    >>> check_matrices({"w": torch.zeros(2, 2)}, "muon")          # a matrix: nothing to say
+    >>> check_matrices({"b": torch.zeros(2)}, "muon")
+    Traceback (most recent call last):
+    ...
+    ValueError: muon: params['b'] has shape (2,); this matrix optimizer needs (..., m, n) ...
+    """
+    for k, v in params.items():
+        if v.ndim < 2:
+            raise ValueError(f"{name}: params['{k}'] has shape {tuple(v.shape)}; this matrix optimizer "
+                             "needs (..., m, n) (route vectors to AdamW, e.g. lmo.registry.build)")
+
+
 def check_real(tree: Params, optimizer: str, name: str = "params") -> None:
     """Refuse complex entries for an optimizer defined on real parameters only, naming the
-    entry (lmo.adamw takes them, as torch.optim.AdamW does: as pairs of reals)."""
+    entry (lmo.adamw takes them, as torch.optim.AdamW does: as pairs of reals).
+
+    >>> check_real({"z": torch.zeros(1, dtype=torch.complex64)}, "muon")
+    Traceback (most recent call last):
+    ...
+    ValueError: muon: params['z'] is complex (torch.complex64); muon is defined for real parameters only ...
+    """
     for k, v in tree.items():
         if v.is_complex():
             raise ValueError(f"{optimizer}: {name}['{k}'] is complex ({v.dtype}); {optimizer} is defined for real "
@@ -219,7 +325,15 @@ def check_real(tree: Params, optimizer: str, name: str = "params") -> None:
 def check_step_lr(value, what: str = "lr") -> float:
     """eta_t as one step uses it: a finite number >= 0 (a schedule may reach 0, never below:
     a negative lr ascends the loss). FloatingPointError / ValueError naming ``what`` and
-    the value, before the step changes anything; returns it as a float."""
+    the value, before the step changes anything; returns it as a float.
+
+    >>> check_step_lr(torch.tensor(0.5))
+    0.5
+    >>> check_step_lr(-0.1)
+    Traceback (most recent call last):
+    ...
+    ValueError: lr is -0.1 < 0; a negative lr ascends the loss
+    """
     try:
         v = float(value)
     except (TypeError, ValueError, RuntimeError):
@@ -234,25 +348,16 @@ def check_step_lr(value, what: str = "lr") -> float:
 
 
 def check_same_keys(grads: Params, params: Params | None, name: str = "grads") -> None:
+    """grads and params (when given) must have the same entries; KeyError naming the extra ones.
+
+    >>> check_same_keys({"a": 1}, {"a": 2, "b": 3})
+    Traceback (most recent call last):
+    ...
+    KeyError: "grads and params have different entries: ['b']"
+    """
     if params is not None and set(grads) != set(params):
         extra = sorted(set(grads) ^ set(params))[:5]
         raise KeyError(f"{name} and params have different entries: {extra}")
-
-
-def resolve(value: ScalarOrSchedule, step: torch.Tensor):
-    """A hyperparameter at step t: a constant, or ``schedule(t)``."""
-    return value(step) if callable(value) else value
-
-
-def resolve_lr(lr: ScalarOrSchedule, step: torch.Tensor):
-    """eta_t: the constant ``lr``, or ``lr(t)`` for a schedule, which must return a finite
-    number >= 0 (FloatingPointError / ValueError naming the step otherwise, before the
-    update computes anything)."""
-    if not callable(lr):
-        return lr
-    eta = lr(step)
-    check_step_lr(eta, f"the lr schedule at step {int(step)}")
-    return eta
 
 
 def find_field(state: State, field_name: str):
@@ -261,6 +366,12 @@ def find_field(state: State, field_name: str):
     Wrapper states are NamedTuples with a field ``inner``; this digs through them, and
     through partition states (dicts of states), returning the first match or ``None``.
     For a partition, the matches of all groups are merged into one dict.
+
+    >>> from lmo.steepest_descent import signum
+    >>> from lmo.delay import delayed
+    >>> opt = delayed(signum(0.1), 1)
+    >>> find_field(opt.init({"w": torch.zeros(2)}), "momentum")
+    {'w': tensor([0., 0.])}
     """
     if isinstance(state, tuple) and hasattr(state, "_fields"):
         if field_name in state._fields:
@@ -285,30 +396,3 @@ def find_field(state: State, field_name: str):
             if found is not None:
                 return found
     return None
-
-
-def betas_with_mu(betas, mu: float | None = None) -> tuple:
-    """Validated (beta_1, beta_2, ...) as floats; ``mu`` (if given) overrides beta_1 = 1 - mu.
-
-    This is how every Adam-family constructor exposes docs/design.md's mu (one number for a
-    gap-vs-momentum sweep): each beta must lie in [0, 1), mu in (0, 1].
-    """
-    betas = tuple(float(b) for b in betas)
-    if mu is not None:
-        check_mu(mu)
-        betas = (1.0 - mu,) + betas[1:]
-    for i, b in enumerate(betas):
-        check_beta(b, f"betas[{i}]")
-    return betas
-
-
-def check_update_inputs(grads: Params, params: Params | None, state_entries: Mapping,
-                        weight_decay: float = 0.0) -> None:
-    """The checks every ``update`` runs before computing anything (so a refusal changes
-    nothing): same entries as params and as the state, finite gradients, params present
-    when weight decay needs them."""
-    check_same_keys(grads, params)
-    check_same_keys(grads, state_entries, "grads and optimizer state")
-    check_finite(grads)
-    if weight_decay and params is None:
-        raise ValueError("params is required when weight_decay != 0")

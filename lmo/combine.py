@@ -1,10 +1,18 @@
-"""Combinators (optax's combine module): ``chain`` composes transforms, ``partition`` routes
+"""Combinators (optax's combine module): ``chain`` composes steps, ``partition`` routes
 parameters to different optimizers by rule (optax.multi_transform style).
 
-A *transform* is an :class:`lmo.base.Optimizer` whose ``update`` maps incoming values
-(gradients, or the output of the previous transform) to outgoing ones. ``chain(a, b)``
-feeds a's output into b: ``chain(clip_by_global_norm(1.0), adamw(1e-3))`` (clipping in
-:mod:`lmo.clipping`) clips the gradient and then takes an AdamW step.
+Every step is one type, :class:`lmo.base.Optimizer`, whose ``update`` maps incoming values
+(gradients, or the output of the previous step) to outgoing ones, and :func:`chain` is the
+one composer, in two state layouts:
+
+- ``chain(a, b)`` feeds a's output into b, each part keeping its own state:
+  ``chain(clip_by_global_norm(1.0), adamw(1e-3))`` (clipping in :mod:`lmo.clipping`) clips
+  the gradient and then takes an AdamW step; state ``ChainState((s_a, s_b))``.
+- ``chain(*transforms, name=, lr=, state=S)`` makes a *named optimizer* of transforms (parts
+  with ``fields``, lmo.transforms), the optax ``adamw = chain(scale_by_adam, decay)`` way:
+  it runs the input checks once, resolves eta_t once (a :class:`lmo.base.StepInfo` every
+  part reads), counts the steps, and lays every part's entries flat into
+  ``S(counter, *entries)``, so the state_dict keys are the optimizer's own field names.
 
 Standard Muon practice: hidden-layer matrices go to Muon, everything else (embeddings,
 the output head, norm gains, biases, any vector) to AdamW. :func:`muon_labels` encodes
@@ -14,39 +22,129 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, NamedTuple
 
-from lmo.base import Optimizer, check_finite, check_same_keys
+import torch
+
+from lmo.base import (Optimizer, ScalarOrSchedule, StepInfo, check_finite, check_real, check_same_keys,
+                      step_counter)
+from lmo.hyperparameters import resolve_lr
 
 
 class ChainState(NamedTuple):
-    """The states of the chained transforms, in order (field ``inner``: a tuple)."""
+    """The states of the chained steps, in order (field ``inner``: a tuple)."""
 
     inner: tuple
 
 
-def chain(*transforms: Optimizer) -> Optimizer:
-    """u^{(0)} = grads, u^{(i)} = T_i(u^{(i-1)}); the last one is the update."""
-    if not transforms:
+def as_real(tree):
+    """Complex entries as their real views (shape (..., 2): real and imaginary parts), the
+    others as they are: how torch.optim.AdamW treats a complex parameter (a pair of reals).
+
+    >>> as_real({"z": torch.tensor([1 + 2j])})["z"]
+    tensor([[1., 2.]])
+    """
+    if tree is None:
+        return None
+    return {k: torch.view_as_real(v) if v.is_complex() else v for k, v in tree.items()}
+
+
+def as_complex(updates, like):
+    """The inverse of :func:`as_real` for the entries that are complex in ``like``.
+
+    >>> as_complex({"z": torch.tensor([[1.0, 2.0]])}, {"z": torch.zeros(1, dtype=torch.complex64)})["z"]
+    tensor([1.+2.j])
+    """
+    return {k: torch.view_as_complex(u.contiguous()) if like[k].is_complex() else u for k, u in updates.items()}
+
+
+def chain(*parts: Optimizer | None, name: str | None = None, lr: ScalarOrSchedule | None = None,
+          state: type | None = None, hyper: dict | None = None, complex_as_real: bool = False) -> Optimizer:
+    """u^{(0)} = grads, u^{(i)} = T_i(u^{(i-1)}); the last one is the update (module
+    docstring). ``None`` parts are skipped (an optional decay).
+
+    Without ``state``: the state is ``ChainState(tuple of the parts' states)``, the virtual
+    iterate the last part's. With ``state`` (a NamedTuple type whose fields are a counter
+    then every part's ``fields``, in order): the named optimizer ``name``, its eta_t from
+    ``lr`` (a number or a schedule of the counter; None: no lr), resolved once per update.
+    Complex parameters are then refused (naming the entry) unless ``complex_as_real``: then
+    they are treated as pairs of reals (:func:`as_real`; their state entries are real,
+    shape (..., 2)), as torch.optim.AdamW does.
+
+    >>> from lmo.clipping import clip_by_global_norm
+    >>> from lmo.transforms import scale_by_learning_rate
+    >>> class SGDState(NamedTuple):
+    ...     step: torch.Tensor
+    >>> sgd = chain(scale_by_learning_rate(), name="sgd", lr=0.5, state=SGDState)
+    >>> sgd.update({"w": torch.tensor([2.0])}, sgd.init({"w": torch.zeros(1)}))[0]
+    {'w': tensor([-1.])}
+    >>> clipped = chain(clip_by_global_norm(1.0), sgd)
+    >>> clipped.update({"w": torch.tensor([4.0])}, clipped.init({"w": torch.zeros(1)}))[0]
+    {'w': tensor([-0.5000])}
+    """
+    parts = tuple(p for p in parts if p is not None)
+    if not parts:
         raise ValueError("transforms: chain needs at least one transform")
+    named = state is not None
+    if named and any(p.fields is None for p in parts):
+        raise TypeError(f"chain(state=...): every part must be a transform (declare fields), got "
+                        f"{[p.name for p in parts if p.fields is None]}")
+    needs_params = any(p.needs_params for p in parts)
+
+    def split(st):
+        """The parts' states and the counter of the chain's state ``st``."""
+        if not named:
+            return st.inner, None
+        out, i = [], 1
+        for p in parts:
+            out.append(tuple(st[i:i + len(p.fields)]))
+            i += len(p.fields)
+        return out, st[0]
+
+    def join(part_states, count):
+        if not named:
+            return ChainState(tuple(part_states))
+        return state(count, *(e for entries in part_states for e in entries))
 
     def init(params):
-        return ChainState(tuple(t.init(params) for t in transforms))
+        if named:
+            params = as_real(params) if complex_as_real else params
+            check_real(params, name)
+            for p in parts:
+                if p.check_params is not None:
+                    p.check_params(params, "params")
+        return join([p.init(params) for p in parts], step_counter() if named else None)
 
-    def update(grads, state, params=None):
-        new_states = []
-        u = grads
-        for t, s in zip(transforms, state.inner):
-            u, s = t.update(u, s, params)
-            new_states.append(s)
-        return u, ChainState(tuple(new_states))
+    def update(grads, st, params=None):
+        part_states, count = split(st)
+        given, info = grads, None
+        if named:
+            check_same_keys(grads, params)
+            entries = next((e for e in st[1:] if isinstance(e, Mapping)), None)
+            if entries is not None:     # a chain of stateless transforms has no entries to compare
+                check_same_keys(grads, entries, "grads and optimizer state")
+            check_finite(grads)
+            if complex_as_real:
+                grads, params = as_real(grads), as_real(params)
+            check_real(grads, name, "grads")
+            for p in parts:
+                if p.check_grads is not None:
+                    p.check_grads(grads, "grads")
+            if needs_params and params is None:
+                raise ValueError("params is required when weight_decay != 0")
+            info = StepInfo(count, None if lr is None else resolve_lr(lr, count), grads)
+        u, new = grads, []
+        for p, s in zip(parts, part_states):
+            u, s = p.update(u, s, params, info) if named else p.update(u, s, params)
+            new.append(s)
+        if complex_as_real:
+            u = as_complex(u, given)
+        return u, join(new, None if count is None else count + 1)
 
-    last_virtual = transforms[-1].virtual
+    def virtual(params, st):
+        return parts[-1].virtual_iterate(params, split(st)[0][-1])
 
-    def virtual(params, state):
-        return transforms[-1].virtual_iterate(params, state.inner[-1])
-
-    return Optimizer(init, update, virtual=virtual if last_virtual else None,
-                     name="chain(" + ", ".join(t.name for t in transforms) + ")",
-                     hyper={t.name: t.hyper for t in transforms})
+    return Optimizer(init, update, virtual=virtual if parts[-1].virtual is not None else None,
+                     name=name or "chain(" + ", ".join(p.name for p in parts) + ")",
+                     hyper=hyper if hyper is not None else {p.name: p.hyper for p in parts})
 
 
 #: substrings of a parameter name that mark an embedding / output head
@@ -64,6 +162,9 @@ def muon_labels(params: Mapping) -> dict:
 
     Leading batch dims are not supported here (a 3-D tensor counts as a matrix stack:
     "matrix"); names containing any of EMBED_HEAD_MARKERS or "norm" are "other".
+
+    >>> muon_labels({"wte.weight": torch.zeros(8, 4), "h.0.w": torch.zeros(4, 4), "h.0.norm.weight": torch.zeros(4)})
+    {'wte.weight': 'other', 'h.0.w': 'matrix', 'h.0.norm.weight': 'other'}
     """
     out = {}
     for k, v in params.items():
@@ -78,6 +179,13 @@ def partition(rules: Mapping[str, Optimizer], label_fn: Callable[[Mapping], Mapp
 
     ``label_fn`` is a function params -> {name: label} or a fixed mapping. The update is
     the union of the per-group updates; the virtual iterate is the union of the groups'.
+
+    >>> from lmo.steepest_descent import signum
+    >>> opt = partition({"matrix": signum(0.1), "other": signum(0.01)}, muon_labels)
+    >>> params = {"h.w": torch.zeros(2, 2), "h.b": torch.zeros(2)}
+    >>> updates, _ = opt.update({k: torch.ones_like(v) for k, v in params.items()}, opt.init(params), params)
+    >>> updates["h.w"][0], updates["h.b"]
+    (tensor([-0.1000, -0.1000]), tensor([-0.0100, -0.0100]))
     """
     rules = dict(rules)
     if not rules:

@@ -51,7 +51,12 @@ CORRECTORS = {
 
 def with_corrector(opt: Optimizer, corrector: str, delay=1, **options) -> Optimizer:
     """``CORRECTORS[corrector](opt, delay, **options)``; an unknown name is refused, listing
-    the known ones."""
+    the known ones.
+
+    >>> from lmo.steepest_descent import signum
+    >>> with_corrector(signum(0.1), "weight_prediction", 2).name, sorted(CORRECTORS)[:3]
+    ('weight_prediction(signum)', ['dc_asgd', 'dc_asgd_adaptive', 'dc_asgd_ema'])
+    """
     if corrector not in CORRECTORS:
         raise ValueError(f"corrector must be one of {sorted(CORRECTORS)}, got {corrector!r}")
     return CORRECTORS[corrector](opt, delay, **options)

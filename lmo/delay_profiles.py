@@ -18,7 +18,11 @@ from lmo.base import check_int
 
 
 def tau_of(delay, name: str) -> int:
-    """tau_k of block ``name`` for ``delay`` = an int or a mapping name -> tau."""
+    """tau_k of block ``name`` for ``delay`` = an int or a mapping name -> tau.
+
+    >>> tau_of(2, "h.w"), tau_of({"h.w": 1, "h.b": 0}, "h.b")
+    (2, 0)
+    """
     if isinstance(delay, Mapping):
         if name not in delay:
             raise KeyError(f"delay: no entry for parameter '{name}'")
@@ -28,7 +32,11 @@ def tau_of(delay, name: str) -> int:
 
 def delay_by_label(labels: Mapping[str, str], taus: Mapping[str, int]) -> dict:
     """{name: taus[labels[name]]}: one delay per group label (0 = that group stays
-    synchronous). Every label must have a delay."""
+    synchronous). Every label must have a delay.
+
+    >>> delay_by_label({"h.w": "matrix", "h.b": "other"}, {"matrix": 1, "other": 0})
+    {'h.w': 1, 'h.b': 0}
+    """
     missing = sorted({lab for lab in labels.values() if lab not in taus})
     if missing:
         raise KeyError(f"taus: no delay for labels {missing} (labels present: {sorted(set(labels.values()))})")

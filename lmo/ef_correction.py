@@ -52,7 +52,17 @@ class ErrorFeedbackState(NamedTuple):
 
 def error_feedback(opt: Optimizer, *, delay: int = 1, sync_start: int = 0, sync_cooldown: int = 0,
                    total_steps: int | None = None, dc_asgd: float = 0.0) -> Optimizer:
-    """Wrap ``opt`` with the one-step-delay error feedback of the module docstring."""
+    """Wrap ``opt`` with the one-step-delay error feedback of the module docstring.
+
+    >>> from lmo.steepest_descent import signum
+    >>> opt, x = error_feedback(signum(0.1)), {"w": torch.zeros(1)}
+    >>> state, applied = opt.init(x), []
+    >>> for _ in range(3):
+    ...     a, state = opt.update({"w": torch.tensor([1.0])}, state, x)
+    ...     applied.append(a["w"].item())
+    >>> [round(a, 4) for a in applied]          # 2 d_{t-1} - d_{t-2}, d = -0.1: 0, -0.2, -0.1
+    [0.0, -0.2, -0.1]
+    """
     if delay != 1:
         raise ValueError(f"delay: error_feedback is defined for a one-step delay only, got {delay!r} "
                          "(see the module docstring)")

@@ -59,7 +59,13 @@ def _shape2(shape: Sequence[int]) -> tuple[int, int]:
 
 class Geometry:
     """Base: subclasses set ``name``, the norm pair ``_norm`` / ``_dual`` (lmo.norms
-    functions f(x, *self._norm_args())) and implement lmo, rho."""
+    functions f(x, *self._norm_args())) and implement lmo, rho.
+
+    >>> g = torch.tensor([[3.0, -4.0]])
+    >>> geo = Sign()
+    >>> geo.norm(geo.lmo(g)), geo.inner(g, geo.lmo(g)), -geo.dual_norm(g)      # <g, lmo(g)> = -||g||_*
+    (tensor(1.), tensor(-7.), tensor(-7.))
+    """
     name = "geometry"
     event_ndim = 2
     _norm = _dual = None
@@ -101,7 +107,13 @@ class Geometry:
 class Spectral(Geometry):
     """Spectral norm, nuclear dual; lmo(g) = -U V^T exactly (method="svd", rank-deficient
     g: -U_r V_r^T on its numerical range, see lmo.polar_factor.polar) or approximately
-    by Newton-Schulz (method="ns")."""
+    by Newton-Schulz (method="ns").
+
+    >>> geo = Spectral()
+    >>> geo.lmo(torch.diag(torch.tensor([2.0, 3.0]))), geo.norm(torch.diag(torch.tensor([2.0, 3.0])))
+    (tensor([[-1., -0.],
+            [-0., -1.]]), tensor(3.))
+    """
     name = "spectral"
     _norm, _dual = staticmethod(N.spectral), staticmethod(N.nuclear)
 
@@ -145,7 +157,11 @@ class Spectral(Geometry):
 
 class RMSToRMS(Spectral):
     """RMS->RMS operator norm sqrt(n/m) ||x||_2 (m = fan_out, n = fan_in); dual
-    sqrt(m/n) ||g||_nuc; lmo(g) = -sqrt(m/n) U V^T (same options as Spectral)."""
+    sqrt(m/n) ||g||_nuc; lmo(g) = -sqrt(m/n) U V^T (same options as Spectral).
+
+    >>> RMSToRMS().norm(torch.ones(4, 1)), RMSToRMS().dual_norm(torch.ones(4, 1))
+    (tensor(1.0000), tensor(4.0000))
+    """
     name = "rms_to_rms"
     _norm, _dual = staticmethod(N.rms_to_rms), staticmethod(N.rms_to_rms_dual)
 
@@ -163,7 +179,11 @@ class RMSToRMS(Spectral):
 
 
 class Frobenius(Geometry):
-    """Frobenius norm on the last two dims (self-dual); lmo(g) = -g / ||g||_F."""
+    """Frobenius norm on the last two dims (self-dual); lmo(g) = -g / ||g||_F.
+
+    >>> Frobenius().lmo(torch.tensor([[3.0, 4.0]]))
+    tensor([[-0.6000, -0.8000]])
+    """
     name = "frobenius"
     _norm = _dual = staticmethod(N.frobenius)
 
@@ -196,7 +216,12 @@ class _Entrywise(Geometry):
 
 
 class Sign(_Entrywise):
-    """l_inf norm, l_1 dual over the last event_ndim dims; lmo(g) = -sign(g)."""
+    """l_inf norm, l_1 dual over the last event_ndim dims; lmo(g) = -sign(g).
+
+    >>> geo = Sign(event_ndim=1)
+    >>> geo.lmo(torch.tensor([2.0, -3.0, 0.0])), geo.dual_norm(torch.tensor([2.0, -3.0]))
+    (tensor([-1.,  1., -0.]), tensor(5.))
+    """
     name = "sign"
     _norm, _dual = staticmethod(N.linf), staticmethod(N.l1)
 
@@ -210,7 +235,11 @@ class Sign(_Entrywise):
 
 class L2(_Entrywise):
     """Euclidean norm over the last event_ndim dims (self-dual); lmo(g) = -g / ||g||_2.
-    Equals Frobenius on matrices, and also accepts vectors."""
+    Equals Frobenius on matrices, and also accepts vectors.
+
+    >>> L2(event_ndim=1).lmo(torch.tensor([3.0, 4.0]))
+    tensor([-0.6000, -0.8000])
+    """
     name = "l2"
     _norm = _dual = staticmethod(N.l2)
 
@@ -252,7 +281,12 @@ class _LineNorm(Geometry):
 
 class ColNorm(_LineNorm):
     """Scion's ColNorm: c max_j ||x_{:,j}||_2 with c = 1/sqrt(m) (x n if normalized),
-    i.e. every column has RMS <= 1; lmo sets every column to RMS 1/(c sqrt(m)) along -g."""
+    i.e. every column has RMS <= 1; lmo sets every column to RMS 1/(c sqrt(m)) along -g.
+
+    >>> ColNorm().lmo(torch.tensor([[3.0, 0.0], [4.0, 1.0]]))
+    tensor([[-0.8485, -0.0000],
+            [-1.1314, -1.4142]])
+    """
     name = "colnorm"
     dim = -2
     _norm, _dual, _scale = (staticmethod(N.colnorm), staticmethod(N.colnorm_dual),
@@ -264,7 +298,12 @@ class ColNorm(_LineNorm):
 
 class RowNorm(_LineNorm):
     """Scion's RowNorm: c max_i ||x_{i,:}||_2 with c = sqrt(n) if normalized (Scion's
-    default) else 1; lmo sets every row to l_2 norm 1/c along -g."""
+    default) else 1; lmo sets every row to l_2 norm 1/c along -g.
+
+    >>> RowNorm(normalized=False).lmo(torch.tensor([[3.0, 4.0], [0.0, 2.0]]))
+    tensor([[-0.6000, -0.8000],
+            [-0.0000, -1.0000]])
+    """
     name = "rownorm"
     dim = -1
     _norm, _dual, _scale = (staticmethod(N.rownorm), staticmethod(N.rownorm_dual),
@@ -279,7 +318,11 @@ GEOMETRIES = {"spectral": Spectral, "frobenius": Frobenius, "sign": Sign, "l2": 
 
 
 def get_geometry(name: str, **kw) -> Geometry:
-    """Build a geometry by name (one of GEOMETRIES), passing ``kw`` to its constructor."""
+    """Build a geometry by name (one of GEOMETRIES), passing ``kw`` to its constructor.
+
+    >>> get_geometry("sign", event_ndim=1), get_geometry("spectral").name
+    (Sign(event_ndim=1), 'spectral')
+    """
     if name not in GEOMETRIES:
         raise ValueError(f"name: unknown geometry {name!r}; known: {sorted(GEOMETRIES)}")
     return GEOMETRIES[name](**kw)

@@ -52,8 +52,10 @@ from __future__ import annotations
 import math
 from typing import Callable, Mapping
 
-from lmo.alias import lmo_momentum, muon
-from lmo.base import Optimizer, ScalarOrSchedule, check_lr, check_nonneg, check_real
+from lmo.muon_family import muon
+from lmo.steepest_descent import lmo_momentum
+from lmo.base import Optimizer, ScalarOrSchedule, check_nonneg, check_real
+from lmo.hyperparameters import check_lr
 from lmo.combine import partition
 from lmo.geometry import L2, RowNorm, Sign
 
@@ -70,7 +72,15 @@ def scion_labels(params: Mapping) -> dict:
     """name -> "hidden" | "embed" | "head" | "vector" (module docstring): 1-D and scalar
     parameters are "vector"; names with an embedding marker "embed", with a head marker
     "head"; other matrices "hidden". Without any "head" parameter, the embeddings are the
-    tied output head: "head"."""
+    tied output head: "head".
+
+    >>> import torch
+    >>> scion_labels({"wte.weight": torch.zeros(8, 4), "h.0.w": torch.zeros(4, 4), "h.0.b": torch.zeros(4),
+    ...               "lm_head.weight": torch.zeros(8, 4)})
+    {'wte.weight': 'embed', 'h.0.w': 'hidden', 'h.0.b': 'vector', 'lm_head.weight': 'head'}
+    >>> scion_labels({"wte.weight": torch.zeros(8, 4), "h.0.w": torch.zeros(4, 4)})    # tied: the embedding is the head
+    {'wte.weight': 'head', 'h.0.w': 'hidden'}
+    """
     out = {}
     for k, v in params.items():
         low = k.lower()
@@ -89,7 +99,11 @@ def scion_labels(params: Mapping) -> dict:
 
 class GroupScale:
     """s(shape) = radius * (sqrt(last dim) | 1 / last dim | 1 / sqrt(last dim) | 1): the
-    per-shape step factor of a group (a named callable, so hyperparameters print stably)."""
+    per-shape step factor of a group (a named callable, so hyperparameters print stably).
+
+    >>> GroupScale(60.0, "inv_d")((8, 4)), GroupScale(1.0, "sqrt_d")((8, 4))
+    (15.0, 2.0)
+    """
 
     RULES = {"sqrt_d": lambda n: math.sqrt(n), "inv_d": lambda n: 1.0 / n,
              "inv_sqrt_d": lambda n: 1.0 / math.sqrt(n), "one": lambda n: 1.0}
@@ -118,6 +132,13 @@ def scion(lr: ScalarOrSchedule = 0.02, momentum: float = 0.95, nesterov: bool = 
     ``head_norm``: "sign" (default) or "rownorm"; ``hidden_scale``: Muon's shape factor
     (None / "original", default) or "spectral" (Scion's sqrt(m/n)). ``labels``: params ->
     {name: group} (default :func:`scion_labels`). Newton-Schulz options as lmo.muon.
+
+    >>> import torch
+    >>> opt = scion(0.1, exact=True)
+    >>> x = {"h.w": torch.zeros(2, 2), "h.b": torch.zeros(4)}
+    >>> d = opt.update({"h.w": torch.diag(torch.tensor([2.0, 3.0])), "h.b": torch.ones(4)}, opt.init(x), x)[0]
+    >>> d["h.w"].diagonal(), d["h.b"]          # hidden: -eta polar(u); vector: -eta sqrt(n) u / ||u||_2
+    (tensor([-0.1000, -0.1000]), tensor([-0.1000, -0.1000, -0.1000, -0.1000]))
     """
     check_lr(lr)
     check_nonneg(weight_decay, "weight_decay")

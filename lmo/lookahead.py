@@ -95,14 +95,30 @@ class LookaheadState(NamedTuple):
 def gradient_point(state, params: Mapping) -> dict:
     """z_t, the point at which the next gradient must be taken (module docstring), from
     the state of the outermost wrapper: the corrector's extrapolated point where the state
-    has one (:class:`LookaheadState`), x_t = ``params`` for every other optimizer."""
+    has one (:class:`LookaheadState`), x_t = ``params`` for every other optimizer.
+
+    >>> from lmo.steepest_descent import signum
+    >>> opt, x = weight_prediction(signum(0.1), 2), {"w": torch.zeros(2)}
+    >>> state = opt.init(x)
+    >>> for _ in range(3):
+    ...     applied, state = opt.update({"w": torch.tensor([1.0, -1.0])}, state, x)
+    ...     x = {k: x[k] + applied[k] for k in x}
+    >>> x["w"], gradient_point(state, x)["w"]        # z_t = x_t + tau a_{t-1}, tau = 2
+    (tensor([-0.1000,  0.1000]), tensor([-0.3000,  0.3000]))
+    >>> torch.equal(gradient_point(signum(0.1).init(x), x)["w"], x["w"])   # no extrapolation: x_t
+    True
+    """
     fn = getattr(state, "gradient_point", None)
     return fn(params) if callable(fn) else dict(params)
 
 
 def lookahead_coefficient(tau: int, beta: float) -> float:
     """c = beta + beta^2 + ... + beta^tau (0 for tau = 0), summed term by term so that
-    beta = 1 gives tau exactly."""
+    beta = 1 gives tau exactly.
+
+    >>> lookahead_coefficient(2, 0.5), lookahead_coefficient(3, 1.0), lookahead_coefficient(0, 0.9)
+    (0.75, 3.0, 0.0)
+    """
     return math.fsum(beta ** j for j in range(1, tau + 1))
 
 
@@ -137,7 +153,17 @@ def weight_prediction(opt: Optimizer, delay=1, *, horizon: float = 1.0) -> Optim
 
     ``delay``: an int or a mapping name -> tau (per-block delays, lmo.delay). ``horizon``:
     how many multiples of tau to extrapolate (marin's pred_scale; 1 predicts exactly the
-    delay)."""
+    delay).
+
+    >>> from lmo.steepest_descent import signum
+    >>> opt, x = weight_prediction(signum(0.1), 1, horizon=2.0), {"w": torch.zeros(1)}
+    >>> state = opt.init(x)
+    >>> for _ in range(2):
+    ...     applied, state = opt.update({"w": torch.tensor([1.0])}, state, x)
+    ...     x = {k: x[k] + applied[k] for k in x}
+    >>> x["w"], gradient_point(state, x)["w"]        # z_t = x_t + 2 * 1 * a_{t-1}
+    (tensor([-0.1000]), tensor([-0.3000]))
+    """
     if isinstance(horizon, bool) or not isinstance(horizon, (int, float)) or not math.isfinite(horizon) \
             or horizon < 0:
         raise ValueError(f"horizon must be a finite number >= 0, got {horizon!r}")
@@ -148,7 +174,17 @@ def nesterov_lookahead(opt: Optimizer, delay=1, *, beta: float = 0.99) -> Optimi
     """Delayed update with the gradient taken at NAG's look-ahead iterated over the delay,
     z_t = x_t + (beta + ... + beta^tau_k) a_{t-1} (module docstring; Ajanthan et al. 2025,
     the package's reading). ``beta`` in [0, 1]: the momentum of the extrapolation (0.99 as
-    the official AsyncPP run script; the inner optimizer keeps its own momentum)."""
+    the official AsyncPP run script; the inner optimizer keeps its own momentum).
+
+    >>> from lmo.steepest_descent import signum
+    >>> opt, x = nesterov_lookahead(signum(0.1), 2, beta=0.5), {"w": torch.zeros(1)}
+    >>> state = opt.init(x)
+    >>> for _ in range(3):
+    ...     applied, state = opt.update({"w": torch.tensor([1.0])}, state, x)
+    ...     x = {k: x[k] + applied[k] for k in x}
+    >>> x["w"], gradient_point(state, x)["w"]        # z_t = x_t + (0.5 + 0.25) a_{t-1}
+    (tensor([-0.1000]), tensor([-0.1750]))
+    """
     if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0.0 <= beta <= 1.0:
         raise ValueError(f"beta must lie in [0, 1], got {beta!r}")
     return _extrapolated(opt, delay, lambda tau: lookahead_coefficient(tau, beta), "nesterov_lookahead",
@@ -159,7 +195,11 @@ def stage_momentum(beta: float, tau: int, num_stages: int, beta_max: float = 0.9
     """The per-stage momentum of the official AsyncPP code's ``--adaptive_momentum``:
     beta_s = beta + tau_s (beta_max - beta) / P, with tau_s the stage's delay (its number of
     weight versions minus one) and P the number of stages: the stalest stage gets the
-    largest momentum, the last stage (tau = 0) keeps beta."""
+    largest momentum, the last stage (tau = 0) keeps beta.
+
+    >>> [stage_momentum(0.9, tau, 4) for tau in (3, 0)]        # beta + tau (0.99 - 0.9) / P
+    [0.9675, 0.9]
+    """
     check_int(num_stages, "num_stages", 1)
     check_int(tau, "tau", 0, num_stages - 1)
     if not 0.0 <= beta <= beta_max <= 1.0:

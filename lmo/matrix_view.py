@@ -25,12 +25,27 @@ FLATTEN_CHOICES = (None, True, False)
 
 
 def check_flatten(flatten) -> None:
+    """``flatten`` must be None, True or False (module docstring); ValueError naming it.
+
+    >>> check_flatten(True)
+    >>> check_flatten("yes")
+    Traceback (most recent call last):
+    ...
+    ValueError: flatten must be None, True or False, got 'yes'
+    """
     if flatten not in FLATTEN_CHOICES or (flatten is not None and not isinstance(flatten, bool)):
         raise ValueError(f"flatten must be None, True or False, got {flatten!r}")
 
 
 def refuse_ambiguous(tree, name: str) -> None:
-    """``flatten=None``: refuse weights with four or more dims, naming them."""
+    """``flatten=None``: refuse weights with four or more dims, naming them.
+
+    >>> import torch
+    >>> refuse_ambiguous({"conv": torch.zeros(4, 3, 2, 2)}, "muon")
+    Traceback (most recent call last):
+    ...
+    ValueError: muon: params['conv'] has shape (4, 3, 2, 2): as a batch of (2, 2) matrices ...
+    """
     for k, v in tree.items():
         if v.ndim >= 4:
             raise ValueError(
@@ -50,7 +65,14 @@ def _unflat(updates, like) -> dict:
 
 
 def matrix_view(opt: Optimizer, flatten, name: str) -> Optimizer:
-    """``opt`` reading >2-D weights as ``flatten`` says (module docstring)."""
+    """``opt`` reading >2-D weights as ``flatten`` says (module docstring).
+
+    >>> import torch
+    >>> from lmo.muon_family import muon
+    >>> opt, x = muon(0.1, exact=True, flatten=True), {"conv": torch.zeros(2, 1, 2, 2)}
+    >>> opt.update({"conv": torch.ones(2, 1, 2, 2)}, opt.init(x), x)[0]["conv"].shape   # stepped as a (2, 4) matrix
+    torch.Size([2, 1, 2, 2])
+    """
     check_flatten(flatten)
     if flatten is False:
         return opt

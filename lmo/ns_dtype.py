@@ -33,7 +33,15 @@ NAMES = {"bfloat16": torch.bfloat16, "bf16": torch.bfloat16, "float32": torch.fl
 
 def check_ns_dtype(value, what: str = "ns_dtype"):
     """``value`` as an NS dtype option: None -> None, "auto" -> "auto", a name of :data:`NAMES`
-    -> its torch.dtype, a floating torch.dtype -> itself; ValueError naming ``what`` otherwise."""
+    -> its torch.dtype, a floating torch.dtype -> itself; ValueError naming ``what`` otherwise.
+
+    >>> check_ns_dtype("bf16"), check_ns_dtype("auto"), check_ns_dtype(torch.float64)
+    (torch.bfloat16, 'auto', torch.float64)
+    >>> check_ns_dtype("int8")
+    Traceback (most recent call last):
+    ...
+    ValueError: ns_dtype must be a floating torch.dtype, one of [...], None or 'auto', got 'int8'
+    """
     if value is None or value == AUTO:
         return value
     if isinstance(value, str):
@@ -46,7 +54,11 @@ def check_ns_dtype(value, what: str = "ns_dtype"):
 
 
 def ns_dtype_decision(device="cpu", bf16_native: bool | None = None) -> tuple[torch.dtype, str]:
-    """(dtype, reason) of :func:`choose_ns_dtype`, for logs and reports."""
+    """(dtype, reason) of :func:`choose_ns_dtype`, for logs and reports.
+
+    >>> ns_dtype_decision("cpu")
+    (torch.float32, 'cpu: float32 (bf16 is never chosen off CUDA)')
+    """
     kind = torch.device(device).type
     if kind == "cuda":
         if bf16_native is False:
@@ -57,10 +69,18 @@ def ns_dtype_decision(device="cpu", bf16_native: bool | None = None) -> tuple[to
 
 def choose_ns_dtype(device="cpu", bf16_native: bool | None = None) -> torch.dtype:
     """The dtype "auto" means on ``device`` (module docstring): torch.bfloat16 on CUDA unless
-    ``bf16_native`` is False, else torch.float32. Pure: no timing, no environment, no cache."""
+    ``bf16_native`` is False, else torch.float32. Pure: no timing, no environment, no cache.
+
+    >>> choose_ns_dtype("cpu"), choose_ns_dtype("cuda"), choose_ns_dtype("cuda", bf16_native=False)
+    (torch.float32, torch.bfloat16, torch.float32)
+    """
     return ns_dtype_decision(device, bf16_native)[0]
 
 
 def dtype_name(dtype: torch.dtype) -> str:
-    """"bfloat16" for torch.bfloat16, and so on (the name a run's config records)."""
+    """"bfloat16" for torch.bfloat16, and so on (the name a run's config records).
+
+    >>> dtype_name(torch.bfloat16)
+    'bfloat16'
+    """
     return str(dtype).removeprefix("torch.")

@@ -38,7 +38,11 @@ from lmo.base import check_int
 
 
 def pipedream_delays(stage_of: Mapping[str, int], num_stages: int) -> dict:
-    """tau_k = P - 1 - stage_of[k] for every parameter k (stage 0 is the stalest)."""
+    """tau_k = P - 1 - stage_of[k] for every parameter k (stage 0 is the stalest).
+
+    >>> pipedream_delays({"emb": 0, "h.0": 1, "head": 2}, 3)
+    {'emb': 2, 'h.0': 1, 'head': 0}
+    """
     check_int(num_stages, "num_stages", 1)
     out = {}
     for k, s in stage_of.items():
@@ -48,7 +52,11 @@ def pipedream_delays(stage_of: Mapping[str, int], num_stages: int) -> dict:
 
 
 def contiguous_stages(names: Sequence[str], num_stages: int) -> dict:
-    """Split an ordered list of parameter names into P contiguous, nearly equal stages."""
+    """Split an ordered list of parameter names into P contiguous, nearly equal stages.
+
+    >>> contiguous_stages(["emb", "h.0", "h.1", "head"], 2)
+    {'emb': 0, 'h.0': 0, 'h.1': 1, 'head': 1}
+    """
     names = list(names)
     check_int(num_stages, "num_stages", 1, len(names))
     return {k: (i * num_stages) // len(names) for i, k in enumerate(names)}
@@ -73,7 +81,11 @@ def _check_blocks(blocks, params) -> None:
 
 
 def history_init(delays: Mapping[str, int]) -> StaleHistory:
-    """The empty history (t = 0) of the blocks of ``delays`` (name -> tau_k)."""
+    """The empty history (t = 0) of the blocks of ``delays`` (name -> tau_k).
+
+    >>> history_init({"a": 2, "b": 0})
+    StaleHistory(past={'a': (), 'b': ()})
+    """
     _check_delays(delays)
     return StaleHistory({k: () for k in delays})
 
@@ -81,7 +93,12 @@ def history_init(delays: Mapping[str, int]) -> StaleHistory:
 def history_push(hist: StaleHistory, params: Mapping[str, torch.Tensor],
                  delays: Mapping[str, int]) -> StaleHistory:
     """The history after recording x_t = ``params`` (once per step, after the gradient at
-    step t was taken): past[k] <- (past[k] + (x^k_t,))[-tau_k:]. Inputs are not mutated."""
+    step t was taken): past[k] <- (past[k] + (x^k_t,))[-tau_k:]. Inputs are not mutated.
+
+    >>> hist = history_push(history_init({"a": 1}), {"a": torch.tensor([1.0])}, {"a": 1})
+    >>> history_push(hist, {"a": torch.tensor([2.0])}, {"a": 1})          # keeps tau_a = 1 iterate
+    StaleHistory(past={'a': (tensor([2.]),)})
+    """
     _check_blocks(delays, params)
     return StaleHistory({k: ((hist.past[k] + (params[k].detach().clone(),))[-tau:] if tau else ())
                          for k, tau in delays.items()})
@@ -89,7 +106,13 @@ def history_push(hist: StaleHistory, params: Mapping[str, torch.Tensor],
 
 def mixed_point(hist: StaleHistory, params: Mapping[str, torch.Tensor]) -> dict:
     """z^k = x^k_{t - tau_k} for the current iterate x_t = ``params`` (x_{<0} = x_0): the
-    oldest recorded iterate of block k, or x^k_t itself when none is recorded (tau_k = 0)."""
+    oldest recorded iterate of block k, or x^k_t itself when none is recorded (tau_k = 0).
+
+    >>> delays = {"a": 1, "b": 0}
+    >>> hist = history_push(history_init(delays), {"a": torch.tensor([1.0]), "b": torch.tensor([1.0])}, delays)
+    >>> mixed_point(hist, {"a": torch.tensor([2.0]), "b": torch.tensor([2.0])})     # a from x_{t-1}, b from x_t
+    {'a': tensor([1.]), 'b': tensor([2.])}
+    """
     _check_blocks(hist.past, params)
     out = {}
     for k, v in params.items():
@@ -99,12 +122,21 @@ def mixed_point(hist: StaleHistory, params: Mapping[str, torch.Tensor]) -> dict:
 
 
 def history_state_dict(hist: StaleHistory) -> dict:
-    """{"k/i": tensor} (i = 0 oldest): the trainer's checkpoint entry ``history``."""
+    """{"k/i": tensor} (i = 0 oldest): the trainer's checkpoint entry ``history``.
+
+    >>> hist = history_push(history_init({"a": 2}), {"a": torch.tensor([1.0])}, {"a": 2})
+    >>> history_state_dict(hist)
+    {'a/0': tensor([1.])}
+    """
     return {f"{k}/{i}": x.clone() for k, h in hist.past.items() for i, x in enumerate(h)}
 
 
 def history_load(flat: Mapping[str, torch.Tensor], delays: Mapping[str, int]) -> StaleHistory:
-    """The inverse of :func:`history_state_dict`, checked against ``delays``."""
+    """The inverse of :func:`history_state_dict`, checked against ``delays``.
+
+    >>> history_load({"a/0": torch.tensor([1.0])}, {"a": 2})
+    StaleHistory(past={'a': (tensor([1.]),)})
+    """
     _check_delays(delays)
     past = {k: [] for k in delays}
     for key in sorted(flat, key=lambda s: (s.rsplit("/", 1)[0], int(s.rsplit("/", 1)[1]))):
@@ -120,7 +152,13 @@ def history_load(flat: Mapping[str, torch.Tensor], delays: Mapping[str, int]) ->
 
 class ParamHistory:
     """A mutable holder of a :class:`StaleHistory` (the older interface; the functions above
-    are the pure one)."""
+    are the pure one).
+
+    >>> h = ParamHistory({"a": 1})
+    >>> h.push({"a": torch.tensor([1.0])})
+    >>> h.mixed_point({"a": torch.tensor([2.0])})
+    {'a': tensor([1.])}
+    """
 
     def __init__(self, delays: Mapping[str, int]):
         self.state = history_init(delays)

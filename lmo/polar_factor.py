@@ -76,7 +76,13 @@ GRAM_RESTARTS = (2,)
 
 def resolve_coefficients(coefficients: Coefficients, steps: int) -> list[tuple[float, float, float]]:
     """Turn ``coefficients`` (a name, one (a, b, c) tuple, or a per-step list) into
-    exactly ``steps`` (a, b, c) tuples; raise ValueError naming the parameter."""
+    exactly ``steps`` (a, b, c) tuples; raise ValueError naming the parameter.
+
+    >>> resolve_coefficients("keller", 2)
+    [(3.4445, -4.775, 2.0315), (3.4445, -4.775, 2.0315)]
+    >>> len(resolve_coefficients("polar_express", 5))
+    5
+    """
     check_int(steps, "steps")
     if isinstance(coefficients, str):
         if coefficients not in NS_COEFFICIENTS:
@@ -141,6 +147,11 @@ def sym_product(X: Tensor, C: Tensor | None = None, beta: float = 0.0, alpha: fl
     i times the rows >= i of X) and mirrored: with p blocks this costs (p + 1) / (2 p)
     of the full 2 m^2 k FLOPs (0.56 for p = 8). Fused with C through addmm.
     ``block`` defaults to SYM_BLOCK; below SYM_MIN_BLOCKS blocks one plain matmul is used.
+
+    >>> X = torch.tensor([[1.0, 2.0], [0.0, 1.0]])
+    >>> sym_product(X)                                   # X X^T
+    tensor([[5., 2.],
+            [2., 1.]])
     """
     block = SYM_BLOCK if block is None else block
     m = X.shape[0]
@@ -160,7 +171,11 @@ def sym_product(X: Tensor, C: Tensor | None = None, beta: float = 0.0, alpha: fl
 def resolve_dtype(dtype, device) -> torch.dtype | None:
     """``dtype`` for NS on ``device``: "auto" -> choose_ns_dtype(device) (lmo.ns_dtype, a pure
     function of the device: bf16 on CUDA, fp32 elsewhere), None -> None (the input's dtype),
-    a name ("float32", "bfloat16", ...) or a floating torch.dtype -> that dtype."""
+    a name ("float32", "bfloat16", ...) or a floating torch.dtype -> that dtype.
+
+    >>> resolve_dtype("auto", torch.device("cpu")), resolve_dtype(None, torch.device("cpu"))
+    (torch.float32, None)
+    """
     dtype = check_ns_dtype(dtype, "dtype")
     return choose_ns_dtype(device) if dtype == AUTO else dtype
 
@@ -180,6 +195,10 @@ def newton_schulz(G: Tensor, steps: int = 5, coefficients: Coefficients = "kelle
     equals the 2-D result below the blocked size). Zero matrices map to zero.
     ``method="gram"``: the same polynomial iterated on the Gram matrix (``gram_iterate``,
     restarted before the steps listed in ``restarts``).
+
+    >>> O = newton_schulz(torch.diag(torch.tensor([2.0, 3.0])), dtype=torch.float32)
+    >>> torch.linalg.svdvals(O)          # in Keller's band around 1 (KELLER_BAND), not at 1
+    tensor([1.1171, 0.6821])
     """
     _check_matrix(G)
     if not (isinstance(eps, (int, float)) and eps > 0):
@@ -236,6 +255,14 @@ def gram_iterate(X: Tensor, coeffs: Sequence[tuple[float, float, float]],
     from X X^T in low precision (spurious negative eigenvalues). FLOPs for m <= n:
     2 m^2 n per segment start and end, 2-8 m^3 per step, against 4 m^2 n + 2 m^3 per
     plain step (cheaper for n >~ 2m).
+
+    >>> X = torch.tensor([[0.5, 0.1], [0.0, 0.8]], dtype=torch.float64)
+    >>> Y = X                                          # the plain iteration, for comparison
+    >>> for a, b, c in [(1.5, -0.5, 0.0)] * 3:
+    ...     A = Y @ Y.mT
+    ...     Y = a * Y + (b * A + c * A @ A) @ Y
+    >>> torch.allclose(gram_iterate(X, [(1.5, -0.5, 0.0)] * 3), Y)
+    True
     """
     restarts = set(restarts)
     X0, Q, R = X, None, X @ X.mT
@@ -261,6 +288,10 @@ def newton_schulz_many(Gs: Sequence[Tensor], steps: int = 5, coefficients: Coeff
     grouped by (oriented shape, dtype, device): tall ones are transposed into their wide
     group (polar(G^T) = polar(G)^T), stacked, orthogonalised once, and split back. The
     batch never mixes matrices, so each result equals its own 2-D call (tested).
+
+    >>> Os = newton_schulz_many([torch.eye(2), 2 * torch.eye(3), torch.ones(2, 3)], dtype=torch.float32)
+    >>> [tuple(O.shape) for O in Os]
+    [(2, 2), (3, 3), (2, 3)]
     """
     out: list = [None] * len(Gs)
     groups: dict = {}
@@ -290,7 +321,12 @@ def orthogonalize_many(Gs: Sequence[Tensor], exact: bool = False, steps: int = 5
     """[polar(G) (``exact``) or NS(G) (:func:`newton_schulz_many`, same-shape matrices batched)
     for G in Gs], each in G's dtype: the one route by which the Muon family (Muon and Scion's
     hidden group through ``lmo.geometry.Spectral``, NorMuon and AdaMuon through
-    ``lmo.transforms.orthogonalize``, the data-parallel ``ShardedSpectral``) orthogonalises."""
+    ``lmo.transforms.orthogonalize``, the data-parallel ``ShardedSpectral``) orthogonalises.
+
+    >>> orthogonalize_many([torch.diag(torch.tensor([2.0, 3.0]))], exact=True)
+    [tensor([[1., 0.],
+            [0., 1.]])]
+    """
     if exact:
         return [polar(G) for G in Gs]
     return newton_schulz_many(list(Gs), steps=steps, coefficients=coefficients, eps=eps, dtype=dtype,
@@ -305,6 +341,13 @@ def polar(G: Tensor, rtol: float | None = None) -> Tensor:
     partial isometry U_r V_r^T on the numerical range of G; this is the unique
     minimiser of <-G, D> over ||D||_2 <= 1 with the smallest rank, and it is what NS
     converges to (zero singular values stay zero). polar(0) = 0.
+
+    >>> polar(torch.tensor([[3.0, 0.0], [0.0, -2.0]]))
+    tensor([[ 1.,  0.],
+            [ 0., -1.]])
+    >>> polar(torch.zeros(2, 2))
+    tensor([[0., 0.],
+            [0., 0.]])
     """
     _check_matrix(G)
     cdtype = torch.promote_types(G.dtype, torch.float32)
@@ -321,6 +364,10 @@ def ns_inexactness(G: Tensor, **ns_kwargs) -> dict[str, Tensor]:
 
     Returns dict(sv_min, sv_max, spectral_error): the band [min_i s_i, max_i s_i] of
     the singular values of NS(G), and ||NS(G) - polar(G)||_2 (spectral norm).
+
+    >>> r = ns_inexactness(torch.diag(torch.tensor([1.0, 0.5])), dtype=torch.float64)
+    >>> sorted(r), bool(r["spectral_error"] < 0.35)
+    (['spectral_error', 'sv_max', 'sv_min'], True)
     """
     _check_matrix(G)
     O = newton_schulz(G, **ns_kwargs)

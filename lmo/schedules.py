@@ -6,7 +6,8 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from lmo.base import check_lr, check_nonneg, check_int
+from lmo.base import check_nonneg, check_int
+from lmo.hyperparameters import check_lr
 
 
 @dataclass(frozen=True)
@@ -18,8 +19,13 @@ class WarmupCosine:
         lr(t) = peak [f + (1 - f) (1 + cos(pi (t - W) / (T - W))) / 2]     W <= t <= T
 
     held at f peak after T. The optimizer receives it as its ``lr`` and evaluates it itself
-    (``lmo.base.resolve_lr``); ``lmo.registry.build`` gives every other parameter group the
-    same shape from its own peak (:meth:`with_peak`). Checked once, at construction."""
+    (``lmo.hyperparameters.resolve_lr``); ``lmo.registry.build`` gives every other parameter group the
+    same shape from its own peak (:meth:`with_peak`). Checked once, at construction.
+
+    >>> lr = WarmupCosine(1.0, 10)            # W = 1 warmup step, cosine to 0.1 at t = 10
+    >>> lr(0), round(lr(5), 4), lr(10), lr.with_peak(2.0)(10)
+    (1.0, 0.6281, 0.1, 0.2)
+    """
 
     peak: float
     total_steps: int
@@ -55,7 +61,12 @@ class WarmupCosine:
 def warmup_cosine(peak: float, total_steps: int, warmup_frac: float = 0.1, final_frac: float = 0.1):
     """lr(t) = :class:`WarmupCosine` ``(peak, total_steps, warmup_frac, final_frac)(t)``, as a plain
     function step -> lr (for an optimizer's ``lr=``). The paper's protocol: 10% warmup, cosine
-    to 0.1 x peak."""
+    to 0.1 x peak.
+
+    >>> lr = warmup_cosine(1.0, 10)
+    >>> lr(0), lr(torch.tensor(10))
+    (1.0, 0.1)
+    """
     value = WarmupCosine(peak, total_steps, warmup_frac, final_frac)
 
     def schedule(step) -> float:
@@ -67,6 +78,10 @@ def warmup_cosine(peak: float, total_steps: int, warmup_frac: float = 0.1, final
 
 
 def constant(value: float):
-    """lr(t) = value."""
+    """lr(t) = value.
+
+    >>> constant(0.1)(7)
+    0.1
+    """
     check_lr(value, "value")
     return lambda step: value

@@ -1,5 +1,5 @@
 """SOAP's update (Vyas et al. 2024, arXiv 2409.11321): Adam in the eigenbasis of Shampoo's
-preconditioner, as the transform scale_by_soap (the named optimizer is lmo.alias.soap).
+preconditioner, as the transform scale_by_soap (the named optimizer is lmo.adam_family.soap).
 
 Source: the paper's Algorithm and the official code (nikhilvyas/SOAP ``soap.py``, the
 version with defaults lr=3e-3, betas=(0.95, 0.95), shampoo_beta=-1 (-> betas[1]),
@@ -27,7 +27,8 @@ from typing import NamedTuple
 
 import torch
 
-from lmo.transforms import Transform, ema
+from lmo.base import Optimizer
+from lmo.transforms import ema
 
 _NONE = torch.zeros(0)  # sentinel shape for "no preconditioner on this side"
 
@@ -79,12 +80,20 @@ class SOAPEntries(NamedTuple):
 
 def scale_by_soap(b1: float, b2: float, bs: float, eps: float, weight_decay: float, *,
                   precondition_frequency: int, max_precond_dim: int, precondition_1d: bool,
-                  normalize_grads: bool, correct_bias: bool, batch_dims: int | None) -> Transform:
+                  normalize_grads: bool, correct_bias: bool, batch_dims: int | None) -> Optimizer:
     """SOAP's whole update as one transform (fields of :class:`SOAPEntries`; the formulas are
-    lmo.alias.soap's). It stays hand-written: the first call only builds the preconditioner,
+    lmo.adam_family.soap's). It stays hand-written: the first call only builds the preconditioner,
     the moments live in a basis that is refreshed with them, and the decay is applied to
     the stepped point (d - eta lambda (x + d)), so no shared transform fits without
     changing the order of operations.
+
+    >>> from lmo.base import StepInfo
+    >>> tr = scale_by_soap(0.9, 0.99, 0.99, 1e-8, 0.0, precondition_frequency=10, max_precond_dim=100,
+    ...                    precondition_1d=False, normalize_grads=False, correct_bias=True, batch_dims=None)
+    >>> g = {"w": torch.diag(torch.tensor([2.0, 1.0]))}
+    >>> d, entries = tr.update(g, tr.init(g), g, StepInfo(torch.tensor(0), 0.1, g))   # call 0: Q_L, Q_R only
+    >>> d["w"].abs().sum().item(), dict(zip(tr.fields, entries))["Q_L"]["w"].shape
+    (0.0, torch.Size([2, 2]))
     """
 
     def is_vector(k, x):
@@ -163,4 +172,5 @@ def scale_by_soap(b1: float, b2: float, bs: float, eps: float, weight_decay: flo
                 store[k] = val
         return out[0], out[1:]
 
-    return Transform(SOAPEntries._fields, init, update, needs_params=bool(weight_decay), name="scale_by_soap")
+    return Optimizer(init, update, needs_params=bool(weight_decay), name="scale_by_soap",
+                     fields=SOAPEntries._fields)

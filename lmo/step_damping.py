@@ -46,7 +46,13 @@ class DampedState(NamedTuple):
 
 
 def damping_factor(tau: int, t: int, power: float = 1.0, anneal_steps: int = 0, factor: float | None = None) -> float:
-    """s(t) of the module docstring for a block of delay ``tau`` at step ``t``."""
+    """s(t) of the module docstring for a block of delay ``tau`` at step ``t``.
+
+    >>> damping_factor(4, 0), damping_factor(4, 0, power=0.5), damping_factor(0, 0)      # tau^-power; tau = 0: 1
+    (0.25, 0.5, 1.0)
+    >>> damping_factor(4, 9, anneal_steps=10)         # annealed to 1 by step anneal_steps - 1
+    1.0
+    """
     if tau == 0:
         return 1.0
     if factor is not None:
@@ -70,7 +76,17 @@ def lr_damping(opt: Optimizer, delay=1, *, power: float = 1.0, anneal_steps: int
 
     ``delay``: an int or a mapping name -> tau. ``power``: p (1: eta/tau, 0.5: eta/sqrt(tau));
     ``anneal_steps``: K (PipeMare; 0 keeps the damping); ``factor``: a constant multiplier
-    for every delayed block instead (marin's lr_damp)."""
+    for every delayed block instead (marin's lr_damp).
+
+    >>> from lmo.steepest_descent import signum
+    >>> opt, x = lr_damping(signum(0.1), 2), {"w": torch.zeros(1)}
+    >>> state, applied = opt.init(x), []
+    >>> for _ in range(3):
+    ...     a, state = opt.update({"w": torch.tensor([1.0])}, state, x)
+    ...     applied.append(round(a["w"].item(), 4))
+    >>> applied                                  # d_{t-2} at the damped step eta / tau = 0.05
+    [0.0, 0.0, -0.05]
+    """
     _check(power, anneal_steps, factor)
 
     def init_damped(params):

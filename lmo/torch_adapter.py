@@ -1,6 +1,6 @@
 """``TorchOptimizer``: a functional lmo optimizer as a torch.optim.Optimizer, for ordinary loops.
 
-    from lmo.alias import muon
+    from lmo.muon_family import muon
     opt = TorchOptimizer(muon(0.02), model.named_parameters(), lr=0.02)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=100, gamma=0.5)
     loss.backward(); opt.step(); sched.step(); opt.zero_grad()

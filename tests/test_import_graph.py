@@ -184,9 +184,9 @@ def test_the_part_rules_catch_planted_violations():
 
 def test_the_checker_catches_a_planted_cycle_and_a_back_arrow():
     planted = {k: set(v) for k, v in GRAPH.items()}
-    planted["lmo.base"].add("lmo.alias")
-    planted["lmo.alias"].add("lmo.base")
-    assert any({"lmo.base", "lmo.alias"} <= set(c) for c in cycles(planted))
+    planted["lmo.base"].add("lmo.adam_family")
+    planted["lmo.adam_family"].add("lmo.base")
+    assert any({"lmo.base", "lmo.adam_family"} <= set(c) for c in cycles(planted))
     g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}
     assert cycles(g) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []

@@ -20,7 +20,8 @@ from typing import NamedTuple
 
 import torch
 
-from lmo.base import Optimizer, check_lr, check_mu
+from lmo.base import Optimizer
+from lmo.hyperparameters import check_lr, check_mu
 from lmo.variants import DELAYED, EF, SYNC, THEORY_VARIANTS as VARIANTS   # the names only
 
 

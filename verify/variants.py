@@ -30,7 +30,7 @@ def default_delay(variant: str, delay: int | None) -> int:
 
 def _lmo_init_kw():
     """The keyword of lmo_momentum that sets m_0 = g_0, or raise ImportError."""
-    from lmo.alias import lmo_momentum
+    from lmo.steepest_descent import lmo_momentum
     params = inspect.signature(lmo_momentum).parameters
     for kw, val in _INIT_KWS.items():
         if kw in params:

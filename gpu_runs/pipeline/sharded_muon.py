@@ -24,7 +24,7 @@ import torch
 import torch.distributed as dist
 
 from lmo.geometry import Spectral
-from lmo.alias import muon
+from lmo.muon_family import muon
 from lmo.muon_family import muon_ns_dtype
 
 

@@ -10,9 +10,9 @@ import time
 
 import torch
 
-from lmo.alias import adamw
+from lmo.adam_family import adamw
 from lmo.base import state_dict
-from lmo.alias import muon
+from lmo.muon_family import muon
 from lmo.variants import EF, SYNC, TWO_BW, wrap
 
 

@@ -24,10 +24,10 @@ import torch
 from lmo.base import apply_updates, state_dict
 from lmo.bench.tiny_lm import grads_of, tiny_params
 from lmo.ns_dtype import ns_dtype_decision
-from lmo.presets import DEFAULT_LR
+from lmo.presets import DEFAULT_LR, PRESETS
 
-ZOO = ["adamw", "nadam", "adan", "mars", "soap", "muon", "normuon", "adamuon", "lion", "signum",
-       "normalized_sgd"]
+#: every registered optimizer but scion, in the records' order (the benchmark's set before the records)
+ZOO = [name for name in PRESETS if name != "scion"]
 
 
 def llama_shapes(layers: int = 4, d: int = 256, ffn: int = 768, vocab: int = 4096) -> dict:

@@ -34,7 +34,7 @@ TITLE = "Figure 4: final sync-async gap vs momentum"
 KINDS = (SYNC, TWO_BW)
 LR = "lr"                    # cells of the lr-retuned reading: (LR, optimizer, momentum, multiplier)
 BETA2 = "lion_beta2"         # cells of Lion's betas[1] reading: (BETA2, beta2)
-LION_BETA2 = 0.99            # lmo.alias.lion's betas[1] default (lion-pytorch's)
+LION_BETA2 = 0.99            # lmo.steepest_descent.lion's betas[1] default (lion-pytorch's)
 
 
 @dataclass(frozen=True)

@@ -173,8 +173,8 @@ def adamw_settings() -> str:
     """The two AdamW settings the runs use, read from the code that builds them."""
     import inspect
 
-    from lmo import alias, registry
-    solo = inspect.signature(alias.adamw).parameters["betas"].default
+    from lmo import adam_family, registry
+    solo = inspect.signature(adam_family.adamw).parameters["betas"].default
     group = inspect.signature(registry.build).parameters["adamw_betas"].default
     return (f"Two AdamW settings, both as their sources use them: the AdamW row trains with betas {solo} "
             f"(torch.optim.AdamW's default); the parameters of Muon, NorMuon and AdaMuon that are not hidden "

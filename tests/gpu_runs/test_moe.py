@@ -14,7 +14,7 @@ from hypothesis import given, settings
 
 from gpu_runs.model import CONFIGS, Llama, get_config, param_count
 from gpu_runs.moe import MoE, balance_loss, load_fractions, route, routing_stats, update_router_bias
-from lmo.alias import muon
+from lmo.muon_family import muon
 
 
 def _moe(seed=0, d=8, de=6, E=5, k=2, shared=1):

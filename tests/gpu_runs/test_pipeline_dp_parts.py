@@ -63,7 +63,7 @@ def run_ranks(D, ns_dtype):
 
 @pytest.mark.parametrize("D, ns_dtype", [(2, torch.float32), pytest.param(3, torch.bfloat16, marks=pytest.mark.slow)])
 def test_sharded_muon_equals_unsharded_and_averaging_is_the_mean(D, ns_dtype):
-    from lmo.alias import muon
+    from lmo.muon_family import muon
     ref = muon(0.02, momentum=0.9, weight_decay=0.1, ns_dtype=ns_dtype)
     params = _grads(100)
     state = ref.init(params)

@@ -79,7 +79,7 @@ def test_old_bug_is_caught_by_the_check():
 
     def old_builder(cfg, params):
         sched = warmup_cosine(peak_lr(cfg), cfg.steps, cfg.warmup_frac, cfg.final_frac)
-        from lmo.alias import adamw
+        from lmo.adam_family import adamw
         from lmo.combine import partition
         from lmo.registry import make as make_one
         return partition({"matrix": make_one("muon", sched, weight_decay=0.1),

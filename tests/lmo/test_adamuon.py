@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from lmo.alias import adamuon
+from lmo.muon_family import adamuon
 from lmo.base import apply_updates
 from lmo.polar_factor import polar
 from lmo_toy import gaussian as _g, run_lsq

@@ -3,9 +3,9 @@ import pytest
 import torch
 from hypothesis import given, strategies as st
 
-from lmo.alias import adamw
+from lmo.adam_family import adamw
 from lmo.geometry import Sign
-from lmo.alias import lmo_momentum
+from lmo.steepest_descent import lmo_momentum
 from side_by_side import step_beside_torch
 
 

@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from lmo.alias import adan
+from lmo.adam_family import adan
 from lmo.base import apply_updates, state_dict
 from lmo_toy import vector_lsq_excess
 

@@ -2,12 +2,12 @@
 import pytest
 import torch
 
-from lmo.alias import adamw
+from lmo.adam_family import adamw
 from lmo.base import state_dict
 from lmo.delay import delayed
 from lmo.ef_correction import error_feedback
-from lmo.alias import muon
-from lmo.alias import lion, signum
+from lmo.muon_family import muon
+from lmo.steepest_descent import lion, signum
 
 
 @pytest.mark.parametrize("ctor,kw,match", [

@@ -13,7 +13,9 @@ Each corrector's published formula is checked in its own test file.
 import pytest
 import torch
 
-from lmo.alias import adamw, muon, signum
+from lmo.adam_family import adamw
+from lmo.muon_family import muon
+from lmo.steepest_descent import signum
 from lmo.base import apply_updates, state_dict
 from lmo.corrector_registry import CORRECTORS, with_corrector
 from lmo.lookahead import gradient_point

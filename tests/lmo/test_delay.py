@@ -3,11 +3,11 @@ import pytest
 import torch
 from hypothesis import given, strategies as st
 
-from lmo.alias import adamw
+from lmo.adam_family import adamw
 from lmo.base import apply_updates
 from lmo.delay import delayed
-from lmo.alias import muon
-from lmo.alias import signum
+from lmo.muon_family import muon
+from lmo.steepest_descent import signum
 
 from lmo_toy import assert_resumes_identically, make, run
 

@@ -8,7 +8,7 @@ import lmo
 from lmo.base import apply_updates
 from lmo.pipedream import (ParamHistory, StaleHistory, history_init, history_load, history_push,
                            history_state_dict, mixed_point)
-from lmo.alias import signum
+from lmo.steepest_descent import signum
 
 from lmo_toy import make
 

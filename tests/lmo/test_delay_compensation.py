@@ -12,7 +12,8 @@ each re-written here in its own model of the delay:
 import pytest
 import torch
 
-from lmo.alias import adamw, signum
+from lmo.adam_family import adamw
+from lmo.steepest_descent import signum
 from lmo.base import apply_updates
 from lmo.delay import delayed
 from lmo.delay_compensation import (compensate, compensated_update, compensation_of, dc_asgd_adaptive,

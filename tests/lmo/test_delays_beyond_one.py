@@ -5,7 +5,8 @@ only the matrix group, only the AdamW group, or both)."""
 import pytest
 import torch
 
-from lmo.alias import adamw, muon
+from lmo.adam_family import adamw
+from lmo.muon_family import muon
 from lmo.combine import muon_labels
 from lmo.delay import delayed
 from lmo.delay_profiles import delay_by_label

@@ -5,12 +5,12 @@ import pytest
 import torch
 from hypothesis import given, strategies as st
 
-from lmo.alias import adamw
+from lmo.adam_family import adamw
 from lmo.base import apply_updates, load_state_dict, state_dict
 from lmo.ef_correction import error_feedback
 from lmo.geometry import Spectral
-from lmo.alias import lmo_momentum
-from lmo.alias import signum
+from lmo.steepest_descent import lmo_momentum
+from lmo.steepest_descent import signum
 
 from lmo_toy import make
 

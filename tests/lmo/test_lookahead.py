@@ -17,7 +17,8 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from lmo.alias import adamw, muon
+from lmo.adam_family import adamw
+from lmo.muon_family import muon
 from lmo.base import apply_updates
 from lmo.delay import delayed
 from lmo.ef_correction import error_feedback

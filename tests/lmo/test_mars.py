@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 import torch
 
 from lmo.base import apply_updates
-from lmo.alias import mars
+from lmo.adam_family import mars
 from side_by_side import assert_refusals_keep_state, step_beside_torch
 
 

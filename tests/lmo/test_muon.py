@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from lmo.base import apply_updates
-from lmo.alias import muon
+from lmo.muon_family import muon
 
 
 def _run_pair(steps, ours_kw, torch_kw, shapes=((8, 5), (5, 8), (6, 6)), seed=0):

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 import torch
 
 from lmo.base import load_state_dict, state_dict
-from lmo.alias import nadam
+from lmo.adam_family import nadam
 from lmo_toy import vector_lsq_excess
 from side_by_side import step_beside_torch
 

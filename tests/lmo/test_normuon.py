@@ -6,7 +6,7 @@ import torch
 
 from lmo.base import state_dict
 from lmo.polar_factor import polar
-from lmo.alias import normuon
+from lmo.muon_family import normuon
 from lmo_toy import gaussian as _g, run_lsq
 
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from lmo.alias import muon
+from lmo.muon_family import muon
 from lmo.polar_factor import KELLER_BAND, newton_schulz, newton_schulz_many, ns_inexactness
 
 TOL = {torch.float64: 1e-12, torch.float32: 2e-5, torch.bfloat16: 2 ** -6}

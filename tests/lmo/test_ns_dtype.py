@@ -11,7 +11,7 @@ import torch
 
 import lmo
 from lmo import ns_dtype as nd
-from lmo.alias import adamuon, muon, normuon
+from lmo.muon_family import adamuon, muon, normuon
 from lmo.layer_geometry import scion
 from lmo.polar_factor import choose_ns_dtype, newton_schulz, resolve_dtype
 

@@ -10,7 +10,8 @@ import torch
 
 import lmo
 from lmo import polar_factor
-from lmo.alias import adamuon, lmo_momentum, muon, normuon
+from lmo.muon_family import adamuon, muon, normuon
+from lmo.steepest_descent import lmo_momentum
 from lmo.geometry import RMSToRMS, Spectral
 from lmo.layer_geometry import scion
 

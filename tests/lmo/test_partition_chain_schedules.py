@@ -4,12 +4,12 @@ import math
 import pytest
 import torch
 
-from lmo.alias import adamw
+from lmo.adam_family import adamw
 from lmo.base import apply_updates, find_field
 from lmo.clipping import clip_by_global_norm, clip_coefficient, global_norm, squared_norm
 from lmo.combine import chain, muon_labels, partition
 from lmo.delay import delayed
-from lmo.alias import muon
+from lmo.muon_family import muon
 from lmo.registry import OPTIMIZERS, build
 from lmo.schedules import warmup_cosine
 from lmo.torch_adapter import TorchOptimizer

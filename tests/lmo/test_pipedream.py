@@ -5,7 +5,7 @@ import torch
 from lmo.base import apply_updates
 from lmo.delay import delayed
 from lmo.pipedream import ParamHistory, contiguous_stages, pipedream_delays
-from lmo.alias import signum
+from lmo.steepest_descent import signum
 
 from lmo_toy import make, run
 

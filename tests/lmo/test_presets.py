@@ -1,17 +1,29 @@
-"""Presets: the paper protocol's numbers, one lr / momentum / source / mu note per optimizer."""
+"""Presets: the paper protocol's numbers, one record (lr / momentum / source / mu note / geometry)
+per optimizer, and the tables read from the records."""
 import math
 
 import pytest
 
-from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM, LR_SOURCE, MU_MAPS_TO, PAPER_PROTOCOL
+from lmo.presets import (DECOUPLED_DECAY, DEFAULT_LR, DEFAULT_MOMENTUM, LR_SOURCE, MU_MAPS_TO, PAPER_PROTOCOL,
+                         PRESETS)
 from lmo.registry import OPTIMIZERS
 
-NAMES = {"adamw", "nadam", "adan", "mars", "soap", "muon", "normuon", "adamuon", "lion", "signum",
-         "normalized_sgd", "scion"}
+NAMES = set(PRESETS)
 
 
-def test_the_tables_cover_the_registry():
-    assert NAMES == set(OPTIMIZERS)
+def test_the_registry_is_the_records():
+    assert set(OPTIMIZERS) == NAMES and len(NAMES) >= 12
+    for name, record in PRESETS.items():
+        assert OPTIMIZERS[name] is record.build
+        assert record.build.__name__ == name, "a record's key is its constructor's name"
+
+
+def test_the_tables_are_views_of_the_records():
+    assert dict(DEFAULT_LR) == {n: p.lr for n, p in PRESETS.items()}
+    assert dict(DEFAULT_MOMENTUM) == {n: p.momentum for n, p in PRESETS.items()}
+    assert dict(DECOUPLED_DECAY) == {"nadam": {"decoupled_weight_decay": True}}
+    with pytest.raises(KeyError):
+        DEFAULT_LR["nosuch"]
 
 
 def test_paper_protocol_numbers():
@@ -29,12 +41,12 @@ def test_every_optimizer_has_lr_momentum_source_and_mu_note():
 
 
 def test_default_momentum_matches_constructor_defaults():
-    from lmo.alias import adamuon
-    from lmo.alias import adan
-    from lmo.alias import mars
-    from lmo.alias import nadam
-    from lmo.alias import normuon
-    from lmo.alias import soap
+    from lmo.muon_family import adamuon
+    from lmo.adam_family import adan
+    from lmo.adam_family import mars
+    from lmo.adam_family import nadam
+    from lmo.muon_family import normuon
+    from lmo.adam_family import soap
     ours = {"nadam": nadam(1e-3).hyper["betas"][0], "adan": adan(1e-3).hyper["betas"][0],
             "mars": mars(1e-3).hyper["betas"][0], "soap": soap(1e-3).hyper["betas"][0],
             "normuon": normuon(1e-3).hyper["momentum"], "adamuon": adamuon(1e-3).hyper["momentum"],

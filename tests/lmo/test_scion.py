@@ -15,7 +15,7 @@ import math
 import pytest
 import torch
 
-from lmo.alias import muon
+from lmo.muon_family import muon
 from lmo.base import apply_updates
 from lmo.geometry import ColNorm
 from lmo.layer_geometry import SCION_GROUPS, scion, scion_labels

@@ -3,7 +3,7 @@ import torch
 from hypothesis import given, strategies as st
 
 from lmo.base import apply_updates
-from lmo.alias import lion, signum
+from lmo.steepest_descent import lion, signum
 
 
 def lion_reference(x, grads, lr, b1, b2, wd):

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from lmo.base import apply_updates, load_state_dict, state_dict
-from lmo.alias import soap
+from lmo.adam_family import soap
 from side_by_side import assert_refusals_keep_state
 
 

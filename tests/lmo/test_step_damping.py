@@ -12,7 +12,7 @@ import math
 import pytest
 import torch
 
-from lmo.alias import adamw
+from lmo.adam_family import adamw
 from lmo.base import apply_updates
 from lmo.delay import delayed
 from lmo.step_damping import damping_factor, lr_damping

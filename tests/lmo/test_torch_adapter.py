@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from lmo.alias import adamw
+from lmo.adam_family import adamw
 from lmo.torch_adapter import TorchOptimizer
 
 LR, WD = 1e-2, 0.1

@@ -12,13 +12,13 @@ import io
 import pytest
 import torch
 
-from lmo.alias import adamuon
-from lmo.alias import adan
+from lmo.muon_family import adamuon
+from lmo.adam_family import adan
 from lmo.base import apply_updates, load_state_dict, state_dict
-from lmo.alias import mars
-from lmo.alias import nadam
-from lmo.alias import normuon
-from lmo.alias import soap
+from lmo.adam_family import mars
+from lmo.adam_family import nadam
+from lmo.muon_family import normuon
+from lmo.adam_family import soap
 
 
 def _registry(name):
