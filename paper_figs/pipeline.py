@@ -16,7 +16,7 @@ from .report import confirmatory
 from .statistics import machine_noise
 from .records.cache import Cache
 from .records.deps import Deps
-from .figures import CATALOG, fig5
+from .figures import CATALOG, fig5, plotting
 from .figures.common import Context, FigureOutput, figure_runs, replicate_gaps
 from .records.kept import KeptStore
 from .records.plan import through
@@ -167,6 +167,9 @@ def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequenc
         o.runs = [ctx.get(s) for s in split[n]["live"] + split[n]["kept"]]
         log(f"[paper_figs] {n}: {o.status}")
         outputs.append(o)
+    for stem, found in plotting.DEFECTS.items():
+        if found:
+            log(f"[paper_figs] layout of {stem}: " + "; ".join(found))
     final = family(ctx)
     confirmatory.apply(outputs, final)
     head = confirmatory.headline(fig5.horizon_gaps(ctx)) if profile.runs_figure(fig5.NAME) else ""

@@ -224,7 +224,7 @@ def _tau_panel(ax, ax_ratio, s: Spec, res: dict) -> list[str]:
             continue
         gaps = [paired(r[SYNC], r[f"tau{t}"]) for t in s.taus]
         ms = [mean(g) if g else float("nan") for g in gaps]
-        ax.errorbar(s.taus, ms, yerr=[spread(g) if len(g) > 1 else 0 for g in gaps], marker="o", capsize=3,
+        ax.errorbar(s.taus, ms, yerr=[plotting.t_halfwidth(g) for g in gaps], marker="o", capsize=3,
                     label=plotting.label(o))
         ratio = [m / ms[0] if ms[0] and math.isfinite(ms[0]) else float("nan") for m in ms]
         ax_ratio.plot(s.taus, ratio, marker="o", label=f"{plotting.label(o)} measured")
@@ -240,7 +240,7 @@ def _tau_panel(ax, ax_ratio, s: Spec, res: dict) -> list[str]:
         a.set_ylabel(yl)
         a.legend(fontsize=7)
     ax.set_yscale("symlog", linthresh=0.01)   # gaps span 0.01 to 1 nats (and may be negative)
-    ax.set_title("gap vs delay (tiny model, 3 seeds; bars: SD; symlog)", fontsize=9)
+    ax.set_title("gap vs delay (tiny model, 3 seeds; bars: 95 % t interval; symlog)", fontsize=9)
     ax_ratio.set_title("growth vs the bound's r_plain(tau) (dotted)", fontsize=9)
     return rows
 

@@ -269,7 +269,7 @@ def render(ctx: Context, out: FigureOutput, g: dict, res: dict, stem: str, lrs: 
     out.files = plotting.save(fig, ctx.fig_dir, stem)
     out.caption = ("Final validation loss minus the synchronous run's, for plain one-step delay "
                    "and each mitigation (lower is better; 0 = synchronous quality; symmetric-log axis, "
-                   f"linear within +-0.01; {len(p.seeds)} seed(s) per bar, whiskers = std over seeds "
+                   f"linear within +-0.01; {len(p.seeds)} seed(s) per bar, whiskers = 95 % t interval over seeds "
                    "where there are several).")
     head = "| optimizer | sync | async | " + " | ".join(plotting.VARIANT_STYLE[k]["label"] for k in MITIGATIONS)
     rows = [head + " | paper: EF recovers | runs from |", "|" + "---|" * (5 + len(MITIGATIONS))]

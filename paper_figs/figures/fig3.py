@@ -114,7 +114,7 @@ def render(ctx: Context, out: FigureOutput, g: dict, res: dict, stem: str, lrs: 
                         f"{pct(rec.value) if rec else 'not given'} (stated) | "
                         "summary (nats/token) |")
     out.measured = [f"Final validation loss (nats/byte), {p.main_size} model, {p.steps} steps, "
-                    f"{len(sh.seeds_main)} seed(s) ('±' = std over seeds); the paper's row below ours "
+                    f"{len(sh.seeds_main)} seed(s) ('±' = SD over seeds); the paper's row below ours "
                     "(nats/token at 360M: compare the pattern, not the values):", "", *rows]
     judged = judge(res, nz, confirmatory=not any(lrs.values()))
     out.verdicts = {k: ctx.verdict(v) for k, v in judged.items()}

@@ -162,7 +162,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     ax_sync.set_title("The synchronous run's own final loss\n(same preset lr at every momentum)", fontsize=10)
     out.files = plotting.save(fig, ctx.fig_dir, "fig4_gap_vs_momentum")
     out.caption = ("Left: final sync-async validation-loss gap against the momentum coefficient, per "
-                   f"optimizer ({len(p.seeds)} seed(s) per point; whiskers = std over seeds where there are "
+                   f"optimizer ({len(p.seeds)} seed(s) per point; whiskers = 95 % t interval over seeds where there are "
                    "several). Right: the synchronous run's own final loss. x: log scale in 1 - beta. The "
                    "paper's claim: the gap falls as the momentum rises.")
     out.paper = [pn.CLAIMS["momentum"]]

@@ -171,7 +171,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                         f"{cell_sources(ctx, g, (o, h), VARIANTS)} |")
     out.files = plotting.save(fig, ctx.fig_dir, "fig5_horizons")
     out.caption = ("Final validation loss against the training horizon for sync, delayed and delayed+EF "
-                   f"runs ({len(s.horizon_seeds)} seed(s); whiskers = std over seeds where there are several). "
+                   f"runs ({len(s.horizon_seeds)} seed(s); whiskers = 95 % t interval over seeds where there are several). "
                    "The paper's claim: the curves stay parallel (the gap does not grow).")
     out.paper = [pn.CLAIMS["horizon"]]
     out.measured = [f"{p.main_size} model, final validation loss (nats/byte); the paper gives no numbers "

@@ -185,10 +185,10 @@ def build(ctx: Context) -> FigureOutput:
                    f"{s.moe_size} mixture-of-experts model with {plotting.label(s.moe_optimizer)} at "
                    f"{table_h} steps (Table 3 / Figure 1 at this scale). Middle: final loss at each horizon "
                    f"(one cosine schedule each). Right: async and EF gap (final loss minus sync) per horizon; "
-                   f"{seeds} seed(s), whiskers = std over seeds where there are several.")
+                   f"{seeds} seed(s), whiskers = 95 % t interval over seeds where there are several.")
     out.paper = [pn.CLAIMS["moe_table3"], pn.CLAIMS["moe_stable"], pn.CLAIMS["horizon"]]
     out.measured = [f"Final validation loss (nats/byte), {s.moe_size}, {plotting.label(s.moe_optimizer)}, "
-                    f"{seeds} seed(s) ('±' = std over seeds); the paper's row last (nats/token at 10B: "
+                    f"{seeds} seed(s) ('±' = SD over seeds); the paper's row last (nats/token at 10B: "
                     "compare the pattern, not the values):", "", *rows]
     out.verdicts = {k: ctx.verdict(x) for k, x in verdicts.items()}
     out.notes = [

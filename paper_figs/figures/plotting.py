@@ -12,6 +12,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from lmo.variants import LABELS  # noqa: E402
 
+from ..statistics.t_tests import t_quantile  # noqa: E402
+
 STEP_LABEL = "training step"
 
 #: one line style per delay kind and mitigation; the labels are lmo.variants.LABELS (Delay.label)
@@ -40,11 +42,72 @@ def new(ncols: int = 1, nrows: int = 1, width: float = 5.0, height: float = 3.6)
     return fig, axes.ravel()
 
 
+#: {figure file stem: its layout defects} of the figures saved in this process (:func:`save`)
+DEFECTS: dict[str, list[str]] = {}
+
+
+def _texts(fig) -> list[tuple[str, object]]:
+    """(what, artist) of every visible, non-empty text a reader must be able to read: the
+    suptitle, each axes' titles, axis labels and tick labels, and each legend's entries."""
+    out = []
+    if fig._suptitle is not None:
+        out.append(("suptitle", fig._suptitle))
+    for i, ax in enumerate(fig.axes):
+        for where in ("title", "_left_title", "_right_title"):
+            out.append((f"axes {i} title", getattr(ax, where)))
+        out.append((f"axes {i} x label", ax.xaxis.label))
+        out.append((f"axes {i} y label", ax.yaxis.label))
+        for axis, nm in ((ax.xaxis, "x"), (ax.yaxis, "y")):
+            lo, hi = sorted(axis.get_view_interval())
+            span = (hi - lo) * 1e-9
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():   # only the drawn ones: inside the view
+                if lo - span <= tick.get_loc() <= hi + span:
+                    out += [(f"axes {i} {nm} tick label", lab) for lab in (tick.label1, tick.label2)]
+        leg = ax.get_legend()
+        if leg is not None:
+            out += [(f"axes {i} legend", t) for t in leg.get_texts()]
+    return [(w, a) for w, a in out if a.get_visible() and a.get_text().strip()]
+
+
+def layout_defects(fig) -> list[str]:
+    """What a reader would trip over in ``fig`` as it will be saved: text cut by the figure's
+    edge, two titles / axis labels overlapping, two tick labels of one axis overlapping (e.g.
+    duplicated minor labels), and a plotted axes without an axis label."""
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    box = fig.bbox
+    texts = [(w, a, a.get_window_extent(r)) for w, a in _texts(fig)]
+    bad = []
+    for w, a, b in texts:
+        if b.x0 < box.x0 - 1 or b.y0 < box.y0 - 1 or b.x1 > box.x1 + 1 or b.y1 > box.y1 + 1:
+            bad.append(f"{w} {a.get_text()[:40]!r} is cut by the figure's edge")
+    heads = [(w, a, b) for w, a, b in texts if "tick" not in w and "legend" not in w]
+    for i, (w1, a1, b1) in enumerate(heads):
+        for w2, a2, b2 in heads[i + 1:]:
+            if b1.overlaps(b2):
+                bad.append(f"{w1} {a1.get_text()[:30]!r} overlaps {w2} {a2.get_text()[:30]!r}")
+    ticks: dict = {}
+    for w, a, b in texts:
+        if "tick" in w:
+            ticks.setdefault(w, []).append((a, b))
+    for w, items in ticks.items():
+        for i, (a1, b1) in enumerate(items):
+            if any(b1.overlaps(b2) for _, b2 in items[i + 1:]):
+                bad.append(f"{w}s overlap ({a1.get_text()[:20]!r})")
+                break
+    for i, ax in enumerate(fig.axes):
+        if ax.get_visible() and ax.has_data() and not (ax.get_xlabel() and ax.get_ylabel()):
+            bad.append(f"axes {i} ({ax.get_title()[:30]!r}) lacks an axis label")
+    return bad
+
+
 def save(fig, out_dir: Path, name: str) -> list[Path]:
-    """Write ``<name>.png`` and ``<name>.pdf`` under ``out_dir``; close the figure."""
+    """Write ``<name>.png`` and ``<name>.pdf`` under ``out_dir``; close the figure. Its layout
+    defects (:func:`layout_defects`) are recorded in :data:`DEFECTS`."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
+    DEFECTS[name] = layout_defects(fig)
     paths = [out_dir / f"{name}.png", out_dir / f"{name}.pdf"]
     fig.savefig(paths[0], dpi=130)
     fig.savefig(paths[1])
@@ -63,14 +126,17 @@ def mean_curve(curves: Sequence[tuple[list, list]]):
 
 
 def plot_curves(ax, curves: Sequence[tuple[list, list]], style: dict) -> None:
-    """Mean curve over seeds, with the min-max band when there are several
-    (say so in the title: :func:`seeds_note`)."""
+    """Mean curve over seeds, with the band of the 95 % t interval of the mean at each step when
+    there are several (say so in the title: :func:`seeds_note`)."""
     if not curves:
         return
-    x, m, lo, hi = mean_curve(curves)
+    x, m, _, _ = mean_curve(curves)
     ax.plot(x, m, **style)
     if len(curves) > 1:
-        ax.fill_between(x, lo, hi, color=style.get("color"), alpha=0.15, linewidth=0)
+        per = [dict(zip(*c)) for c in curves]
+        h = [t_halfwidth([p[s] for p in per]) for s in x]
+        ax.fill_between(x, [a - b for a, b in zip(m, h)], [a + b for a, b in zip(m, h)], color=style.get("color"),
+                        alpha=0.15, linewidth=0)
 
 
 def focus_ylim(ax, curves: Sequence[tuple[list, list]], skip_frac: float = 0.2) -> None:
@@ -89,20 +155,34 @@ def focus_ylim(ax, curves: Sequence[tuple[list, list]], skip_frac: float = 0.2) 
         ax.set_ylim(lo - pad, hi + pad)
 
 
+#: what every whisker and '±' of the figures is (issue 51 item 2: the interval the verdicts use)
+WHISKERS = "whiskers: 95 % t interval of the mean over seeds (n >= 2); a point without one is one seed"
+
+
 def seeds_note(n: int) -> str:
-    return "" if n <= 1 else f"; mean of {n} seeds, band = min-max"
+    return "" if n <= 1 else f"; mean of {n} seeds, band / whiskers = 95 % t interval"
+
+
+def t_halfwidth(xs: Sequence[float]) -> float:
+    """t_{0.975, n-1} s / sqrt(n) of the finite ``xs`` (0 with fewer than 2): the half-width of
+    the 95 % Student-t interval of their mean, the interval the verdicts print.
+
+    >>> round(t_halfwidth([1.0, 2.0, 3.0]), 3)     # t_{0.975,2} = 4.303, s = 1
+    2.484
+    """
+    xs = [x for x in xs if x is not None and math.isfinite(x)]
+    if len(xs) < 2:
+        return 0.0
+    m = sum(xs) / len(xs)
+    s = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+    return t_quantile(0.975, len(xs) - 1) * s / math.sqrt(len(xs))
 
 
 def seed_errorbars(per_seed: Sequence[Sequence[float]]) -> dict:
-    """``ax.bar`` keyword arguments for whiskers of +- one sample std over seeds, for bars
-    whose values are the means of ``per_seed``; {} when no bar has two finite seeds."""
-    def std(xs):
-        xs = [x for x in xs if x is not None and math.isfinite(x)]
-        if len(xs) < 2:
-            return 0.0
-        m = sum(xs) / len(xs)
-        return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
-    errs = [std(xs) for xs in per_seed]
+    """``ax.bar`` / ``ax.errorbar`` keyword arguments for whiskers of the 95 % t interval of the
+    mean over seeds (:func:`t_halfwidth`), for bars whose values are the means of ``per_seed``;
+    {} when no bar has two finite seeds."""
+    errs = [t_halfwidth(xs) for xs in per_seed]
     return {"yerr": errs, "capsize": 3, "ecolor": "dimgray"} if any(errs) else {}
 
 

@@ -95,7 +95,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     head = ", ".join(plotting.label(o) for o in sh.table1_headline if o in sh.table1_optimizers)
     out.caption = (f"Final sync-async validation-loss gap per optimizer ({', '.join(p.sizes)} "
                    f"models, {p.steps} steps; n = {len(sh.seeds_main)} seeds for {head} at {p.sizes[0]}, "
-                   f"{len(p.seeds)} for every other bar; whiskers = std over seeds where there are several); "
+                   f"{len(p.seeds)} for every other bar; whiskers = 95 % t interval over seeds where there are several); "
                    "black marks = the paper's gap at 135M / 360M on the right-hand axis (nats/token: "
                    "compare the pattern, not the height); missing bars = missing runs.")
     out.paper = [pn.CLAIMS["optimizer_dependence"],
