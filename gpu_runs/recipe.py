@@ -1,6 +1,6 @@
 """The run recipe shared by the trainer and the pipeline (docs/design.md §4): what a run is
 (:class:`TrainConfig`), its peak lr and warmup-cosine schedule on every parameter group, the
-optimizer for each mode, the loss and its gradient, and evaluation.
+optimizer of its delay, the loss and its gradient, and evaluation.
 
 ``TrainConfig`` is the one run spec: ``gpu_runs.train`` parses its command line into one
 and runs it in one process; ``gpu_runs.pipeline`` parses its command line into one too
@@ -14,7 +14,7 @@ messages name the field and its option. Checkpoint files are ``gpu_runs.checkpoi
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import InitVar, asdict, dataclass, field, replace
 
 import torch
 
@@ -26,8 +26,9 @@ from lmo.pipedream import history_init, pipedream_delays
 from lmo.presets import DECOUPLED_DECAY
 from lmo.registry import OPTIMIZERS
 from lmo.schedules import WarmupCosine
-from lmo.variants import MODES, Delay  # MODES: the configuration's mode names, re-exported (gpu_runs.MODES)
+from lmo.variants import MODES, Delay  # MODES: re-exported (gpu_runs.MODES), the JSON's names
 
+from gpu_runs.delay_fields import KEYS as DELAY_KEYS, UNSET, delay_of, flat_of
 from gpu_runs.model import CONFIGS, Llama, get_config, stage_of_names, stage_of_params
 from gpu_runs.parallelism import Parallelism, check_parallelism
 
@@ -42,20 +43,7 @@ FIELD_HELP = {
     "grad_clip": "global-norm clipping threshold (0: off)",
     "warmup_frac": "linear lr warmup, fraction of the steps",
     "final_frac": "cosine floor as a fraction of the peak lr",
-    "mode": "the delay (lmo.variants.Delay): sync | 2bw | ef (= 2bw --ef) | pipedream",
-    "stages": "pipedream: number of pipeline stages P",
-    "ef": "error feedback x+2d_{t-1}-d_{t-2} (with --delay 2bw: the same as --delay ef)",
-    "sync_start": "2bw: the first K steps synchronous",
-    "sync_cooldown": "2bw: the last K steps synchronous",
-    "dc_asgd": "2bw: DC-ASGD lambda",
-    "tau": "2bw: the delay in steps (None: 1, PipeDream-2BW; more: a uniform queue of tau updates; "
-           "with --delay-profile pipedream it is --stages - 1)",
-    "corrector": "2bw: a delay corrector of lmo.CORRECTORS at its defaults (none, weight_prediction, "
-                 "nesterov_lookahead, dc_asgd_adaptive, dc_asgd_ema, lr_damping; plain DC-ASGD is --dc-asgd)",
-    "delay_profile": "2bw: uniform (every block tau) or pipedream (the blocks of stage s of --stages P "
-                     "delayed by P - 1 - s, as an update delay)",
-    "delayed_groups": "2bw: the blocks delayed: all, matrix (the hidden 2-D weights: Muon's group) or other "
-                      "(embeddings, head, norms, vectors: the Muon family's AdamW group); the rest synchronous",
+    "stages": "the number of pipeline stages P (pipedream: its tau is P - 1; the pipeline's stages)",
     "steps": "optimizer steps T (the schedule's horizon)",
     "batch_size": "sequences per step",
     "aux_groups": "MoE: each layer's balance loss is the mean over this many equal groups of the batch's "
@@ -169,11 +157,9 @@ def check_device_here(name: str) -> None:
         raise ValueError(f"TrainConfig.device (--device) {name!r}: MPS is not available here; use --device cpu or auto")
 
 
-#: fields that are no command-line option of their own (a dict, a section)
-NOT_OPTIONS = ("opt_kwargs", "parallel")
-#: the delay fields added after the kept records (tau > 1, correctors, profiles, groups) at their
-#: "off" values: ``as_dict`` leaves them out there, so every earlier run keeps its JSON and key
-DELAY_SHAPE_OFF = {"tau": None, "corrector": "none", "delay_profile": "uniform", "delayed_groups": "all"}
+#: fields that are no command-line option of their own (a dict, a section); the delay's options
+#: are its flat fields' (gpu_runs.delay_fields.DelayFields)
+NOT_OPTIONS = ("opt_kwargs", "parallel", "delay")
 
 
 def _opt(name: str) -> str:
@@ -181,9 +167,21 @@ def _opt(name: str) -> str:
     return f"TrainConfig.{name} (--{name.replace('_', '-')})"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TrainConfig:
     """Everything that defines a run (its JSON, :meth:`as_dict`, is the run's identity).
+
+    ``delay``: the run's delay (:class:`lmo.variants.Delay`), stored as one value: built once
+    where the spec is parsed or read back. Its JSON spells it in flat keys
+    (:class:`gpu_runs.delay_fields.DelayFields`: ``mode``, ``ef``, ``sync_start``, ...), which
+    the constructor still takes, so ``TrainConfig(**config_json)`` reads a run back::
+
+        TrainConfig(mode="2bw", ef=True)          delay = Delay("ef")
+        TrainConfig(delay=Delay("2bw", 3))        the same value, given directly
+        TrainConfig(delay=d, sync_start=5)        d's flat fields with sync_start = 5
+
+    (flat keys update the given or default delay's own flat fields, so ``dataclasses.replace(cfg,
+    mode="2bw")`` works as before; a pipedream delay's tau is ``stages`` - 1).
 
     ``parallel``: the layout over processes (:class:`gpu_runs.parallelism.Parallelism`); the
     default is the trainer's one process and is left out of :meth:`as_dict`."""
@@ -196,16 +194,8 @@ class TrainConfig:
     grad_clip: float = 1.0
     warmup_frac: float = 0.1
     final_frac: float = 0.1
-    mode: str = "sync"
+    delay: Delay = field(default_factory=Delay)
     stages: int = 2
-    ef: bool = False
-    sync_start: int = 0
-    sync_cooldown: int = 0
-    dc_asgd: float = 0.0
-    tau: int | None = None            # None: the delay's own (1 for 2bw; stages - 1 for pipedream)
-    corrector: str = "none"
-    delay_profile: str = "uniform"
-    delayed_groups: str = "all"
     steps: int = 200
     batch_size: int = 32
     aux_groups: int = 1
@@ -226,18 +216,34 @@ class TrainConfig:
     ns_dtype: str = "auto"
     opt_kwargs: dict = field(default_factory=dict)
     parallel: Parallelism = field(default_factory=Parallelism)
+    # the delay's flat keys (gpu_runs.delay_fields.KEYS), taken by the constructor only: a run's
+    # JSON read back, or a change of one of them (dataclasses.replace); read the delay itself
+    mode: InitVar[str] = UNSET
+    ef: InitVar[bool] = UNSET
+    sync_start: InitVar[int] = UNSET
+    sync_cooldown: InitVar[int] = UNSET
+    dc_asgd: InitVar[float] = UNSET
+    tau: InitVar[int | None] = UNSET
+    corrector: InitVar[str] = UNSET
+    delay_profile: InitVar[str] = UNSET
+    delayed_groups: InitVar[str] = UNSET
 
-    def __post_init__(self):
+    def __post_init__(self, *flat_values):
         if isinstance(self.parallel, dict):   # read back from JSON
             self.parallel = Parallelism(**self.parallel)
+        flat = {k: v for k, v in zip(DELAY_KEYS, flat_values, strict=True) if v is not UNSET}
+        if flat:   # built once, here: the flat keys over the given (or the default) delay
+            self.delay = delay_of(flat, self.stages, self.delay)
+        if not isinstance(self.delay, Delay):
+            raise TypeError(f"TrainConfig.delay must be an lmo.variants.Delay, got {self.delay!r} "
+                            f"(a run's JSON spells it in flat keys: {', '.join(DELAY_KEYS)})")
+        if self.delay.stale_point or self.delay.profile == "pipedream":
+            if self.delay.tau != self.stages - 1:
+                raise ValueError(f"TrainConfig.delay: a pipedream delay's tau is stages - 1 (--stages "
+                                 f"{self.stages}), got tau {self.delay.tau}")
         # the decay convention is part of the run's identity: record the keyword arguments
         # that make this optimizer's weight_decay decoupled (lmo.presets.DECOUPLED_DECAY)
         self.opt_kwargs = {**DECOUPLED_DECAY.get(self.optimizer, {}), **(self.opt_kwargs or {})}
-        if self.tau is not None:   # a tau that is the delay's own is written as None: one run, one key
-            try:
-                self.tau = self.delay.config_fields["tau"]
-            except ValueError:
-                pass               # validate() names the field
         # the corpus is part of the identity too; the built-in one's hash is known without loading it
         if self.data == "stdlib" and self.data_sha256 is None:
             # imported here: ``import gpu_runs`` must not import the command
@@ -246,28 +252,24 @@ class TrainConfig:
             self.data_sha256 = STDLIB_SHA256
 
     def as_dict(self) -> dict:
-        """``dataclasses.asdict(self)``, the ``parallel`` section left out while it is the
-        default (the trainer's one process): a trainer run's JSON (config.json, the
-        checkpoint's configuration, the resume check, ``paper_figs``' cache key) is what it
-        was before the section existed."""
-        d = asdict(self)
+        """``dataclasses.asdict(self)`` with the delay flattened into its keys
+        (``gpu_runs.delay_fields.flat_of``: mode, ef, the mitigations; tau, corrector,
+        delay_profile and delayed_groups only where they are not off) and the ``parallel``
+        section left out while it is the default (the trainer's one process): a trainer run's
+        JSON (config.json, the checkpoint's configuration, the resume check, ``paper_figs``'
+        cache key) is what it was before the delay was one value and the section existed."""
+        d = {}
+        for k, v in asdict(self).items():
+            if k == "delay":
+                flat = flat_of(self.delay)
+                d["mode"] = flat.pop("mode")
+                d["stages"] = self.stages
+                d.update(flat)
+            elif k != "stages":
+                d[k] = v
         if self.parallel == Parallelism():
             del d["parallel"]
-        for k, off in DELAY_SHAPE_OFF.items():   # likewise the delay's newer fields while off
-            if d[k] == off:
-                del d[k]
         return d
-
-    @property
-    def delay(self) -> Delay:
-        """The run's delay as one value (``lmo.variants.Delay.of_config`` of the flat fields mode,
-        ef, sync_start, sync_cooldown, dc_asgd, stages): ValueError, naming the option, for any
-        value the delay's rules refuse. The flat fields stay the run's JSON (its identity)."""
-        try:
-            return Delay.of_config(self.mode, self.ef, self.sync_start, self.sync_cooldown, self.dc_asgd,
-                                   self.stages, self.tau, self.corrector, self.delay_profile, self.delayed_groups)
-        except ValueError as e:
-            raise ValueError(f"TrainConfig.delay: {e}") from None
 
     def validate(self, *, names: bool = True, num_layers: int | None = None) -> None:
         """ValueError naming the field and its option for any value outside its domain: the
@@ -278,7 +280,7 @@ class TrainConfig:
         count, which a pipeline layout's P may not exceed (default: the model config's)."""
         if num_layers is None and names and self.config in CONFIGS:
             num_layers = CONFIGS[self.config].n_layers
-        delay = self.delay     # the delay's rules: lmo.variants.Delay's one check
+        delay = self.delay     # its own rules were checked where it was built (lmo.variants.Delay)
         check_parallelism(self.parallel, delay=delay, stages=self.stages, steps=self.steps,
                           batch_size=self.batch_size, num_layers=num_layers)
         for k in ("steps", "batch_size", "seq_len", "eval_batches"):
@@ -295,10 +297,10 @@ class TrainConfig:
                              f"got {self.ckpt_every}")
         if not 0 <= self.seed < 2 ** 32:
             raise ValueError(f"{_opt('seed')} must lie in [0, 2**32), got {self.seed}")
-        if delay.one_step and (self.sync_start or self.sync_cooldown) \
-                and self.sync_start + self.sync_cooldown >= self.steps:
+        if delay.one_step and (delay.sync_start or delay.sync_cooldown) \
+                and delay.sync_start + delay.sync_cooldown >= self.steps:
             raise ValueError(f"{_opt('sync_start')} + {_opt('sync_cooldown')} = "
-                             f"{self.sync_start + self.sync_cooldown} leaves none of the {self.steps} "
+                             f"{delay.sync_start + delay.sync_cooldown} leaves none of the {self.steps} "
                              f"steps delayed: that run is synchronous (--delay sync; pipeline: --schedule 1f1b)")
         check_device(self.device)
         self.validate_recipe(names=names)

@@ -50,7 +50,7 @@ def save_stage(out: Path, rank: int, engine, step: int, job: Job, final: bool = 
     blob = dict(step=step, stage=rank, schedule=schedule, stages=engine.P, microbatches=job.M,
                 ns_dtype=job.run.ns_dtype, params={k: v.detach().cpu() for k, v in params.items()},
                 opt_state=state_dict(engine.opt_state), **spec_record(job))
-    if schedule == "pipedream":
+    if job.run.delay.stale_point:   # pipedream: the stashed weight versions are the stale points
         blob["versions"] = engine.checkpoint_versions()
     save_checkpoint(stage_file(out, rank, None if final else step), blob)
 
@@ -253,13 +253,14 @@ def load_resume(engine, job: Job, rank: int, P: int, M: int, start: int) -> None
                          f"M={ck.get('microbatches')}, this run {schedule} P={P} M={M}")
     if int(ck["step"]) != start:
         raise ValueError(f"--resume: {stage_file(resume, rank, k)} is at step {ck['step']}, stage 0's at {start}")
-    if schedule == "pipedream" and "versions" not in ck:
+    stale_point = job.run.delay.stale_point
+    if stale_point and "versions" not in ck:
         raise ValueError("--resume: a pipedream checkpoint needs the stashed 'versions'")
     tied = None
     if engine.tied_role == "user":
         ck0 = load(stage_file(resume, 0, k))
         name = "embed.weight"
-        tied = ({i: p[name] for i, p in ck0["versions"].items()} if schedule == "pipedream"
+        tied = ({i: p[name] for i, p in ck0["versions"].items()} if stale_point
                 else {0: ck0["params"][name]})
     try:
         engine.restore(ck["params"], ck["opt_state"], start, tied, ck.get("versions"))

@@ -187,7 +187,7 @@ def build_stage(job: Job, prob, rank: int, P: int, layout, device, start: int, w
     tied_part = tied_weight(tied, comm, params)  # the last stage's tied copy leaves params
     steps = StepRule(opt, params, rule=rule, max_norm=prob.max_norm, clip_group=clip_group,
                      num_stages=P, device=device)
-    weights = WeightVersions(params, rank, P, "current" if schedule == "pipedream" else "stash")
+    weights = WeightVersions(params, rank, P, "current" if run.delay.stale_point else "stash")
     engine = StageEngine(module, rank, P, comm, weights, steps, tied_part, batch=microbatches(prob, layout, M, mb_rows),
                          loss_scale=1.0 / M, amp=device.type == "cuda", compute_hook=synthetic_hook(opts),
                          val_batches=val, grad_reduce=reduce if D > 1 else None, moe=moe)
@@ -321,7 +321,7 @@ def stage_moe(model, module, ranges, rank: int, P: int, M: int, device, timeout_
 def actions_of(run, stage: int, P: int, start: int):
     """Stage ``stage``'s action list of the run spec ``run`` from step ``start`` (no evaluations)."""
     return stage_actions(run.parallel.schedule, stage, P, run.parallel.microbatches, run.steps, start,
-                         sync_start=run.sync_start, sync_cooldown=run.sync_cooldown,
+                         sync_start=run.delay.sync_start, sync_cooldown=run.delay.sync_cooldown,
                          flushed=flushed_steps(run.delay), lag=1 if applies_at_once(run.delay, stage, P) else 2)
 
 
@@ -336,7 +336,7 @@ def tied_role(model, rank: int, P: int, run, M: int, eval_steps, start: int):
         return ("owner", "embed.weight", P - 1)
     if rank != P - 1:
         return None
-    if run.parallel.schedule == "pipedream":  # absolute: stage 0 forwards k on u_{max(0, k - (P-1))}
+    if run.delay.stale_point:  # pipedream, absolute: stage 0 forwards k on u_{max(0, k - (P-1))}
         version_of = {("F", k): max(0, k - (P - 1)) for k in range(start, run.steps)}
         version_of.update({("E", t): t + 1 for t in eval_steps})
         version_of[("end", None)] = run.steps
