@@ -26,8 +26,8 @@ from gpu_runs.pipeline.args import Job, build_parser, parse_job
 from gpu_runs.pipeline import data_parallel as dpar
 from gpu_runs import interrupt, run_lock
 from gpu_runs.recorder import RunRecorder, ckpt_cadence, ckpt_due, eval_due, step_record
-from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, load_resume,
-                                          prune_stage, resume_step, save_stage)
+from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, interrupted_line,
+                                          load_resume, prune_stage, resume_step, save_stage)
 from gpu_runs.parallelism import applies_at_once, flushed_steps, looks_ahead
 from gpu_runs.pipeline.delay import wrap_stage
 from gpu_runs.pipeline.llama import llama_problem, run_config
@@ -399,7 +399,7 @@ def main(argv=None) -> int:
             fail(tag, f"{type(e).__name__}: {e}")
     except KeyboardInterrupt:    # every rank stops now; rank 0 says where the newest checkpoints are
         if rank == 0:
-            print(f"{tag} {interrupt.pipeline_line(run.out, P, N, argv)}", file=sys.stderr, flush=True)
+            print(f"{tag} {interrupted_line(run.out, P, N, argv)}", file=sys.stderr, flush=True)
         os._exit(130)
     stop.restore()
     watchdog.done.set()
