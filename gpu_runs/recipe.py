@@ -14,7 +14,7 @@ messages name the field and its option. Checkpoint files are ``gpu_runs.checkpoi
 from __future__ import annotations
 
 import math
-from dataclasses import InitVar, asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 import torch
 
@@ -31,49 +31,8 @@ from lmo.variants import MODES, Delay  # MODES: re-exported (gpu_runs.MODES), th
 from gpu_runs.delay_fields import KEYS as DELAY_KEYS, UNSET, delay_of, flat_of
 from gpu_runs.model import CONFIGS, Llama, get_config, stage_of_names, stage_of_params
 from gpu_runs.parallelism import Parallelism, check_parallelism
-
-#: one line of help per TrainConfig field: the command lines' options are generated from the
-#: fields with these texts (gpu_runs.cli.add_config_options), so their defaults are the fields'
-FIELD_HELP = {
-    "config": "model config: tiny, small, 135m, 360m, tiny_moe, moe_2b (gpu_runs.model.CONFIGS)",
-    "optimizer": "any name of lmo.registry.OPTIMIZERS",
-    "lr": "peak lr (None: lmo.presets.DEFAULT_LR[optimizer])",
-    "momentum": "primary momentum beta (None: the optimizer's preset)",
-    "weight_decay": "decoupled weight decay lambda",
-    "grad_clip": "global-norm clipping threshold (0: off)",
-    "warmup_frac": "linear lr warmup, fraction of the steps",
-    "final_frac": "cosine floor as a fraction of the peak lr",
-    "stages": "the number of pipeline stages P (pipedream: its tau is P - 1; the pipeline's stages)",
-    "steps": "optimizer steps T (the schedule's horizon)",
-    "batch_size": "sequences per step",
-    "aux_groups": "MoE: each layer's balance loss is the mean over this many equal groups of the batch's "
-                  "sequences (a pipeline with M microbatches computes M; 1: the whole batch)",
-    "seq_len": "tokens per sequence",
-    "eval_every": "validation loss every N steps and at the end (0: at the end only)",
-    "eval_batches": "validation batches per evaluation",
-    "seed": "seed of x_0 and of the batch order",
-    "data": "'stdlib', a text dir, a token shard or shard dir (gpu_runs.data)",
-    "data_sha256": "sha256 of the train/val tokens (gpu_runs.data.tokens_sha256), part of the run's "
-                   "identity: None computes and records it at load; given, other data is refused "
-                   "('stdlib': the frozen corpus's, filled in)",
-    "device": "cpu, cuda or auto (cuda if available)",
-    "out": "run directory (config.json, log.jsonl, ckpt.pt, result.json)",
-    "ckpt_every": "checkpoint every N steps (0: never; None: at every evaluation)",
-    "diag_every": "theory diagnostics every N steps (0: off)",
-    "diag_micro": "independent microbatches for sigma / momentum error",
-    "log_every": "a log.jsonl record every N steps (evaluations always)",
-    "compile": "torch.compile the loss (Dynamo traces the functional call)",
-    "ns_dtype": "Newton-Schulz dtype of muon / normuon / adamuon / scion: auto (bfloat16 on a CUDA GPU "
-                "with native bf16, else float32; resolved once, recorded, reused by --resume), float32, "
-                "bfloat16, float64",
-    "resume": "continue the run in OUT from its newest complete checkpoint (identical trajectory; refused "
-              "if the saved run differs; a finished run is left as it is)",
-    "parallel": "the layout over processes (gpu_runs.parallelism.Parallelism; the pipeline's --schedule, "
-                "--microbatches, --dp; default: the trainer's one process)",
-    "opt_kwargs": "extra keyword arguments of the optimizer (Python API only; lmo.presets."
-                  "DECOUPLED_DECAY's are filled in, so the decay is decoupled for every optimizer)",
-}
-
+from gpu_runs.sections import (SECTIONS, CheckpointSection, DataSection, DelaySection, EvaluationSection,
+                               ModelSection, OptimizerSection, ParallelSection, ScheduleSection)
 
 NS_DTYPES = ("auto", "float32", "bfloat16", "float64")
 
@@ -168,8 +127,12 @@ def _opt(name: str) -> str:
 
 
 @dataclass(kw_only=True)
-class TrainConfig:
-    """Everything that defines a run (its JSON, :meth:`as_dict`, is the run's identity).
+class TrainConfig(ParallelSection, CheckpointSection, EvaluationSection, DelaySection, ScheduleSection,
+                  OptimizerSection, DataSection, ModelSection):
+    """Everything that defines a run (its JSON, :meth:`as_dict`, is the run's identity): the
+    sections of ``gpu_runs.sections`` put together (model, data, optimizer, schedule, delay,
+    evaluation, checkpoint, parallel; each field documented there), read as ``cfg.lr``, or a
+    whole section as ``cfg.section("optimizer")``.
 
     ``delay``: the run's delay (:class:`lmo.variants.Delay`), stored as one value: built once
     where the spec is parsed or read back. Its JSON spells it in flat keys
@@ -185,48 +148,6 @@ class TrainConfig:
 
     ``parallel``: the layout over processes (:class:`gpu_runs.parallelism.Parallelism`); the
     default is the trainer's one process and is left out of :meth:`as_dict`."""
-
-    config: str = "tiny"
-    optimizer: str = "adamw"
-    lr: float | None = None
-    momentum: float | None = None
-    weight_decay: float = 0.1
-    grad_clip: float = 1.0
-    warmup_frac: float = 0.1
-    final_frac: float = 0.1
-    delay: Delay = field(default_factory=Delay)
-    stages: int = 2
-    steps: int = 200
-    batch_size: int = 32
-    aux_groups: int = 1
-    seq_len: int = 64
-    eval_every: int = 50
-    eval_batches: int = 4
-    seed: int = 0
-    data: str = "stdlib"
-    data_sha256: str | None = None    # None: computed at load (stdlib: filled in at once)
-    device: str = "auto"              # auto: cuda if available, else cpu
-    out: str | None = None
-    ckpt_every: int | None = None     # None: at every evaluation; 0: never
-    diag_every: int = 0
-    diag_micro: int = 4
-    log_every: int = 10
-    compile: bool = False
-    resume: bool = False
-    ns_dtype: str = "auto"
-    opt_kwargs: dict = field(default_factory=dict)
-    parallel: Parallelism = field(default_factory=Parallelism)
-    # the delay's flat keys (gpu_runs.delay_fields.KEYS), taken by the constructor only: a run's
-    # JSON read back, or a change of one of them (dataclasses.replace); read the delay itself
-    mode: InitVar[str] = UNSET
-    ef: InitVar[bool] = UNSET
-    sync_start: InitVar[int] = UNSET
-    sync_cooldown: InitVar[int] = UNSET
-    dc_asgd: InitVar[float] = UNSET
-    tau: InitVar[int | None] = UNSET
-    corrector: InitVar[str] = UNSET
-    delay_profile: InitVar[str] = UNSET
-    delayed_groups: InitVar[str] = UNSET
 
     def __post_init__(self, *flat_values):
         if isinstance(self.parallel, dict):   # read back from JSON
@@ -270,6 +191,12 @@ class TrainConfig:
         if self.parallel == Parallelism():
             del d["parallel"]
         return d
+
+    def section(self, name: str):
+        """The section ``name`` of :data:`gpu_runs.sections.SECTIONS` as its own value, e.g.
+        ``cfg.section("schedule") == ScheduleSection(steps=..., warmup_frac=..., final_frac=...)``."""
+        cls = SECTIONS[name]
+        return cls(**{f.name: getattr(self, f.name) for f in fields(cls)})
 
     def validate(self, *, names: bool = True, num_layers: int | None = None) -> None:
         """ValueError naming the field and its option for any value outside its domain: the
