@@ -1,6 +1,6 @@
 """The paper's training protocol and per-optimizer default peak learning rates and momenta.
 
-``PAPER_PROTOCOL``: from the paper's stated setup (its summary; paper_figs/paper_numbers.py lists each number with its source): weight
+``PAPER_PROTOCOL``: from the paper's stated setup (its summary; paper_figs/statistics/paper_numbers.py lists each number with its source): weight
 decay 0.1, gradient clipping at global norm 1.0, warmup for 10% of the budget, cosine
 decay to 0.1 x peak. (The 10B MoE run states a peak lr of 0.00225; the summary gives no
 per-optimizer peak lrs for the 135M / 360M runs.)

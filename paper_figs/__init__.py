@@ -8,6 +8,6 @@ calls ``verify``, ``theory`` and ``gpu_runs.pipeline.bench`` for the theory and 
 figures, and writes ``figs_out/REPORT.md``: per figure, the paper's number, this run's
 measurement, whether the paper's qualitative claim holds here, and for every run whether
 it was trained live, read from the cache or kept (with its provenance). API:
-:func:`paper_figs.pipeline.run_profile`, :data:`paper_figs.profiles.PROFILES`,
-:data:`paper_figs.figures.CATALOG`, :class:`paper_figs.kept.KeptStore`.
+:func:`paper_figs.pipeline.run_profile`, :data:`paper_figs.records.profiles.PROFILES`,
+:data:`paper_figs.figures.CATALOG`, :class:`paper_figs.records.kept.KeptStore`.
 """

@@ -6,7 +6,7 @@ import argparse
 import shlex
 import sys
 
-from .profiles import ALL_FIGURES, PROFILES, get_profile
+from .records.profiles import ALL_FIGURES, PROFILES, get_profile
 
 EPILOG = """profiles:
 """ + "\n".join(f"  {n:6s} {p.description}" for n, p in PROFILES.items()) + """
@@ -60,6 +60,10 @@ def parser() -> argparse.ArgumentParser:
                     help="record the theory diagnostics (gpu_runs.diagnostics) every K steps in every run "
                          "(not part of the run's identity: a record with these diagnostics also answers a run "
                          "that asks for none; default: the profile's)")
+    ap.add_argument("--plan-batch", type=int, default=None, metavar="K",
+                    help="the full profile through batch K of the sequential plan (docs/plan.md; "
+                         "`python -m paper_figs.allocate` lists the batches); default: through the last "
+                         "batch whose runs are all kept")
     ap.add_argument("--list", action="store_true",
                     help="list the figures, their runs (live or kept; with what OUT's cache already holds) "
                          "and the time estimate, then exit")
@@ -93,6 +97,21 @@ def data_settings(path: str | None) -> dict:
     return {"data": str(Path(path).resolve()), "data_sha256": get_corpus(path).sha256}
 
 
+def with_plan(profile, k: int | None):
+    """``profile`` through batch ``k`` of the sequential plan; ``k`` None: through the batches
+    whose runs are all kept (the full profile's, for full and quick; the other profiles have no plan)."""
+    from .records.plan import through
+    if profile.name not in ("full", "quick"):
+        if k:
+            raise ValueError(f"the plan extends the full profile's grids, not {profile.name!r}'s")
+        return profile
+    if k is None:
+        from .allocate import completed
+        from .records.kept import KeptStore
+        k = completed(get_profile("full"), KeptStore())
+    return through(profile, k)
+
+
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
@@ -109,17 +128,21 @@ def main(argv=None) -> int:
     if base:
         changes["base"] = {**get_profile(args.profile).base, **base}
     profile = get_profile(args.profile, **changes)
+    try:
+        profile = with_plan(profile, args.plan_batch)
+    except ValueError as e:
+        parser().error(f"--plan-batch: {e}")
     if profile.name == "gpu" and args.data is None:
         print("paper_figs: warning: the gpu profile trains on the built-in 7.5 MB byte corpus "
               "(about 22 epochs at 135M parameters: memorization, not pretraining); give --data with "
               "token shards of a real corpus", file=sys.stderr)
-    from .kept import KeptStore
+    from .records.kept import KeptStore
     if KeptStore().refuse_broken(lambda line: print(f"paper_figs: {line}", file=sys.stderr)):
         return 1
     if args.list:
         from pathlib import Path
 
-        from .cache import Cache
+        from .records.cache import Cache
         from .listing import list_profile
         print(list_profile(profile, only=args.only, force=args.force, cache=Cache(Path(args.out) / "cache")))
         return 0
@@ -130,7 +153,7 @@ def main(argv=None) -> int:
     from .pipeline import run_profile
     try:
         result = run_profile(profile, args.out, only=args.only, force=args.force, reuse_kept=args.reuse_kept)
-    except KeyboardInterrupt as e:    # Ctrl-C: the workers are stopped already (paper_figs.stopping)
+    except KeyboardInterrupt as e:    # Ctrl-C: the workers are stopped already (paper_figs.records.stopping)
         what = str(e) if str(e) else "every run that finished is cached"
         again = shlex.join(["python", "-m", "paper_figs", *(sys.argv[1:] if argv is None else argv)])
         print(f"python -m paper_figs: interrupted: {what}; continue with: {again}", file=sys.stderr, flush=True)

@@ -7,7 +7,7 @@ differences, to ``paper_figs/cross_machine_spread.json`` (as each run finishes: 
 sample resumes where it stopped). ``--summary`` prints the table of |here - kept| per regime.
 
 The sample is fixed before any number is seen (``sample_plan``): the kept records are
-grouped by regime (``paper_figs.machine_regimes``), and from each regime ``PER_REGIME``
+grouped by regime (``paper_figs.records.machine_regimes``), and from each regime ``PER_REGIME``
 records made on another machine kind are drawn in the order of sha256(key + SALT),
 alternating between the machine kinds that made them. Each run trains with one thread per
 process, as the full profile does (``jobs=2, threads_per_job=1``).
@@ -30,14 +30,13 @@ import sys
 import time
 from pathlib import Path
 
-from .cache import write_atomically
+from .records.cache import write_atomically
 from .identity_migration import original_keys
-from .kept import KeptStore
-from .machine_regimes import REGIMES, machine_kind, regime_of
-from .provenance import provenance
+from .records.kept import KeptStore
+from .records.machine_regimes import REGIMES, machine_kind, regime_of
+from .records.provenance import provenance
+from .records.spread import FORMAT, SPREAD_FILE, summary
 
-SPREAD_FILE = Path(__file__).resolve().parent / "cross_machine_spread.json"
-FORMAT = 1
 SALT = "cross-machine sample v1"
 #: records drawn per regime (fewer where a regime has fewer records from other machines)
 PER_REGIME = {"small model": 2, "MoE": 3, "long horizon": 2}
@@ -113,21 +112,6 @@ def load(path: Path = SPREAD_FILE) -> dict:
         return json.loads(path.read_text())
     return {"format": FORMAT, "measured_on": this_machine(), "provenance": provenance(
         "python -m paper_figs.cross_machine"), "salt": SALT, "rows": []}
-
-
-def summary(data: dict) -> list[dict]:
-    """Per regime: n, mean |diff|, max |diff|, the RMS of diff (the SD a comparison of two
-    machine kinds adds to one run's final loss) and the machine kinds compared."""
-    out = []
-    for regime in REGIMES:
-        rows = [r for r in data["rows"] if r["regime"] == regime]
-        if not rows:
-            continue
-        d = [abs(r["diff"]) for r in rows]
-        out.append({"regime": regime, "n": len(rows), "mean_abs": statistics.fmean(d), "max_abs": max(d),
-                    "rms": (sum(x * x for x in d) / len(d)) ** 0.5,
-                    "kept_on": sorted({r["kept_on"] for r in rows})})
-    return out
 
 
 def print_summary(data: dict) -> None:

@@ -34,19 +34,20 @@ from typing import Any
 
 import numpy as np
 
-from . import confirmatory, machine_noise
-from .deps import Deps
+from .report import confirmatory
+from .statistics import machine_noise
+from .records.deps import Deps
 from .figures import CATALOG
 from .figures.common import Context, figure_runs, lr_mult, replicate_gaps
-from .identity import settings_identity
-from .kept import KeptStore
-from .machine_noise import same_kind
-from .machine_regimes import machine_kind, regime_of
-from .profiles import get_profile
-from .protocol import ALPHA, FAMILY
-from .runs import describe
-from .seed_stats import noise_model
-from .t_tests import FAILS, HOLDS, INCONCLUSIVE
+from .records.identity import settings_identity
+from .records.kept import KeptStore
+from .statistics.machine_noise import same_kind
+from .records.machine_regimes import machine_kind, regime_of
+from .records.profiles import get_profile
+from .statistics.protocol import ALPHA, FAMILY
+from .records.runs import describe
+from .statistics.seed_stats import noise_model
+from .statistics.t_tests import FAILS, HOLDS, INCONCLUSIVE
 
 #: claims tested against a margin (true under no difference: only 'does not hold' is an error there)
 MARGIN_CLAIMS = ("C3", "C10", "C13", "C14", "C15")
@@ -92,7 +93,7 @@ def _missing(key: str, settings: dict) -> SimOutcome:
 
 
 def _sig(settings) -> str:
-    """A settings dict's identity for the lookup (paper_figs.identity's rule: a diagnosed run and
+    """A settings dict's identity for the lookup (paper_figs.records.identity's rule: a diagnosed run and
     its plain twin are one; its items in key order, values as repr)."""
     return repr(sorted(settings_identity(settings).items()))
 
@@ -121,7 +122,7 @@ def design(profile_name: str = "full", kept: KeptStore | None = None) -> Design:
     p = get_profile(profile_name)
     kept = kept or KeptStore()
     deps = Deps()
-    from .runs import Runner
+    from .records.runs import Runner
     runner = Runner(deps, None, kept=kept)
     runs, keys = {}, {}
     grids = [CATALOG[n].grid(p) for n in CATALOG if p.runs_figure(n) and hasattr(CATALOG[n], "grid")]

@@ -1,4 +1,4 @@
-"""Re-key kept records by their identity (:mod:`paper_figs.identity`) and merge the records
+"""Re-key kept records by their identity (:mod:`paper_figs.records.identity`) and merge the records
 of one training: ``python -m paper_figs.identity_migration [--dry-run]``.
 
 Before identity keys, a run's key hashed its configuration as spelled, so an explicit preset
@@ -21,10 +21,10 @@ import functools
 import json
 from pathlib import Path
 
-from .cache import config_hash
-from .identity import diagnosed, run_key
-from .machine_regimes import machine_kind
-from .kept import KeptError, KeptStore, content_sha256, dumps, seal
+from .records.cache import config_hash
+from .records.identity import diagnosed, run_key
+from .records.machine_regimes import machine_kind
+from .records.kept import KeptError, KeptStore, content_sha256, dumps, seal
 
 MAP_FILE = Path(__file__).resolve().parent / "identity_migration.json"
 
@@ -80,7 +80,7 @@ def plan(store: KeptStore) -> dict[str, str]:
 
 
 def machine(rec: dict) -> str:
-    """The machine kind a record was made on (:func:`paper_figs.machine_regimes.machine_kind`)."""
+    """The machine kind a record was made on (:func:`paper_figs.records.machine_regimes.machine_kind`)."""
     return machine_kind(rec.get("provenance") or {})
 
 
@@ -107,7 +107,7 @@ def amended(best: dict, recs: list[dict], new: str) -> dict:
     prov = dict(best.get("provenance") or {})
     others = [r["key"] for r in recs if r is not best]
     moved = f"key {best['key']} -> {new}" if best["key"] != new else f"key {new} unchanged"
-    note = (f"{moved} (paper_figs.identity: a preset momentum spelled out or omitted, with or "
+    note = (f"{moved} (paper_figs.records.identity: a preset momentum spelled out or omitted, with or "
             f"without diagnostics, is one run)" + (f"; merged with {', '.join(others)}" if others else "")
             + ". Results unchanged.")
     prov["amended"] = f"{prov['amended']}; {note}" if prov.get("amended") else note

@@ -2,7 +2,7 @@
 
 After ``make figs PROFILE=full`` (or ``python -m paper_figs --profile full``) has trained
 the full profile into ``OUT/cache/``, this writes one compact record per training run the
-profile needs into ``paper_figs/kept/<key>.json`` (:mod:`paper_figs.kept`), with the run's
+profile needs into ``paper_figs/kept/<key>.json`` (:mod:`paper_figs.records.kept`), with the run's
 provenance, and lists the runs the cache does not have yet. ``--check N`` then retrains N
 sampled kept records to their end (``--check-steps S``: their first S steps) and compares
 them with the kept logs (:mod:`paper_figs.replay`). ``--prune`` removes the records this
@@ -18,20 +18,25 @@ import shlex
 import sys
 from pathlib import Path
 
-from .cache import Cache
-from .identity import run_key
+from .records.cache import Cache
+from .records.identity import run_key
 from .cli import HelpFormatter
-from .kept import KEPT_DIR, KeptError, KeptStore, compact
-from .profiles import PROFILES, get_profile
+from .records.kept import KEPT_DIR, KeptError, KeptStore, compact
+from .records.profiles import PROFILES, get_profile
 
 
 def profile_runs(profile_name: str) -> list[dict]:
-    """Every run of every figure of the profile (deduplicated by key), as settings."""
-    from .deps import Deps
+    """Every run of every figure of the profile (deduplicated by key), as settings; for the full
+    and quick profiles, through every batch of the sequential plan (docs/plan.md), so that a
+    plan run is kept as soon as it is trained and its record is never stale."""
+    from .records.deps import Deps
     from .figures import CATALOG
     from .figures.common import figure_runs
-    from .runs import full_config
+    from .records.runs import full_config
+    from .records.plan import BATCHES, through
     p = get_profile(profile_name)
+    if p.name in ("full", "quick"):
+        p = through(p, len(BATCHES))
     TrainConfig = Deps().TrainConfig
     out = {}
     for name, mod in CATALOG.items():
@@ -134,7 +139,7 @@ def ask(question: str) -> bool:
 def prune(store: KeptStore, profile: str, yes: bool) -> int:
     """Remove the stale kept records of ``profile`` (:func:`prunable`) after asking (or with
     ``yes``); 0 when done or nothing to do, 1 when refused (nothing removed)."""
-    from .runs import describe
+    from .records.runs import describe
     mine, others = prunable(store, profile)
     if others:
         print(f"{len(others)} stale kept record(s) were trained by another profile (or name none): left in place")
@@ -195,7 +200,7 @@ def main(argv=None) -> int:
         print(f"warning: {len(res['dirty'])} record(s) were trained from uncommitted code (+dirty): "
               "commit the code and retrain them before committing the records")
     if wanted is not None and res["absent"]:
-        from .runs import describe
+        from .records.runs import describe
         absent = set(res["absent"])
         print(f"{len(absent)} of the {a.profile} profile's {len(wanted)} runs are not in {cache_dir} yet "
               f"(train them: python -m paper_figs --profile {a.profile} --out {a.out}):")

@@ -1,19 +1,18 @@
 """``python -m paper_figs --list``: each figure, its runs (live or kept, and whether the kept
-record exists), and the time estimate of what would be trained (:mod:`paper_figs.estimates`)."""
+record exists), and the time estimate of what would be trained (:mod:`paper_figs.records.estimates`)."""
 from __future__ import annotations
 
 from typing import Sequence
 
-from .cache import Cache
-from .identity import run_key
-from .deps import Deps
-from .estimates import (RENDER_S, STARTUP_S, bf16_fast, external_seconds, fmt_seconds, run_seconds,
-                        total_seconds)
+from .records.cache import Cache
+from .records.identity import run_key
+from .records.deps import Deps
+from .records.estimates import RENDER_S, STARTUP_S, bf16_fast, external_seconds, fmt_seconds, run_seconds, total_seconds
 from .figures import CATALOG
-from .kept import KeptError, KeptStore
+from .records.kept import KeptError, KeptStore
 from .pipeline import select, split_runs
-from .profiles import Profile
-from .runs import KEEP_HINT, checkpoint_step, describe, full_config
+from .records.profiles import Profile
+from .records.runs import KEEP_HINT, checkpoint_step, describe, full_config
 
 
 def _kept_state(store: KeptStore, TrainConfig, s: dict) -> str:
@@ -49,7 +48,7 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
     lines = [f"profile {profile.name}: {profile.description}",
              f"  ({profile.jobs} training process(es); this CPU's bf16 matmul is "
              f"{'fast (avx512_bf16/AMX)' if fast else 'slow or unknown (AVX2)'}, so the Muon family is "
-             f"charged that column of paper_figs/estimates.py's STEP_FACTOR)"]
+             f"charged that column of paper_figs/records/estimates.py's STEP_FACTOR)"]
     names = select(only)
     split = split_runs(profile, names, force)
     seen, all_live, n_kept, n_absent, ext = set(), [], 0, 0, []
@@ -114,5 +113,5 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
                      f"{fmt_seconds(other + known_ext + overhead)}{plus})")
     elif other is None and total is not None:
         lines.append(f"  (on a CPU whose bf16 matmul is {'slow (AVX2 only)' if fast else 'fast (avx512_bf16)'}: "
-                     "unknown, some of these runs' step costs are unmeasured there: paper_figs/estimates.py)")
+                     "unknown, some of these runs' step costs are unmeasured there: paper_figs/records/estimates.py)")
     return "\n".join(lines)

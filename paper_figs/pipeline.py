@@ -2,7 +2,7 @@
 
 Each run a figure needs is either trained live (through the cache: a killed invocation
 resumes from it) or, where the profile says so, read from the cache or the kept records
-(:mod:`paper_figs.kept`); ``force`` retrains every run, kept ones included, and reruns
+(:mod:`paper_figs.records.kept`); ``force`` retrains every run, kept ones included, and reruns
 the external calls.
 """
 from __future__ import annotations
@@ -12,16 +12,18 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from . import confirmatory, machine_noise
-from .cache import Cache
-from .deps import Deps
+from .report import confirmatory
+from .statistics import machine_noise
+from .records.cache import Cache
+from .records.deps import Deps
 from .figures import CATALOG, fig5
 from .figures.common import Context, FigureOutput, figure_runs, replicate_gaps
-from .kept import KeptStore
-from .profiles import Profile
-from .report import source_counts, write_report
-from .runs import Runner
-from .seed_stats import NoiseModel, noise_model
+from .records.kept import KeptStore
+from .records.plan import through
+from .records.profiles import Profile
+from .report.markdown import source_counts, write_report
+from .records.runs import Runner
+from .statistics.seed_stats import NoiseModel, noise_model
 
 
 def select(only: Sequence[str] | None) -> list[str]:
@@ -70,7 +72,7 @@ def pooled_noise(ctx: Context, names: Sequence[str] = tuple(CATALOG)) -> NoiseMo
     ``names`` (default: every figure the profile runs, so that a figure's verdicts do not
     depend on which others ``--only`` asked for; runs not trained here are read from the
     cache and the kept records, and a missing one is left out), per optimizer, model and lr
-    and coarser (:class:`paper_figs.seed_stats.NoiseModel`; :func:`paper_figs.figures.common.replicate_gaps`):
+    and coarser (:class:`paper_figs.statistics.seed_stats.NoiseModel`; :func:`paper_figs.figures.common.replicate_gaps`):
     what cells with fewer than 3 seeds borrow."""
     grids = [CATALOG[n].grid(ctx.profile) for n in names
              if ctx.profile.runs_figure(n) and hasattr(CATALOG[n], "grid")]
@@ -78,9 +80,16 @@ def pooled_noise(ctx: Context, names: Sequence[str] = tuple(CATALOG)) -> NoiseMo
 
 
 def family(ctx: Context) -> dict:
-    """The confirmatory family decided with Holm (``paper_figs.confirmatory``), over every
-    figure of the profile whichever ones ``--only`` asked for."""
-    return confirmatory.decide(confirmatory.judge_family(ctx), ctx.profile.verdicts_meaningful)
+    """The confirmatory family decided with Holm (``paper_figs.report.confirmatory``), over every
+    figure of the profile whichever ones ``--only`` asked for, at the sequential plan's current
+    look: the families at the earlier looks (the profile through each earlier batch, from the
+    same runs) give each claim its sequential p-value (docs/plan.md §3)."""
+    earlier = []
+    for j in range(ctx.profile.plan_batch):
+        cj = Context(through(ctx.profile, j), ctx.out, ctx.runner, ctx.deps, ctx.cache)
+        cj.noise = pooled_noise(cj)
+        earlier.append(confirmatory.judge_family(cj))
+    return confirmatory.decide(confirmatory.judge_family(ctx), ctx.profile.verdicts_meaningful, earlier=earlier)
 
 
 def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequence[str] | None = None,

@@ -22,12 +22,12 @@ from __future__ import annotations
 import statistics
 import sys
 
-from .deps import Deps
+from .records.deps import Deps
 from .figures import CATALOG
 from .figures.common import figure_runs
-from .kept import KeptStore
-from .profiles import get_profile
-from .runs import Runner, describe
+from .records.kept import KeptStore
+from .records.profiles import get_profile
+from .records.runs import Runner, describe
 
 #: the full profile's grid knobs as the kept records were trained (before the protocol's runs)
 AS_KEPT = {"fig5": {"scale_horizons": (), "scale_seeds": ()}, "fig4": {"momentum_lr_extend": ()},

@@ -1,6 +1,6 @@
 """Retrain a kept run and compare it with its kept log: to its end, or its first steps.
 
-A kept record (:mod:`paper_figs.kept`) stores the logged rows of its first ``HEAD_STEPS``
+A kept record (:mod:`paper_figs.records.kept`) stores the logged rows of its first ``HEAD_STEPS``
 steps (train loss, lr, and the validation loss where one was evaluated), every evaluation
 (step, validation and train loss, lr) and the final validation loss. :func:`replay` retrains
 the same configuration with the real trainer (to its last step, or stopped after ``steps``)
@@ -14,7 +14,7 @@ and :func:`compare_log` lists every row that differs:
 initialisation are seeded), and 2e-4 leaves room for another CPU's float summation order
 over 30 steps; a changed schedule, optimizer or model moves the loss by far more. Over a
 whole run another CPU's rounding grows to a few thousandths, so the later rows are held to
-``END_ATOL`` = :data:`paper_figs.protocol.TOLERANCE_UNMEASURED` (0.01 nats/byte, the
+``END_ATOL`` = :data:`paper_figs.statistics.protocol.TOLERANCE_UNMEASURED` (0.01 nats/byte, the
 protocol's live-vs-kept tolerance where a regime's cross-machine spread is not measured); :func:`largest_difference` says how far
 the replay actually was (0 on the machine that kept the record). A kept record that no
 longer matches means the trainer changed since it was kept: retrain it.
@@ -26,7 +26,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from .protocol import TOLERANCE_UNMEASURED
+from .statistics.protocol import TOLERANCE_UNMEASURED
 
 ATOL = 2e-4
 END_ATOL = TOLERANCE_UNMEASURED

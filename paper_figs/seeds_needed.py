@@ -8,7 +8,11 @@ Bonferroni level ALPHA / k of the family (the strictest Holm ever asks: a suffic
 Power of one statistic at n seeds per cell, with its measured estimate's distance delta to the
 decision boundary (on the target's side) and SE_n = SE (n_now / n)^(1/2):
 
-    power(n) = P(t_nu > t_{1 - level/2, nu} - delta / SE_n),   nu = max(2, n - 1)
+    power(n) = P(t_nu > t_{1 - level/2, nu} - delta / SE_n)
+
+with nu today's dof at today's n (a borrowed SD's pool dof, Welch's for a combination) and
+n - 1 once a cell has its own SD (n >= 3): ``paper_figs.statistics.power``, the one power
+computation ``seed_stats`` uses too.
 
 A claim of parts (at least k of m hold) holds when at least k parts hold at level / (m - k + 1)
 and fails when at least m - k + 1 parts fail at level / k (docs/protocol.md §3); its power is
@@ -25,28 +29,29 @@ import sys
 
 import numpy as np
 
-from . import confirmatory, error_rates
-from .protocol import ALPHA, FAMILY
-from .t_tests import FAILS, HOLDS, t_quantile, t_sf
+from .report import confirmatory
+from . import error_rates
+from .statistics.protocol import ALPHA, FAMILY
+from .statistics.power import leaf_power as power_of
+from .statistics.t_tests import FAILS, HOLDS, t_quantile
 
 TARGET_POWER = 0.8
 MAX_SEEDS = 200
 
 
 def leaf_power(ev, n: int, level: float, target: str) -> float:
-    """Probability that one statistic decides ``target`` at ``n`` seeds per cell."""
+    """Probability that one statistic decides ``target`` at ``n`` seeds per cell
+    (``paper_figs.statistics.power.leaf_power``: today's dof at today's n, own SDs from 3 seeds on)."""
     if not (math.isfinite(ev.est) and math.isfinite(ev.lo)) or ev.n < 1:
         return 0.0
     se_now = (ev.hi - ev.lo) / (2 * t_quantile(0.975, ev.dof))
-    se = se_now * math.sqrt(ev.n / n)
     if ev.side == 0:   # equivalence: inside +-margin to hold, beyond it to fail
         m, e = abs(ev.boundary), abs(ev.est)
         delta = (m - e) if target == HOLDS else (e - m)
     else:
         delta = ev.side * (ev.est - ev.boundary)
         delta = delta if target == HOLDS else -delta
-    nu = max(2, n - 1)
-    return t_sf(t_quantile(1 - level / 2, nu) - delta / se, nu)
+    return power_of(delta, se_now, ev.n, n, ev.dof, level)
 
 
 def at_least(probs: list[float], k: int) -> float:
@@ -73,7 +78,7 @@ def power(ev, n: int, level: float, target: str) -> float:
 
 def seeds_for(ev, target: str, level: float, start: int) -> int | None:
     """The smallest n >= ``start`` with power >= TARGET_POWER (None: not within MAX_SEEDS)."""
-    for n in range(max(start, 2), MAX_SEEDS + 1):
+    for n in range(max(start, 1), MAX_SEEDS + 1):
         if power(ev, n, level, target) >= TARGET_POWER:
             return n
     return None
@@ -101,8 +106,8 @@ def rows(d) -> list[dict]:
     ctx = error_rates._context(d.profile, d.runs, d.keys, {k: float(rec["result"]["final_val_loss"])
                                                            for k, (_, rec) in d.runs.items()})
     from .figures.common import replicate_gaps
-    from . import machine_noise
-    from .seed_stats import noise_model
+    from .statistics import machine_noise
+    from .statistics.seed_stats import noise_model
     ctx.noise = noise_model(replicate_gaps(ctx, d.grids), machine=machine_noise.load())
     raw = confirmatory.judge_family(ctx)
     true = error_rates.replicate(d, "measured", np.random.default_rng(1), scale=1e-4)

@@ -4,7 +4,7 @@ For each model config of ``--config`` (one or several) and each optimizer, train
 ``--steps`` steps (batch 32 x 64, no evaluation) with the real trainer, in ``--rounds``
 rounds that interleave every (config, optimizer) pair so load drifts hit all of them alike,
 and prints the median step time, its ratio to the same config's AdamW step (the numbers to
-paste into ``paper_figs.estimates.STEP_FACTOR``) and, with several configs, its ratio to the
+paste into ``paper_figs.records.estimates.STEP_FACTOR``) and, with several configs, its ratio to the
 first config's AdamW step (``SEC_PER_STEP``, e.g. ``--config tiny tiny_moe``). Ratios
 measured side by side in one process are meaningful on a shared machine; absolute times
 are not.
@@ -38,7 +38,7 @@ def measure(configs: list[str], optimizers: list[str], steps: int, rounds: int, 
 
 def main(argv=None) -> int:
     from .cli import HelpFormatter
-    from .profiles import TABLE1_OPTIMIZERS
+    from .records.profiles import TABLE1_OPTIMIZERS
     ap = argparse.ArgumentParser(prog="python -m paper_figs.step_costs", description=__doc__.split("\n\n")[0],
                                  formatter_class=HelpFormatter)
     ap.add_argument("--config", nargs="+", default=["tiny"],

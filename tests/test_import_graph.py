@@ -197,3 +197,50 @@ def test_no_file_cites_the_design_file_outside_the_repository():
             and f.name != Path(__file__).name and "DESIGN" in f.read_text()]
     hits += ["README.md"] if "DESIGN" in (ROOT / "README.md").read_text() else []
     assert not hits, f"cite docs/design.md instead of DESIGN in: {hits}"
+
+
+#: paper_figs' layers, lowest first (docs/design.md §2): what was trained, the verdict
+#: arithmetic, the figures, the report; the package's top-level modules are its commands.
+PAPER_FIGS_LAYERS = ("records", "statistics", "figures", "report")
+
+
+def paper_figs_layer(module: str) -> int:
+    """0-3 for a module of a layer folder, 4 for a top-level module (a command)."""
+    parts = module.split(".")
+    if len(parts) >= 2 and parts[1] in PAPER_FIGS_LAYERS:
+        return PAPER_FIGS_LAYERS.index(parts[1])
+    return len(PAPER_FIGS_LAYERS)
+
+
+def paper_figs_layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import inside paper_figs that points to a higher layer (a statistic importing a
+    figure or a command, a record importing a statistic, ...). The package ``paper_figs``
+    itself imports nothing."""
+    bad = []
+    for m, deps in graph.items():
+        if not m.startswith("paper_figs"):
+            continue
+        for d in deps:
+            if not d.startswith("paper_figs"):
+                continue
+            if m == "paper_figs" or paper_figs_layer(d) > paper_figs_layer(m):
+                bad.append(f"{m} -> {d}")
+    return sorted(bad)
+
+
+def test_paper_figs_stands_in_layers():
+    layers = {m.split(".")[1] for m in GRAPH if m.count(".") >= 2 and m.startswith("paper_figs.")}
+    assert set(PAPER_FIGS_LAYERS) <= layers
+    bad = paper_figs_layer_violations(GRAPH)
+    assert not bad, f"paper_figs imports against its layers {PAPER_FIGS_LAYERS} < commands: {bad}"
+
+
+def test_the_layer_rule_catches_planted_back_imports():
+    planted = {k: set(v) for k, v in GRAPH.items()}
+    planted["paper_figs.statistics.machine_noise"].add("paper_figs.cross_machine")
+    planted["paper_figs.records.runs"].add("paper_figs.statistics.protocol")
+    planted["paper_figs.figures.common"].add("paper_figs.report.markdown")
+    bad = paper_figs_layer_violations(planted)
+    assert bad == sorted(["paper_figs.statistics.machine_noise -> paper_figs.cross_machine",
+                          "paper_figs.records.runs -> paper_figs.statistics.protocol",
+                          "paper_figs.figures.common -> paper_figs.report.markdown"])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from ..verdicts import HOLDS, INCONCLUSIVE, Evidence, Verdict, lower_is_better, mean
+from ..statistics.verdicts import HOLDS, INCONCLUSIVE, Evidence, Verdict, lower_is_better, mean
 from .common import Context, best_lr
 
 

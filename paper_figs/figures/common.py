@@ -28,14 +28,14 @@ from typing import Any, Callable, Sequence
 from lmo.presets import DEFAULT_LR
 from lmo.variants import EF, MITIGATIONS, ONE_STEP, PIPEDREAM, SYNC, TWO_BW, VARIANTS as ALL_VARIANTS, mode_of
 
-from .. import plotting
-from ..cache import Cache
-from ..deps import Deps
-from ..profiles import Profile
-from ..runs import Outcome, Runner
-from ..machine_regimes import machine_kind, regime_of
-from ..seed_stats import EMPTY_MODEL, Measured, Noise, NoiseModel, paired  # noqa: F401 (paired: the figures' import)
-from ..verdicts import Verdict, gate, mean
+from . import plotting
+from ..records.cache import Cache
+from ..records.deps import Deps
+from ..records.profiles import Profile
+from ..records.runs import Outcome, Runner
+from ..records.machine_regimes import machine_kind, regime_of
+from ..statistics.seed_stats import EMPTY_MODEL, Measured, Noise, NoiseModel, paired
+from ..statistics.verdicts import Verdict, gate, mean
 
 LOSS_LABEL = "validation loss (nats/byte)"
 GAP_LABEL = "final sync-async gap (nats/byte)"
@@ -100,7 +100,7 @@ def spec_of(profile: Profile, figure: str, table: dict) -> Any:
 @dataclass(frozen=True)
 class TunedReading:
     """A figure module registered a second time, with the parameter ``tuned=True``: the same
-    figure with every run at its optimizer's tuned sync lr (``paper_figs.tuned_lrs``).
+    figure with every run at its optimizer's tuned sync lr (``paper_figs.figures.tuned_lrs``).
     ``NAME`` and ``TITLE`` are the module's ``TUNED_NAME`` and ``TUNED_TITLE``."""
 
     module: Any
@@ -328,7 +328,7 @@ def finals(ctx: Context, settings_list: list, missing: list) -> list[float]:
 
 
 def describe_run(s: dict) -> str:
-    from ..runs import describe
+    from ..records.runs import describe
     return describe(s)
 
 
@@ -345,14 +345,14 @@ Builder = Callable[[Context], FigureOutput]
 
 
 def tag(v: Verdict, claim: str) -> Verdict:
-    """``v`` as the confirmatory line ``claim`` of ``paper_figs.protocol.FAMILY``."""
+    """``v`` as the confirmatory line ``claim`` of ``paper_figs.statistics.protocol.FAMILY``."""
     return dataclasses.replace(v, claim=claim)
 
 
 def grid_claims(ctx: Context, grid: Callable[[Profile], dict],
                 judge: Callable[[Context, dict], dict]) -> dict[str, Verdict]:
     """The confirmatory lines (those tagged with a claim id) of a grid figure's ``judge(ctx,
-    res)``, measured without drawing: how ``paper_figs.confirmatory`` reads every figure of the
+    res)``, measured without drawing: how ``paper_figs.report.confirmatory`` reads every figure of the
     family, whichever figures an invocation shows."""
     res = measure_cells(ctx, FigureOutput("", ""), grid(ctx.profile))
     return {} if res is None else {k: v for k, v in judge(ctx, res).items() if v.claim}

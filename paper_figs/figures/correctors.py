@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 from lmo.variants import EF, SYNC, TWO_BW
 
-from .. import plotting
-from ..seed_stats import estimate, paired
-from ..verdicts import both, equivalent, every, ef_recovers, fmt, larger_gap, lower_is_better, mean, spread
+from . import plotting
+from ..statistics.seed_stats import estimate, paired
+from ..statistics.verdicts import both, equivalent, every, ef_recovers, fmt, larger_gap, lower_is_better, mean, spread
 from .common import Context, FigureOutput, grid_figure, pct, spec_of, variant
 
 NAME = "correctors"

@@ -9,8 +9,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..cache import config_hash, to_jsonable
-from ..deps import Unavailable
+from ..records.cache import config_hash, to_jsonable
+from ..records.deps import Unavailable
 from .common import spec_of
 
 

@@ -36,7 +36,7 @@ At the tuned sync lrs (``tuned=True``, the catalog's ``fig2_tuned``): Figure 2 t
 optimizer at its preset peak lr (``lmo.presets.DEFAULT_LR``), and for Adan, NAdam, NorMuon,
 AdaMuon and Lion those presets are guesses for models 250-1000x larger. The tuned reading
 trains every run of the figure (sync, 2BW, sync start, sync cool-down, DC-ASGD, 2BW + EF) at
-the sync lr lr_tuning's grid chose, c_sync(o) x preset (``paper_figs.tuned_lrs.CHOSEN``): the
+the sync lr lr_tuning's grid chose, c_sync(o) x preset (``paper_figs.figures.tuned_lrs.CHOSEN``): the
 paper's protocol, one lr for every variant; the recovered fraction and the claims are Figure
 2's. The lrs were chosen on the tiny model at 1500 steps (``tuned_lrs.CHOSEN_ON``); a profile
 whose mitigation model is another size has no tuned lr to train at, and the reading is empty
@@ -50,14 +50,13 @@ from dataclasses import dataclass
 
 from lmo.variants import EF, SYNC, TWO_BW
 
-from .. import paper_numbers as pn
-from .. import plotting
-from ..profiles import TABLE1_OPTIMIZERS
-from ..tuned_lrs import CHOSEN, CHOSEN_ON, chosen
-from ..verdicts import both, combine, ef_recovers, every, fmt, lower_is_better, mean, most, negate
+from ..statistics import paper_numbers as pn
+from . import plotting
+from ..records.profiles import TABLE1_OPTIMIZERS
+from .tuned_lrs import CHOSEN, CHOSEN_ON, chosen
+from ..statistics.verdicts import both, combine, ef_recovers, every, fmt, lower_is_better, mean, most, negate
 from .best_lrs import rests_on
-from .common import (MITIGATION_KINDS, Context, FigureOutput, at_tuned_lr, cell_sources, grid_claims, grid_figure,
-                     lr_mult, paired, pct, recovered, spec_of, tag, variant, variant_grid)
+from .common import MITIGATION_KINDS, Context, FigureOutput, at_tuned_lr, cell_sources, grid_claims, grid_figure, lr_mult, paired, pct, recovered, spec_of, tag, variant, variant_grid
 from .grids import sync_argmin, tuned_run
 
 NAME = "fig2_table2"
@@ -81,7 +80,9 @@ class Spec:
     """Figure 2's knobs: its optimizers and model; each mitigation's setting (sync start /
     cool-down: fraction of the steps; DC-ASGD: lambda); the sensitivity reading's optimizers,
     grids (window: fraction of the steps; lambda: python -m gpu_runs.dc_asgd_scale) and seeds
-    (its unmitigated runs: the same seeds)."""
+    (its unmitigated runs: the same seeds). ``main_extra``: the sequential plan's extra seeds of
+    an optimizer's 2BW and 2BW+EF runs (docs/plan.md); the other kinds keep the profile's seeds,
+    and every comparison pairs seed by seed over the seeds both sides have."""
 
     mitigation_optimizers: tuple = ("adamw", "muon")
     mitigation_size: str = "tiny"
@@ -92,6 +93,9 @@ class Spec:
     window_grid: tuple = (0.05, 0.1, 0.2)
     dc_asgd_grid: tuple = (0.04, 100.0, 1000.0, 10000.0)
     sweep_seeds: tuple = (0,)
+    # the sequential plan's seeds (docs/plan.md): ((optimizer, (seed, ...)), ...) at which that
+    # optimizer's 2BW and 2BW+EF runs are added (C7's pair: async vs async + EF)
+    main_extra: tuple = ()
 
 
 _FULL = Spec(mitigation_optimizers=TABLE1_OPTIMIZERS, mitigation_sweep_optimizers=("adamw", "muon"),
@@ -114,7 +118,11 @@ def settings_of(s: Spec) -> dict:
 def main_grid(p) -> dict:
     """{(optimizer, kind): [settings per seed]}: Figure 2 / Table 2 proper."""
     s = spec(p)
-    return variant_grid(p, KINDS, {"optimizer": s.mitigation_optimizers}, at=settings_of(s), config=s.mitigation_size)
+    g = variant_grid(p, KINDS, {"optimizer": s.mitigation_optimizers}, at=settings_of(s), config=s.mitigation_size)
+    for o, seeds in s.main_extra:
+        for kind in (TWO_BW, EF):
+            g[(o, kind)] = g[(o, kind)] + [variant(p, o, kind, seed=i, config=s.mitigation_size) for i in seeds]
+    return g
 
 
 def sweep_grid(p) -> dict:
@@ -351,7 +359,7 @@ def _render_tuned(ctx: Context, out: FigureOutput, g: dict, res: dict) -> Figure
                      + ".")
     lrs = ", ".join(f"{o} x{chosen(o, SYNC):g}" for o in res if o in CHOSEN)
     out.notes.append(f"Every run at the sync lr chosen by lr_tuning's grid on seed 0 ({lrs} preset; "
-                     "paper_figs/tuned_lrs.py); every variant at that lr, as in the paper. The runs are seed 0's, "
+                     "paper_figs/figures/tuned_lrs.py); every variant at that lr, as in the paper. The runs are seed 0's, "
                      "the seed whose sync run chose the lr: its sync loss is the minimum of a noisy grid, which "
                      "biases each gap up by at most about one seed SD (lr_tuning's held-out reading measures "
                      "the gap free of that bias for Table 1's headline optimizers).")

@@ -6,7 +6,7 @@ Claim checked (paper, 360M): AdamW's sync-async gap is much larger than Muon's
 At the tuned sync lrs (``tuned=True``, the catalog's ``fig3_tuned``): Figure 3 trains AdamW
 and Muon at their preset peak lrs (``lmo.presets.DEFAULT_LR``); the tuned reading trains every
 run of the figure (sync, 2BW, 2BW + EF; the same seeds) at the sync lr that lr_tuning's grid
-chose, c_sync(o) x preset (``paper_figs.tuned_lrs.CHOSEN``): the paper's protocol (one lr for
+chose, c_sync(o) x preset (``paper_figs.figures.tuned_lrs.CHOSEN``): the paper's protocol (one lr for
 the three variants), with the lr no longer a guess for a model 250-1000x larger. The claims
 are Figure 3's, judged by :func:`judge`. Runs shared: the sync runs are lr_tuning's (seed 0
 its grid's, seeds 1-3 its held-out reading's); Muon's 2BW runs too, its chosen 2BW lr being
@@ -16,14 +16,13 @@ from __future__ import annotations
 
 from lmo.variants import SYNC
 
-from .. import paper_numbers as pn
-from .. import plotting
-from ..seed_stats import NO_NOISE
-from ..tuned_lrs import chosen
-from ..verdicts import ef_recovers, every, fmt, larger_gap, much_larger_gap
+from ..statistics import paper_numbers as pn
+from . import plotting
+from ..statistics.seed_stats import NO_NOISE
+from .tuned_lrs import chosen
+from ..statistics.verdicts import ef_recovers, every, fmt, larger_gap, much_larger_gap
 from .best_lrs import rests_on
-from .common import (VARIANTS, Context, FigureOutput, at_tuned_lr, cell_sources, curve_panel, grid_claims,
-                     grid_figure, lr_mult, paired, pct, relative_gap, tag, variant_grid)
+from .common import VARIANTS, Context, FigureOutput, at_tuned_lr, cell_sources, curve_panel, grid_claims, grid_figure, lr_mult, paired, pct, relative_gap, tag, variant_grid
 from .grids import shared, sync_argmin, tuned_run
 
 NAME = "fig3"
@@ -131,7 +130,7 @@ def _render_tuned(ctx: Context, out: FigureOutput, g: dict, res: dict) -> Figure
     out.verdicts = at_tuned_lr({k: rests_on(v, used) for k, v in out.verdicts.items()})
     out.notes.append("The tuned sync lrs these runs train at (docs/protocol.md §6): " + "; ".join(a.text for a in used)
                      + ".")
-    out.notes.append("Every run at the sync lr chosen by lr_tuning's grid on seed 0 (paper_figs/tuned_lrs.py; "
+    out.notes.append("Every run at the sync lr chosen by lr_tuning's grid on seed 0 (paper_figs/figures/tuned_lrs.py; "
                      "tiny model, 1500 steps); the 2BW and EF runs are not retuned, as in the paper, where one lr "
                      "serves the three variants. lr_tuning's held-out reading retunes the 2BW lr too.")
     return out

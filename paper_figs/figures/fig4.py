@@ -19,12 +19,11 @@ from dataclasses import dataclass
 from lmo.presets import DEFAULT_MOMENTUM, MU_MAPS_TO
 from lmo.variants import SYNC, TWO_BW
 
-from .. import paper_numbers as pn
-from .. import plotting
-from ..verdicts import Verdict, combine, fmt, gap_shrinks_with, larger_gap, mean
+from ..statistics import paper_numbers as pn
+from . import plotting
+from ..statistics.verdicts import Verdict, combine, fmt, gap_shrinks_with, larger_gap, mean
 from .best_lrs import argmin, rests_on
-from .common import (GAP_LABEL, Context, FigureOutput, grid_claims, grid_figure, paired, retuned_gap, sources, spec_of,
-                     tag, variant_grid)
+from .common import GAP_LABEL, Context, FigureOutput, grid_claims, grid_figure, paired, retuned_gap, sources, spec_of, tag, variant_grid
 from .grids import lr_setting, shared
 
 NAME = "fig4"
@@ -119,7 +118,7 @@ def preset_line(p) -> str:
 
 def judge(ctx: Context, res: dict) -> dict:
     """The preset-lr reading, the paper's protocol as we read it (C9): per optimizer the gap
-    at the largest momentum below the smallest's, monotone, the sync loss not worse
+    at the largest momentum below the smallest's, monotone, the sync loss not moving
     (``verdicts.gap_shrinks_with``); every optimizer."""
     p = ctx.profile
     sh = shared(p)

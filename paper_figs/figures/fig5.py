@@ -12,13 +12,11 @@ import math
 
 from lmo.variants import SYNC, TWO_BW
 
-from .. import paper_numbers as pn
-from .. import plotting
-from ..protocol import M_SMALLEST
-from ..verdicts import (FAILS, HOLDS, INCONCLUSIVE, Verdict, combine, fmt, larger_gap, lower_is_better, mean,
-                        much_larger_gap, no_growth)
-from .common import (LOSS_LABEL, VARIANTS, Context, FigureOutput, cell_sources, grid_claims, grid_figure, paired,
-                     spec_of, tag, variant_grid)
+from ..statistics import paper_numbers as pn
+from . import plotting
+from ..statistics.protocol import M_SMALLEST
+from ..statistics.verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict, combine, fmt, larger_gap, lower_is_better, mean, much_larger_gap, no_growth
+from .common import LOSS_LABEL, VARIANTS, Context, FigureOutput, cell_sources, grid_claims, grid_figure, paired, spec_of, tag, variant_grid
 from .grids import shared
 
 NAME = "fig5"

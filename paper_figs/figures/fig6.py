@@ -11,11 +11,10 @@ from dataclasses import dataclass
 
 from lmo.variants import PIPEDREAM, SYNC, TWO_BW
 
-from .. import paper_numbers as pn
-from .. import plotting
-from ..verdicts import combine, fmt, lower_is_better
-from .common import (Context, FigureOutput, cell_sources, curve_panel, grid_claims, grid_figure, paired, spec_of, tag,
-                     variant_grid)
+from ..statistics import paper_numbers as pn
+from . import plotting
+from ..statistics.verdicts import combine, fmt, lower_is_better
+from .common import Context, FigureOutput, cell_sources, curve_panel, grid_claims, grid_figure, paired, spec_of, tag, variant_grid
 
 NAME = "fig6"
 TITLE = "Figure 6: sync vs PipeDream-2BW (constant delay) vs PipeDream (variable delay)"
@@ -31,6 +30,8 @@ class Spec:
     pipedream_optimizers: tuple = ("adamw", "muon")
     pipedream_size: str = "small"
     pipedream_stages: int = 4
+    # the sequential plan's seeds (docs/plan.md): added to the 2BW and PipeDream runs (C12's pair)
+    extra_seeds: tuple = ()
 
 
 SPECS = {"full": Spec(), "quick": Spec(), "gpu": Spec(pipedream_size="135m", pipedream_stages=8),
@@ -45,8 +46,11 @@ def spec(p) -> Spec:
 def grid(p) -> dict:
     """{(optimizer, kind): [settings per seed]}."""
     s = spec(p)
-    return variant_grid(p, KINDS, {"optimizer": s.pipedream_optimizers}, at={PIPEDREAM: s.pipedream_stages},
-                        config=s.pipedream_size)
+    g = variant_grid(p, KINDS, {"optimizer": s.pipedream_optimizers}, at={PIPEDREAM: s.pipedream_stages},
+                     config=s.pipedream_size)
+    extra = variant_grid(p, (TWO_BW, PIPEDREAM), {"optimizer": s.pipedream_optimizers}, seeds=s.extra_seeds,
+                         at={PIPEDREAM: s.pipedream_stages}, config=s.pipedream_size) if s.extra_seeds else {}
+    return {k: v + extra.get(k, []) for k, v in g.items()}
 
 
 def line(p) -> str:

@@ -1,6 +1,6 @@
 """The grids several figures share: their knobs and the spelling of their shared runs.
 
-A run's identity is the hash of its full settings (``paper_figs.cache.config_hash``), so two
+A run's identity is the hash of its full settings (``paper_figs.records.cache.config_hash``), so two
 figures share a run only if they spell it the same way: ``lr`` left out at the preset
 (multiplier 1) and given as ``round(c x preset, 12)`` otherwise (:func:`lr_setting`), and the
 momentum spelled out exactly where Figure 4's lr-retuned reading has that run
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM
 from lmo.variants import SYNC, TWO_BW
 
-from .. import plotting
-from ..profiles import TABLE1_OPTIMIZERS, Profile
+from . import plotting
+from ..records.profiles import TABLE1_OPTIMIZERS, Profile
 from .best_lrs import Argmin, argmin
 from .common import Context, finals, spec_of, variant, variant_grid
 
@@ -42,6 +42,8 @@ class Shared:
     trains at these multipliers). ``horizons``: Figure 5's and the MoE figure's. ``tuning_lr_mults``,
     ``tuning_lr_extend``: lr_tuning's lr grid (x preset) and its extensions per optimizer
     (``((optimizer, (extra multipliers, ...)), ...)``), which the tuned readings' lr choice rests on.
+    ``headline_extra``: the sequential plan's extra seeds of a headline optimizer's Table 1 cells
+    (``((optimizer, (seeds, ...)), ...)``, docs/plan.md).
     """
 
     seeds_main: tuple = (0,)
@@ -55,6 +57,9 @@ class Shared:
     horizons: tuple = (1500, 3000)
     tuning_lr_mults: tuple = (0.5, 1.0, 2.0, 4.0, 8.0)   # () or one value: lr_tuning off
     tuning_lr_extend: tuple = ()
+    # the sequential plan's seeds (docs/plan.md): ((optimizer, (seed, ...)), ...) added to that
+    # headline optimizer's Table 1 cells at sizes[0], on top of seeds_main
+    headline_extra: tuple = ()
 
 
 _FULL = Shared(
@@ -91,8 +96,10 @@ def table1_grid(p: Profile) -> dict:
     sh = shared(p)
     g = variant_grid(p, TABLE1_KINDS, {"config": p.sizes, "optimizer": sh.table1_optimizers})
     head = tuple(o for o in sh.table1_headline if o in sh.table1_optimizers)
-    if head:
-        g.update(variant_grid(p, TABLE1_KINDS, {"config": p.sizes[:1], "optimizer": head}, seeds=sh.seeds_main))
+    extra = dict(sh.headline_extra)
+    for o in head:
+        g.update(variant_grid(p, TABLE1_KINDS, {"config": p.sizes[:1], "optimizer": (o,)},
+                              seeds=tuple(sh.seeds_main) + tuple(extra.get(o, ()))))
     return g
 
 

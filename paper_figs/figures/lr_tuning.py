@@ -21,7 +21,7 @@ at the grid's upper edge for 7 of the 9 optimizers, and at x{0.5, ..., 4} for 5;
 upward (``tuning_lr_extend``) for the optimizers still at its edge at x8 (Adan, MARS).
 
 Held-out reading (``tuned_seeds``): gap* picks each variant's minimum over one noisy seed,
-which is biased low. The lrs it picked are written down (``paper_figs.tuned_lrs.CHOSEN``),
+which is biased low. The lrs it picked are written down (``paper_figs.figures.tuned_lrs.CHOSEN``),
 and both variants are trained there on other seeds, for the optimizers of Table 1's headline:
 
     gap_held(o) = L_2bw(o, c_2bw; s) - L_sync(o, c_sync; s),  s in ``tuned_seeds``
@@ -35,12 +35,12 @@ from dataclasses import dataclass
 from lmo.presets import DEFAULT_LR
 from lmo.variants import SYNC, TWO_BW
 
-from .. import paper_numbers as pn
-from .. import plotting
-from .. import tuned_lrs
-from ..profiles import TABLE1_OPTIMIZERS
-from ..tuned_lrs import chosen
-from ..verdicts import INCONCLUSIVE, Evidence, Verdict, combine, fmt, larger_gap, mean, much_larger_gap
+from ..statistics import paper_numbers as pn
+from . import plotting
+from . import tuned_lrs
+from ..records.profiles import TABLE1_OPTIMIZERS
+from .tuned_lrs import chosen
+from ..statistics.verdicts import INCONCLUSIVE, Evidence, Verdict, combine, fmt, larger_gap, mean, much_larger_gap
 from .best_lrs import Argmin, argmin, rests_on
 from .common import GAP_LABEL, Context, FigureOutput, best_lr, grid_figure, paired, retuned_gap, spec_of
 from .grids import shared, table1_grid, tuned_run, tuning_mults
@@ -56,7 +56,7 @@ ENDS = "ends"   # cells (ENDS, optimizer, multiplier): the grid's smallest / lar
 @dataclass(frozen=True)
 class Spec:
     """lr_tuning's own knobs: the optimizers whose 2BW run is swept too (Table 1 at tuned lrs);
-    the held-out reading's seeds at ``paper_figs.tuned_lrs.CHOSEN`` (() off); ``((optimizer,
+    the held-out reading's seeds at ``paper_figs.figures.tuned_lrs.CHOSEN`` (() off); ``((optimizer,
     (seeds, ...)), ...)``: that optimizer's grid's end lrs at these seeds too. Its lr grid is
     shared (``grids.Shared.tuning_lr_mults``, ``tuning_lr_extend``: the tuned readings' lr
     choice rests on it)."""
@@ -198,7 +198,7 @@ def _stale(p, res: dict, o: str) -> str:
     if tuned_lrs.CHOSEN.get(o) == (c_s, c_a):
         return ""
     return (f"{plotting.label(o)}: the held-out seeds ran at x{chosen(o, SYNC):g} / x{chosen(o, TWO_BW):g} "
-            f"(paper_figs/tuned_lrs.py, chosen on {'/'.join(map(str, tuned_lrs.CHOSEN_ON))}) but this grid picks "
+            f"(paper_figs/figures/tuned_lrs.py, chosen on {'/'.join(map(str, tuned_lrs.CHOSEN_ON))}) but this grid picks "
             f"x{c_s:g} / x{c_a:g}: update CHOSEN and retrain the held-out runs")
 
 
@@ -247,7 +247,7 @@ def _table1_tuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     out.measured += ["", f"Table 1 at tuned lrs ({size} model, {p.steps} steps): each variant at its own best lr "
                      f"of the grid, gap* = best 2BW loss - best sync loss"
                      + (f"; the held-out gap is both variants at those lrs on seeds {seeds_txt}, which played no "
-                        "part in choosing them (paper_figs/tuned_lrs.py)" if held else "") + ":", "", *rows]
+                        "part in choosing them (paper_figs/figures/tuned_lrs.py)" if held else "") + ":", "", *rows]
     out.notes += [why for why in stale.values() if why]
     fig, (ax,) = plotting.new(width=max(5.0, 0.9 * len(opts) + 2))
     xs = range(len(opts))

@@ -7,7 +7,7 @@ from 50B to 200B tokens (Figure 5). Here: the profile's MoE config (``tiny_moe``
 ``moe_2b`` on GPU; ``gpu_runs.moe``) with ``moe_optimizer`` (Muon), sync / 2BW / 2BW + EF
 (docs/design.md §4) at every horizon of the profile, each its own cosine schedule, seeds
 ``moe_seeds``. Table 3 / Figure 1 are the cells at the profile's ``steps``. Verdict rules:
-:mod:`paper_figs.moe_verdicts`.
+:mod:`paper_figs.statistics.moe_verdicts`.
 """
 from __future__ import annotations
 
@@ -15,14 +15,13 @@ from dataclasses import dataclass
 
 from lmo.variants import EF, TWO_BW
 
-from .. import moe_verdicts as mv
-from .. import paper_numbers as pn
-from .. import plotting
-from ..protocol import M_BENIGN, M_SMALLEST, SPIKE_REL
-from ..seed_stats import NO_NOISE, Noise
-from ..verdicts import combine, fmt, lower_is_better, mean
-from .common import (LOSS_LABEL, VARIANTS, Context, FigureOutput, curves, measure, paired, sources, spec_of, status_of,
-                     tag, variant)
+from ..statistics import moe_verdicts as mv
+from ..statistics import paper_numbers as pn
+from . import plotting
+from ..statistics.protocol import M_BENIGN, M_SMALLEST, SPIKE_REL
+from ..statistics.seed_stats import NO_NOISE, Noise
+from ..statistics.verdicts import combine, fmt, lower_is_better, mean
+from .common import LOSS_LABEL, VARIANTS, Context, FigureOutput, curves, measure, paired, sources, spec_of, status_of, tag, variant
 from .grids import shared
 
 NAME = "moe"
@@ -192,7 +191,7 @@ def build(ctx: Context) -> FigureOutput:
                     "compare the pattern, not the values):", "", *rows]
     out.verdicts = {k: ctx.verdict(x) for k, x in verdicts.items()}
     out.notes = [
-        f"Criteria (docs/protocol.md §8, paper_figs/moe_verdicts.py; {ctx.noise_for(s.moe_optimizer, s.moe_size)}): "
+        f"Criteria (docs/protocol.md §8, paper_figs/statistics/moe_verdicts.py; {ctx.noise_for(s.moe_optimizer, s.moe_size)}): "
         f"EF closes the gap when the 95 % interval of EF's gap lies within +-{M_SMALLEST:.2%} of the sync loss "
         "(two one-sided tests; the paper's 10B async gap 0.005 / 1.906 is the smallest gap it reports); async is "
         f"stable when no delayed run's validation loss is non-finite or rises {SPIKE_REL:.0%} above its running "
@@ -202,7 +201,7 @@ def build(ctx: Context) -> FigureOutput:
         f"The paper's own 10B gap, {v['2bw'] - v['sync']:.3f}, is about one seed SD at this scale: "
         f"{len(s.moe_seeds)} seed(s) cannot resolve a gap that small.",
         "EF reduces the remaining gap (Figure 5's second claim): mean(async + EF) below mean(async), the 95 % "
-        "interval of the paired difference above 0, at every horizon (paper_figs/verdicts.py lower_is_better).",
+        "interval of the paired difference above 0, at every horizon (paper_figs/statistics/verdicts.py lower_is_better).",
         "The paper's Figure 1 shows training loss; this figure shows validation loss (what Table 3 reports).",
     ] + [x.reason for x in parts]
     return out

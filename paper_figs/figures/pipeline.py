@@ -7,9 +7,9 @@ its ideal time ratio to a bubble-free schedule is (M + P - 1) / M. The benchmark
 from __future__ import annotations
 
 
-from .. import plotting
-from ..deps import Unavailable
-from ..verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict
+from . import plotting
+from ..records.deps import Unavailable
+from ..statistics.verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict
 from .common import Context, FigureOutput
 from .external import cached_call, quick_mode_of
 

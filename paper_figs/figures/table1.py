@@ -9,13 +9,12 @@ from __future__ import annotations
 import csv
 import math
 
-from .. import paper_numbers as pn
-from .. import plotting
-from ..protocol import M_BENIGN
-from ..seed_stats import scaled, scaled_noise
-from ..verdicts import below_margin, fmt, larger_gap, mean, most, much_larger_gap
-from .common import (GAP_LABEL, Context, FigureOutput, cell_sources, grid_claims, grid_figure, paired, relative_gap,
-                     tag)
+from ..statistics import paper_numbers as pn
+from . import plotting
+from ..statistics.protocol import M_BENIGN
+from ..statistics.seed_stats import scaled, scaled_noise
+from ..statistics.verdicts import below_margin, fmt, larger_gap, mean, most, much_larger_gap
+from .common import GAP_LABEL, Context, FigureOutput, cell_sources, grid_claims, grid_figure, paired, relative_gap, tag
 from .grids import TABLE1_KINDS, shared, table1_grid
 
 NAME = "table1"

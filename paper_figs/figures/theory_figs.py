@@ -13,10 +13,10 @@ import numpy as np
 
 from lmo.variants import DELAYED, EF
 
-from .. import paper_numbers as pn
-from .. import plotting
-from ..deps import Unavailable
-from ..verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict, reading_verdict
+from ..statistics import paper_numbers as pn
+from . import plotting
+from ..records.deps import Unavailable
+from ..statistics.verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict, reading_verdict
 from .common import Context, FigureOutput
 from .external import cached_call, quick_mode_of
 

@@ -7,7 +7,7 @@ Runs: for each optimizer of ``theory_optimizers`` and each peak lr c x preset (c
 otherwise, with diagnostics every ``theory_diag_every`` steps (the profile's own
 ``diag_every`` when it sets one). The diagnostics only read the state and evaluate extra
 batches, so a diagnosed run trains its plain twin's trajectory: the two are one run
-(:mod:`paper_figs.identity`), and Figure 3's preset-lr cells read the diagnosed record.
+(:mod:`paper_figs.records.identity`), and Figure 3's preset-lr cells read the diagnosed record.
 
 Predictions checked (``gpu_runs.predict``, ``gpu_runs.orderings``; docs/design.md §5), with
 L = each run's own median L_local, eta = its mean measured ||d_t||, mu = 1 - beta, K = steps,
@@ -39,10 +39,10 @@ from gpu_runs.predict import summarize_record
 from lmo.presets import DEFAULT_MOMENTUM
 from lmo.variants import EF, SYNC, TWO_BW
 
-from .. import plotting
-from ..protocol import MISSING_WEIGHT_MAX
-from ..seed_stats import scaled, scaled_noise
-from ..verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict, combine, fmt, larger_gap, lower_is_better, mean
+from . import plotting
+from ..statistics.protocol import MISSING_WEIGHT_MAX
+from ..statistics.seed_stats import scaled, scaled_noise
+from ..statistics.verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict, combine, fmt, larger_gap, lower_is_better, mean
 from .common import VARIANTS, Context, FigureOutput, grid_figure, paired, spec_of, variant
 from .grids import lr_setting, shared
 
@@ -303,7 +303,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                      "ranking comes only from each optimizer's measured L, eta and mu.")
 
     out.notes.append("Diagnostics do not steer training: a diagnosed run and its plain twin (Figure 3's run at the "
-                     "preset lr) are one training (paper_figs.identity), so Figure 3 reads the diagnosed record. On "
+                     "preset lr) are one training (paper_figs.records.identity), so Figure 3 reads the diagnosed record. On "
                      "one machine their trajectories are bit-identical (tests/paper_figs/test_theory_training.py); "
                      "before the kept records were keyed by identity, 17 such pairs were stored twice with "
                      "identical curves.")

@@ -10,8 +10,8 @@ from gpu_runs.model import stage_of_params
 from gpu_runs.parallelism import Parallelism
 from gpu_runs.recipe import TrainConfig, loss_and_grads
 from gpu_runs.train import train
-from paper_figs.identity import run_key
-from paper_figs.runs import full_config
+from paper_figs.records.identity import run_key
+from paper_figs.records.runs import full_config
 from test_train import FAST, _setup, losses
 
 

@@ -49,7 +49,7 @@ def test_microbatches_default_to_P_and_the_section_reads_back_from_json():
 
 
 def test_trainer_json_and_paper_figs_key_do_not_gain_the_section():
-    from paper_figs.runs import full_config
+    from paper_figs.records.runs import full_config
     settings = dict(config="tiny", optimizer="adamw", mode="2bw", steps=30)
     # a trainer run's JSON has the keys it had before the stored delay and the sections (the
     # delay's newer fields tau, corrector, delay_profile, delayed_groups left out while off) ...

@@ -39,7 +39,7 @@ class FakeTrainer:
 
     def __call__(self, cfg: FakeTrainConfig, progress: bool = True) -> FakeResult:
         self.calls += 1
-        from paper_figs.runs import NOT_IN_KEY  # where it writes must not change its numbers
+        from paper_figs.records.runs import NOT_IN_KEY  # where it writes must not change its numbers
         # the fields as they were before the delay was stored: its flat spelling (mode, ef, ...)
         flat = {**{k: v for k, v in vars(cfg).items() if k != "delay"}, **cfg.delay.config_fields}
         h = zlib.crc32(repr(sorted((k, v) for k, v in flat.items() if k not in NOT_IN_KEY)).encode()) % 1000 / 1e5
@@ -91,7 +91,7 @@ def fake_run_bench(quick=True):
 
 
 def fake_deps(trainer: FakeTrainer | None = None, **changes):
-    from paper_figs.deps import Deps
+    from paper_figs.records.deps import Deps
     ov = {"train": trainer or FakeTrainer(), "TrainConfig": FakeTrainConfig,
           "make_theory_figures": fake_theory_figures, "run_report": fake_run_report,
           "delay_price": fake_delay_price, "delay_price_leading": fake_delay_price, "run_bench": fake_run_bench}
@@ -108,7 +108,7 @@ class StubContext:
         self.profile, self.fig_dir, self.sd = profile, fig_dir, sd
 
     def noise_for(self, optimizer, config=None, lr=1.0):
-        from paper_figs.seed_stats import Noise
+        from paper_figs.statistics.seed_stats import Noise
         return Noise(self.sd, 10, 3)
 
     def verdict(self, v):
@@ -131,7 +131,7 @@ def _knob_owners() -> dict:
 def profile_with(name: str, **changes):
     """``get_profile(name)`` with Profile fields and any figure's (or the shared) grid knobs
     replaced, each knob routed to the spec that holds it (``profiles.with_grid``)."""
-    from paper_figs.profiles import get_profile, with_grid
+    from paper_figs.records.profiles import get_profile, with_grid
     owners = _knob_owners()
     p = get_profile(name, **{k: v for k, v in changes.items() if k not in owners})
     for k, v in changes.items():

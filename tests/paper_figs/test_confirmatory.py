@@ -1,15 +1,15 @@
-"""The confirmatory family decided with Holm (paper_figs.confirmatory), and the grid-edge rule
+"""The confirmatory family decided with Holm (paper_figs.report.confirmatory), and the grid-edge rule
 (paper_figs.figures.best_lrs): docs/protocol.md §4 and §6."""
 from __future__ import annotations
 
 from paper_figs_fakes import StubContext
 
-from paper_figs import confirmatory
+from paper_figs.report import confirmatory
 from paper_figs.figures.best_lrs import Argmin, argmin, rests_on
 from paper_figs.figures.common import FigureOutput
-from paper_figs.protocol import FAMILY
-from paper_figs.t_tests import FAILS, HOLDS, INCONCLUSIVE, holm
-from paper_figs.verdicts import Evidence, Verdict
+from paper_figs.statistics.protocol import FAMILY
+from paper_figs.statistics.t_tests import FAILS, HOLDS, INCONCLUSIVE, holm
+from paper_figs.statistics.verdicts import Evidence, Verdict
 
 
 def _line(p_hold, p_fail, claim):
@@ -27,7 +27,7 @@ def test_holm_decides_the_family_and_a_missing_claim_counts_as_p_1():
     del raw["C15"]
     final = confirmatory.decide(raw)
     assert final["C1"].status == HOLDS and final["C2"].status == FAILS
-    assert final["C3"].status == INCONCLUSIVE and "not after Holm" in final["C3"].reason
+    assert final["C3"].status == INCONCLUSIVE and "not after the plan's spending and Holm" in final["C3"].reason
     assert final["C15"].status == INCONCLUSIVE and "not computed" in final["C15"].reason
     ps = [2e-6, 2e-5, 0.02] + [1.0] * 12
     assert [final[c.id].status != INCONCLUSIVE for c in FAMILY] == holm(ps)
@@ -49,7 +49,7 @@ def test_a_line_of_another_figure_on_the_same_runs_shows_the_family_decision_onc
 
 
 def test_the_table_names_every_claim_its_horizon_and_interval():
-    from paper_figs.profiles import get_profile
+    from paper_figs.records.profiles import get_profile
     p = get_profile("full")
     rows = confirmatory.table(confirmatory.decide({"C1": _line(1e-6, 1, "C1")}), p)
     assert len(rows) == 2 + len(FAMILY)
@@ -75,7 +75,7 @@ def test_argmin_is_usable_only_interior_and_resolved():
 
 
 def test_each_claim_names_the_horizon_and_model_it_is_judged_at():
-    from paper_figs.profiles import get_profile
+    from paper_figs.records.profiles import get_profile
     p = get_profile("full")
     assert confirmatory.horizon("C2", p) == "1500 steps, tiny"        # Table 1's claims: its first size
     assert confirmatory.horizon("C10", p) == "1500 -> 3000 -> 6000 steps, tiny"

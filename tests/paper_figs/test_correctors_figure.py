@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from paper_figs.deps import Deps
+from paper_figs.records.deps import Deps
 from paper_figs.figures import correctors as C
 from paper_figs.figures import fig3
-from paper_figs.profiles import get_profile
-from paper_figs.runs import Runner
-from paper_figs.seed_stats import NO_NOISE
-from paper_figs.verdicts import FAILS, HOLDS
+from paper_figs.records.profiles import get_profile
+from paper_figs.records.runs import Runner
+from paper_figs.statistics.seed_stats import NO_NOISE
+from paper_figs.statistics.verdicts import FAILS, HOLDS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "correctors.md"
 

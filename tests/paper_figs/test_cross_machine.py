@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from paper_figs.cross_machine import PER_REGIME, DEFAULT_PER_REGIME, main, sample_plan, summary
-from paper_figs.kept import KeptStore
-from paper_figs.machine_regimes import REGIMES, machine_kind, regime_of
+from paper_figs.records.kept import KeptStore
+from paper_figs.records.machine_regimes import REGIMES, machine_kind, regime_of
 
 BASE = dict(optimizer="adamw", config="tiny", steps=1500, mode="sync")
 
@@ -76,7 +76,7 @@ def test_new_provenance_names_the_machine_kind_with_torchs_cpu_capability():
     AVX-512 run of the same CPU model."""
     import torch
 
-    from paper_figs.provenance import provenance
+    from paper_figs.records.provenance import provenance
     prov = provenance("x")
     cap = torch.backends.cpu.get_cpu_capability()
     assert prov["cpu_capability"] == cap

@@ -12,12 +12,12 @@ from process_group import interrupt_when, start, survivors
 
 from gpu_runs.checkpoint import newest_intact
 
-from paper_figs.cache import Cache
+from paper_figs.records.cache import Cache
 from paper_figs.figures import fig3
 from paper_figs.figures.common import figure_runs
-from paper_figs.profiles import get_profile
-from paper_figs.runs import Runner, describe, run_dir
-from paper_figs.stopping import RunsInterrupted
+from paper_figs.records.profiles import get_profile
+from paper_figs.records.runs import Runner, describe, run_dir
+from paper_figs.records.stopping import RunsInterrupted
 
 
 def test_ctrl_c_stops_paper_figs_and_its_workers(tmp_path):

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from paper_figs import error_rates as er
-from paper_figs import t_tests
-from paper_figs.kept import KeptStore
-from paper_figs.protocol import ALPHA, FAMILY
+from paper_figs.statistics import t_tests
+from paper_figs.records.kept import KeptStore
+from paper_figs.statistics.protocol import ALPHA, FAMILY
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def test_a_planted_anti_conservative_engine_is_caught(design, monkeypatch):
     2-3 dof and no multiplicity control make, exaggerated): the rate leaves the 5 % band."""
     real = t_tests.decide
     monkeypatch.setattr(t_tests, "decide", lambda p, alpha=0.05: real(p, 0.6))
-    from paper_figs import confirmatory
+    from paper_figs.report import confirmatory
     monkeypatch.setattr(confirmatory, "holm", lambda ps, alpha=0.05: [p <= 0.6 for p in ps])
     reps = 40
     assert _fwer(design, reps, seed=12) > ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / reps)

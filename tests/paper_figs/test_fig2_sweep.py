@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from paper_figs_fakes import StubContext
 
-from paper_figs.identity import run_key
-from paper_figs.deps import Deps
+from paper_figs.records.identity import run_key
+from paper_figs.records.deps import Deps
 from paper_figs.figures import fig2_table2
 from paper_figs.figures.common import FigureOutput, runs_of
 from paper_figs.pipeline import select, split_runs
-from paper_figs.profiles import PROFILES, get_profile, with_grid
-from paper_figs.runs import full_config
-from paper_figs.verdicts import FAILS, HOLDS, INCONCLUSIVE
+from paper_figs.records.profiles import PROFILES, get_profile, with_grid
+from paper_figs.records.runs import full_config
+from paper_figs.statistics.verdicts import FAILS, HOLDS, INCONCLUSIVE
 
 
 def _key(s):

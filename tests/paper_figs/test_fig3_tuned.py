@@ -5,14 +5,14 @@ from __future__ import annotations
 from paper_figs_fakes import StubContext
 
 from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM
-from paper_figs.identity import run_key
-from paper_figs.deps import Deps
+from paper_figs.records.identity import run_key
+from paper_figs.records.deps import Deps
 from paper_figs.figures import fig3, lr_tuning
 from paper_figs.figures.common import FigureOutput, runs_of
 from paper_figs.figures.grids import shared
-from paper_figs.profiles import PROFILES, get_profile
-from paper_figs.runs import full_config
-from paper_figs.tuned_lrs import chosen
+from paper_figs.records.profiles import PROFILES, get_profile
+from paper_figs.records.runs import full_config
+from paper_figs.figures.tuned_lrs import chosen
 
 
 def _key(s):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from lmo.presets import DEFAULT_LR
 from paper_figs.figures import fig4
 from paper_figs.figures.common import runs_of
-from paper_figs.profiles import PROFILES
+from paper_figs.records.profiles import PROFILES
 
 
 def test_preset_multiplier_is_the_preset_lr_run_itself():

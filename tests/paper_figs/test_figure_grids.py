@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from paper_figs.figures.common import FigureOutput, measure_cells, variant, variant_grid
-from paper_figs.profiles import PROFILES
+from paper_figs.records.profiles import PROFILES
 
 
 @pytest.mark.parametrize("name", sorted(PROFILES))

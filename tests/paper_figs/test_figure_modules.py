@@ -7,11 +7,11 @@ from pathlib import Path
 
 from paper_figs.figures import CATALOG
 from paper_figs.figures.common import TunedReading
-from paper_figs.profiles import ALL_FIGURES, PROFILES, Profile, get_profile, with_grid
+from paper_figs.records.profiles import ALL_FIGURES, PROFILES, Profile, get_profile, with_grid
 
 FIGURES_DIR = Path(__file__).resolve().parents[2] / "paper_figs" / "figures"
 #: the modules of paper_figs/figures that are not figures: what every figure (or several) shares
-SHARED = {"__init__", "common", "grids", "best_lrs", "external"}
+SHARED = {"__init__", "common", "grids", "best_lrs", "external", "plotting", "tuned_lrs"}
 
 
 def _module_of(entry) -> str:

@@ -1,4 +1,4 @@
-"""One training, one key (paper_figs.identity): the premises of the identity checked against
+"""One training, one key (paper_figs.records.identity): the premises of the identity checked against
 the optimizers and the trainer, the Runner trains one run per identity (the diagnosed one),
 the migration merges only records of one training, and the kept records hold no two records
 of one training."""
@@ -15,10 +15,10 @@ from gpu_runs.recipe import TrainConfig
 from lmo.presets import DEFAULT_MOMENTUM
 from lmo.registry import OPTIMIZERS, make
 from paper_figs import identity_migration as mig
-from paper_figs.cache import Cache, config_hash
-from paper_figs.identity import DIAGNOSTICS_OFF, covers, identity, representative, run_key
-from paper_figs.kept import KeptStore, dumps, seal
-from paper_figs.runs import Runner, full_config
+from paper_figs.records.cache import Cache, config_hash
+from paper_figs.records.identity import DIAGNOSTICS_OFF, covers, identity, representative, run_key
+from paper_figs.records.kept import KeptStore, dumps, seal
+from paper_figs.records.runs import Runner, full_config
 
 
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))

@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 from paper_figs_fakes import fake_deps
 
-from paper_figs import cli, keep, kept
-from paper_figs.cache import Cache, config_hash, write_atomically
-from paper_figs.identity import run_key
+from paper_figs import cli, keep
+from paper_figs.records import kept
+from paper_figs.records.cache import Cache, config_hash, write_atomically
+from paper_figs.records.identity import run_key
 from paper_figs.keep import main as keep_main
-from paper_figs.kept import KeptStore, compact, seal
-from paper_figs.profiles import get_profile
+from paper_figs.records.kept import KeptStore, compact, seal
+from paper_figs.records.profiles import get_profile
 from paper_figs.replay import compare_head, compare_log, replay
 
 
@@ -111,7 +112,7 @@ def test_keep_check_replays_a_record_to_its_end(tmp_path, capsys):
     from gpu_runs.train import train
 
     from paper_figs.figures.common import variant
-    from paper_figs.runs import Runner
+    from paper_figs.records.runs import Runner
     s = variant(get_profile("micro", steps=40), "adamw", "sync", seed=0)
     out = Runner(fake_deps(train=train, TrainConfig=TrainConfig), Cache(tmp_path / "cache"),
                  log=lambda _: None, progress=False).run_all([s])[0]
@@ -146,7 +147,7 @@ def test_the_console_counts_distinct_runs_as_the_readme_does(tmp_path):
     """`make figs` counted uses of runs by the figures (598) where the README counts distinct
     runs (447): the console line now gives both, distinct first."""
     from paper_figs.pipeline import run_counts, split_runs
-    from paper_figs.runs import full_config
+    from paper_figs.records.runs import full_config
     quick = get_profile("quick")
     from gpu_runs.recipe import TrainConfig
     split = split_runs(quick, list(quick.figures))

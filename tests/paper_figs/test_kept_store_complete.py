@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import pytest
 
-from paper_figs.identity import run_key
-from paper_figs.deps import Deps
+from paper_figs.records.identity import run_key
+from paper_figs.records.deps import Deps
 from paper_figs.figures import CATALOG
 from paper_figs.keep import profile_runs
-from paper_figs.kept import KeptStore
+from paper_figs.records.kept import KeptStore
 from paper_figs.pipeline import split_runs
-from paper_figs.profiles import get_profile
-from paper_figs.runs import describe, full_config
+from paper_figs.records.profiles import get_profile
+from paper_figs.records.runs import describe, full_config
 
 
 @pytest.fixture(scope="module")

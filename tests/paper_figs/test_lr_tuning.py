@@ -7,15 +7,15 @@ from paper_figs_fakes import StubContext, knobs, profile_with
 
 from lmo.presets import DEFAULT_LR
 
-from paper_figs.identity import run_key
-from paper_figs.deps import Deps
+from paper_figs.records.identity import run_key
+from paper_figs.records.deps import Deps
 from paper_figs.figures import fig4, lr_tuning, table1
 from paper_figs.figures.grids import tuning_mults
 from paper_figs.figures.common import FigureOutput, best_lr, runs_of
-from paper_figs.profiles import PROFILES, get_profile
-from paper_figs.runs import full_config
-from paper_figs.tuned_lrs import chosen
-from paper_figs.verdicts import FAILS, HOLDS, INCONCLUSIVE
+from paper_figs.records.profiles import PROFILES, get_profile
+from paper_figs.records.runs import full_config
+from paper_figs.figures.tuned_lrs import chosen
+from paper_figs.statistics.verdicts import FAILS, HOLDS, INCONCLUSIVE
 
 
 def _key(s):
@@ -66,7 +66,7 @@ def test_best_is_the_argmin_and_never_a_failed_run():
 
 
 def test_no_sweep_no_runs():
-    from paper_figs.profiles import get_profile
+    from paper_figs.records.profiles import get_profile
     assert lr_tuning.grid(profile_with("full", tuning_lr_mults=(1.0,))) == {}
 
 
@@ -75,8 +75,8 @@ def test_table1_at_tuned_lrs_judges_gap_star_not_the_preset_gap(tmp_path):
     and resolved) is -0.01 < Muon's 0.01, so "MARS gap larger than Muon's" at tuned lrs does not
     hold; AdamW's gap* 0.25 against Muon's 0.01 holds, much larger too."""
     from paper_figs.figures.common import FigureOutput
-    from paper_figs.profiles import get_profile
-    from paper_figs.verdicts import FAILS, HOLDS
+    from paper_figs.records.profiles import get_profile
+    from paper_figs.statistics.verdicts import FAILS, HOLDS
     p = profile_with("micro", table1_optimizers=("adamw", "muon", "mars"), tuning_lr_mults=(0.5, 1.0, 2.0, 4.0),
                      tuned_gap_optimizers=("adamw", "muon", "mars"))
     losses = {"adamw": {0.5: (1.60, 1.85), 1.0: (1.50, 1.70), 2.0: (1.40, 1.65), 4.0: (1.45, 1.70)},
@@ -165,7 +165,7 @@ def test_claims_are_judged_on_the_held_out_seeds_and_a_stale_choice_is_inconclus
     seeds at the chosen lrs (interior, resolved) MARS's gap is 0.00: 'MARS larger than Muon' does
     not hold, since the claim is judged on the held-out seeds. When CHOSEN disagrees with the
     grid's argmin the verdict is inconclusive and the report says to retrain."""
-    from paper_figs import tuned_lrs
+    from paper_figs.figures import tuned_lrs
     monkeypatch.setattr(tuned_lrs, "CHOSEN", {"adamw": (2.0, 1.0), "muon": (1.0, 1.0), "mars": (2.0, 1.0)})
     p = profile_with("micro", table1_optimizers=("adamw", "muon", "mars"), table1_headline=("adamw", "muon", "mars"),
                      tuning_lr_mults=(0.5, 1.0, 2.0, 4.0), tuned_gap_optimizers=("adamw", "muon", "mars"),

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from paper_figs import machine_noise as mn
-from paper_figs.seed_stats import Measured, Noise, estimate, paired
-from paper_figs.verdicts import HOLDS, INCONCLUSIVE, larger_gap
+from paper_figs.statistics import machine_noise as mn
+from paper_figs.statistics.seed_stats import Measured, Noise, estimate, paired
+from paper_figs.statistics.verdicts import HOLDS, INCONCLUSIVE, larger_gap
 
 ROOT = Path(__file__).resolve().parents[2]
 

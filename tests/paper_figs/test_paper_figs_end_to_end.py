@@ -6,10 +6,10 @@ import json
 import pytest
 from paper_figs_fakes import FakeTrainer, fake_deps, knobs, profile_with
 
-from paper_figs.deps import Unavailable
+from paper_figs.records.deps import Unavailable
 from paper_figs.figures import CATALOG
 from paper_figs.pipeline import run_profile
-from paper_figs.profiles import get_profile
+from paper_figs.records.profiles import get_profile
 
 
 def _quiet(_):
@@ -40,7 +40,7 @@ def test_every_figure_renders_files_and_report(micro_run):
     # the report opens with the confirmatory table: every claim of the family, before any detail
     head = report.split("## Horizon")[0]
     assert head.index("## The paper's claims: the confirmatory family") < head.index("Verdict rules")
-    from paper_figs.protocol import FAMILY
+    from paper_figs.statistics.protocol import FAMILY
     assert all(f"| {c.id} | {c.paper} |" in head for c in FAMILY)
     for o in outputs.values():
         assert o.title in report
@@ -104,10 +104,10 @@ def test_parallel_workers_fill_the_same_cache(tmp_path):
     """jobs=2 (what quick uses): spawned workers train and cache; the parent then reads them."""
     from paper_figs_fakes import fake_deps as factory
 
-    from paper_figs.cache import Cache
+    from paper_figs.records.cache import Cache
     from paper_figs.figures import fig3
     from paper_figs.figures.common import figure_runs
-    from paper_figs.runs import Runner
+    from paper_figs.records.runs import Runner
 
     p = profile_with("micro", seeds_main=(0,))
     settings = figure_runs(fig3, p)
@@ -177,9 +177,9 @@ def test_a_run_killed_mid_way_resumes_from_its_checkpoint(tmp_path):
 
     from paper_figs.figures.common import variant
     from paper_figs.replay import stop_after
-    from paper_figs.runs import Runner, run_dir
+    from paper_figs.records.runs import Runner, run_dir
 
-    from paper_figs.cache import Cache
+    from paper_figs.records.cache import Cache
     deps = fake_deps(train=train, TrainConfig=TrainConfig)
     s = variant(get_profile("micro", steps=8), "adamw", "ef", seed=0)  # evaluated at 4 and 8
     ref = Runner(deps, Cache(tmp_path / "ref"), log=_quiet, progress=False).run_all([s])[0]

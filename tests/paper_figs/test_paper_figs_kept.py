@@ -7,11 +7,11 @@ import json
 import pytest
 from paper_figs_fakes import FakeTrainer, fake_deps, profile_with
 
-from paper_figs.cache import Cache, config_hash
+from paper_figs.records.cache import Cache, config_hash
 from paper_figs.keep import promote
-from paper_figs.kept import HEAD_STEPS, KeptError, KeptStore, compact
+from paper_figs.records.kept import HEAD_STEPS, KeptError, KeptStore, compact
 from paper_figs.pipeline import run_profile
-from paper_figs.profiles import get_profile
+from paper_figs.records.profiles import get_profile
 from paper_figs.replay import compare_head, replay_head, sample
 
 
@@ -89,7 +89,7 @@ def test_quick_reads_kept_records_marks_them_and_reports_missing_ones(tmp_path):
     assert "WARNING" not in report
 
     # 2b. a kept twin that disagrees beyond the tolerance opens the report with a warning naming it
-    from paper_figs.kept import seal
+    from paper_figs.records.kept import seal
     shift = 0.5   # beyond any regime's tolerance (twice its measured cross-machine spread; 0.01 unmeasured)
     twin = store.get(live[0].key)
     twin["result"]["final_val_loss"] += shift
@@ -153,7 +153,7 @@ def test_replay_matches_kept_logs_micro_and_real_records(tmp_path):
     p = get_profile("micro", steps=8)  # evaluated at steps 4 and 8; the replay stops after 4
     settings = [variant(p, "adamw", "sync", seed=0), variant(p, "muon", "ef", seed=0)]
     assert fig3.NAME == "fig3"
-    from paper_figs.runs import Runner
+    from paper_figs.records.runs import Runner
     deps = fake_deps(train=train, TrainConfig=TrainConfig)
     runner = Runner(deps, Cache(tmp_path / "cache"), log=_quiet, progress=False)
     outs = runner.run_all(settings)
@@ -192,7 +192,7 @@ def test_list_counts_present_missing_and_stale_kept_records(tmp_path):
     from paper_figs.figures import CATALOG
     from paper_figs.listing import list_profile
     from paper_figs.pipeline import split_runs
-    from paper_figs.runs import full_config
+    from paper_figs.records.runs import full_config
     from gpu_runs.recipe import TrainConfig
     quick = get_profile("quick")
     store = KeptStore(tmp_path)
@@ -222,7 +222,7 @@ def test_provenance_dirty_means_code_changed_not_new_kept_records(tmp_path, monk
     (they are results); an uncommitted change in a code directory must."""
     import subprocess
 
-    from paper_figs import provenance
+    from paper_figs.records import provenance
 
     def git(*args):
         subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
@@ -252,7 +252,8 @@ def test_a_kept_result_edited_by_hand_is_refused_everywhere(tmp_path, monkeypatc
     exit 1, and so does `make figs` (paper_figs.cli) before running anything."""
     import shutil
 
-    from paper_figs import cli, kept
+    from paper_figs import cli
+    from paper_figs.records import kept
     from paper_figs.keep import main as keep_main
     real = KeptStore()
     mars = next(real.get(k) for k in real.keys()
@@ -286,3 +287,30 @@ def test_keep_check_runs_on_a_fresh_clone_without_a_cache(tmp_path, capsys):
     from paper_figs.keep import main as keep_main
     assert keep_main(["--out", str(tmp_path / "none"), "--check", "1", "--check-steps", "3"]) == 0
     assert "matches its kept log" in capsys.readouterr().out
+
+
+def test_a_diagnostics_request_reads_the_kept_twin_and_leaves_the_live_outcome_the_runs(tmp_path):
+    """Issue 47 item 1: a figure that asks for the diagnostics of a run this invocation trained
+    live without them (theory_training's twins of Figure 3's runs) reads them from the kept twin,
+    and every later request, table and the live-vs-kept check still see the live run."""
+    from paper_figs.records.runs import Runner
+    from paper_figs.records.kept import seal
+    run = dict(config="tiny", optimizer="muon", mode="2bw", steps=4, seed=0, batch_size=2, seq_len=16,
+               eval_every=2, device="cpu")
+    diag = dict(run, diag_every=2)
+    first = Runner(fake_deps(), Cache(tmp_path / "full" / "cache"), progress=False, log=_quiet)
+    first.run_all([diag])
+    store = KeptStore(tmp_path / "kept")
+    promote(tmp_path / "full" / "cache", store, None)
+    (key,) = store.keys()
+    twin = store.get(key)
+    twin["result"]["final_val_loss"] += 0.5      # the kept twin disagrees with what is trained live
+    store.put(seal(twin))
+
+    r = Runner(fake_deps(), Cache(tmp_path / "quick" / "cache"), progress=False, log=_quiet, kept=store)
+    (live,) = r.run_all([run])
+    assert live.source == "live" and live.kept is not None and live.kept["key"] == key
+    (asked,) = r.run_all([diag], train=False)
+    assert asked.source == "kept" and asked.final == store.get(key)["result"]["final_val_loss"] != live.final
+    (again,) = r.run_all([run], train=False)
+    assert again is live and r.outcomes[key] is live     # the live outcome was not replaced

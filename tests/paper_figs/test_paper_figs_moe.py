@@ -10,15 +10,15 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from paper_figs_fakes import fake_deps, knobs, profile_with
 
-from paper_figs import estimates as est
-from paper_figs import moe_verdicts as mv
+from paper_figs.records import estimates as est
+from paper_figs.statistics import moe_verdicts as mv
 from paper_figs.figures import moe
 from paper_figs.figures.common import VARIANTS
 from paper_figs.pipeline import run_profile, split_runs
-from paper_figs.profiles import get_profile
-from paper_figs.protocol import M_SMALLEST
-from paper_figs.seed_stats import NO_NOISE, Noise
-from paper_figs.verdicts import FAILS, HOLDS, INCONCLUSIVE
+from paper_figs.records.profiles import get_profile
+from paper_figs.statistics.protocol import M_SMALLEST
+from paper_figs.statistics.seed_stats import NO_NOISE, Noise
+from paper_figs.statistics.verdicts import FAILS, HOLDS, INCONCLUSIVE
 
 noise = st.floats(-0.002, 0.002)  # per-seed noise of a planted gap
 N = Noise(0.002, 20, 10)           # the pooled seed SD such noise gives (what 1-2 seed cells borrow)
@@ -235,7 +235,7 @@ def test_micro_moe_end_to_end_with_the_real_trainer(tmp_path):
 @pytest.mark.parametrize("fast", [True, False])
 def test_list_says_the_moe_runs_are_unmeasured_on_avx2(monkeypatch, tmp_path, fast):
     from paper_figs import listing
-    from paper_figs.kept import KeptStore
+    from paper_figs.records.kept import KeptStore
     monkeypatch.setattr(listing, "bf16_fast", lambda: fast)
     text = listing.list_profile(get_profile("full"), only=["moe"], kept=KeptStore(tmp_path))
     if fast:

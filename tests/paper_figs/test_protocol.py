@@ -1,4 +1,4 @@
-"""The verdict protocol's arithmetic (paper_figs.t_tests) against scipy's own tests and
+"""The verdict protocol's arithmetic (paper_figs.statistics.t_tests) against scipy's own tests and
 independent formulas, and the protocol's constants against the paper's numbers."""
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from paper_figs import paper_numbers as pn
-from paper_figs import protocol
+from paper_figs.statistics import paper_numbers as pn
+from paper_figs.statistics import protocol
 from paper_figs.figures import CATALOG
-from paper_figs.t_tests import (FAILS, HOLDS, INCONCLUSIVE, Component, TStat, at_least, bartlett_homogeneous, decide,
+from paper_figs.statistics.t_tests import (FAILS, HOLDS, INCONCLUSIVE, Component, TStat, at_least, bartlett_homogeneous, decide,
                                 equivalence, every, holm, line_p, most, negated, noninferiority, satterthwaite,
                                 superiority)
 
@@ -123,13 +123,13 @@ def test_composites():
                 min_size=2, max_size=6))
 @settings(max_examples=60, deadline=None)
 def test_bartlett_matches_scipy(groups):
-    from paper_figs.t_tests import bartlett_p
+    from paper_figs.statistics.t_tests import bartlett_p
     assert math.isclose(bartlett_p(groups), stats.bartlett(*groups).pvalue, rel_tol=1e-7, abs_tol=1e-12)
 
 
 @given(st.floats(-8, 8), st.sampled_from([1, 2, 3, 5.5, 30, math.inf]))
 def test_t_tail_and_quantile_match_scipy(x, dof):
-    from paper_figs.t_tests import t_quantile, t_sf
+    from paper_figs.statistics.t_tests import t_quantile, t_sf
     ref = stats.norm if math.isinf(dof) else stats.t(dof)
     assert math.isclose(t_sf(x, dof), ref.sf(x), rel_tol=1e-8, abs_tol=1e-14)
     q = float(stats.norm.cdf(x / 4))

@@ -1,7 +1,7 @@
 """The theory verdict lines of REPORT.md: one per reading of the paper's delayed bound."""
-from paper_figs import paper_numbers as pn
+from paper_figs.statistics import paper_numbers as pn
 from paper_figs.figures.theory_figs import READINGS, reading_verdicts
-from paper_figs.verdicts import CANNOT_BE_A_BOUND, FAILS, HOLDS, INCONCLUSIVE, NOT_A_BOUND_ALONE, reading_verdict
+from paper_figs.statistics.verdicts import CANNOT_BE_A_BOUND, FAILS, HOLDS, INCONCLUSIVE, NOT_A_BOUND_ALONE, reading_verdict
 
 
 def _rows(violated=()):

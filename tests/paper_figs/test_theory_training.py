@@ -9,14 +9,14 @@ import math
 import pytest
 import torch
 
-from paper_figs.identity import run_key
-from paper_figs.deps import Deps
+from paper_figs.records.identity import run_key
+from paper_figs.records.deps import Deps
 from paper_figs.figures import fig3, theory_training as tt
 from paper_figs.figures.common import runs_of
-from paper_figs.kept import compact
-from paper_figs.profiles import PROFILES, get_profile
-from paper_figs.runs import Outcome, full_config, result_record
-from paper_figs.verdicts import FAILS, HOLDS, INCONCLUSIVE
+from paper_figs.records.kept import compact
+from paper_figs.records.profiles import PROFILES, get_profile
+from paper_figs.records.runs import Outcome, full_config, result_record
+from paper_figs.statistics.verdicts import FAILS, HOLDS, INCONCLUSIVE
 
 TINY = dict(config="tiny", batch_size=2, seq_len=16, eval_batches=1, eval_every=3, device="cpu",
             ns_dtype="float32", steps=6)
@@ -33,7 +33,7 @@ def test_grid_diagnoses_every_lr_and_variant_and_its_twins_are_figure3s_runs():
     assert len(runs) == len(knobs(p).theory_optimizers) * len(knobs(p).momentum_lr_mults) * 3 * len(p.seeds)
     assert all(s["diag_every"] == knobs(p).theory_diag_every for s in runs)
     f3 = {_key(s) for s in runs_of(fig3.grid(p))}
-    # at the preset lr a diagnosed run is Figure 3's run (one training, paper_figs.identity); elsewhere its own
+    # at the preset lr a diagnosed run is Figure 3's run (one training, paper_figs.records.identity); elsewhere its own
     own = {_key(s) for (_, o, c, k), ss in g.items() if c != 1 for s in ss}
     twins = {_key(s) for (_, o, c, k), ss in g.items() if c == 1 for s in ss}
     assert not own & f3

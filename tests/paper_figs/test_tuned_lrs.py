@@ -1,18 +1,18 @@
-"""paper_figs/tuned_lrs.py: the chosen lrs written down are still the argmin of lr_tuning's
+"""paper_figs/figures/tuned_lrs.py: the chosen lrs written down are still the argmin of lr_tuning's
 kept seed-0 records (a retrained record or a changed grid makes this fail, as it should)."""
 from __future__ import annotations
 
 from paper_figs_fakes import knobs
 
-from paper_figs.identity import run_key
-from paper_figs.deps import Deps
+from paper_figs.records.identity import run_key
+from paper_figs.records.deps import Deps
 from paper_figs.figures import lr_tuning
 from paper_figs.figures.grids import tuning_mults
 from paper_figs.figures.common import retuned_gap
-from paper_figs.kept import KeptStore
-from paper_figs.profiles import PROFILES
-from paper_figs.runs import full_config
-from paper_figs.tuned_lrs import CHOSEN, CHOSEN_ON
+from paper_figs.records.kept import KeptStore
+from paper_figs.records.profiles import PROFILES
+from paper_figs.records.runs import full_config
+from paper_figs.figures.tuned_lrs import CHOSEN, CHOSEN_ON
 
 
 def _loss(store, s, declared) -> float | None:

@@ -4,9 +4,9 @@ from lmo.variants import MODES, ONE_STEP, VARIANTS, variant_of
 
 def test_every_package_uses_the_one_list():
     from gpu_runs import predict, recipe, sweep
-    from paper_figs import plotting
+    from paper_figs.figures import plotting
     from paper_figs.figures import common
-    from paper_figs.profiles import get_profile
+    from paper_figs.records.profiles import get_profile
 
     assert recipe.MODES is MODES and sweep.VARIANTS is ONE_STEP and common.VARIANTS is ONE_STEP
     assert set(predict.BOUND_OF) == set(ONE_STEP)
@@ -19,7 +19,7 @@ def test_every_package_uses_the_one_list():
 
 
 def test_the_papers_losses_are_keyed_by_the_same_names():
-    from paper_figs import paper_numbers as pn
+    from paper_figs.statistics import paper_numbers as pn
 
     for row in pn.LOSSES.values():
         assert tuple(row) == ONE_STEP

@@ -11,7 +11,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from paper_figs.verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict, both, combine, most, negate
+from paper_figs.statistics.verdicts import FAILS, HOLDS, INCONCLUSIVE, Verdict, both, combine, most, negate
 
 STATUS = st.sampled_from([HOLDS, FAILS, INCONCLUSIVE])
 ORDER = {FAILS: 0, INCONCLUSIVE: 1, HOLDS: 2}

@@ -11,9 +11,9 @@ the mean over its n seeds,
 with the cell's own sample SD (n - 1 dof) from n >= OWN_SD_MIN_N seeds, else an SD pooled
 over replicate groups g (multi-seed cells; sd_pool^2 = sum_g (n_g - 1) sd_g^2 / sum_g (n_g - 1),
 dof = sum_g (n_g - 1)) by the rule of :class:`NoiseModel`. Where k of the n pairs mix
-machine kinds, ``k rms^2 / n^2`` joins the variance (``paper_figs.machine_noise``).
+machine kinds, ``k rms^2 / n^2`` joins the variance (``paper_figs.statistics.machine_noise``).
 A statistic is a linear combination of estimates (:func:`combine`); its dof are
-Welch-Satterthwaite's (``paper_figs.t_tests``).
+Welch-Satterthwaite's (``paper_figs.statistics.t_tests``).
 
 Final losses carry their run (:class:`Measured`: key, machine kind, regime) and a paired
 difference both runs' (:class:`Paired`), so a verdict knows which runs it rests on and
@@ -348,16 +348,19 @@ def fieller(a: float, b: float, va: float, vb: float, cov: float = 0.0, z: float
     return (k2, math.inf) if a / b >= k2 else (-math.inf, k1)
 
 
-def seeds_to_resolve(distance: float, se: float, n: int, crit: float = 2.0) -> str:
-    """What resolving an inconclusive comparison would take: SE scales as 1/sqrt(n), so the
-    estimate's ``distance`` from the decision point clears ``crit`` SE from n' = n (crit se /
-    distance)^2 seeds per cell on (if the estimate stayed where it is; crit: the t critical
-    value at the current dof, so n' is a lower bound when more seeds also add dof)."""
-    if n < 1 or not (math.isfinite(distance) and math.isfinite(se) and math.isfinite(crit)) or se <= 0:
+def seeds_to_resolve(distance: float, se: float, n: int, dof: float, level: float = 0.05) -> str:
+    """What resolving an inconclusive comparison would take, if its estimate held: the smallest
+    n' >= n seeds per cell at which ``distance`` (the estimate's distance from the decision point)
+    clears the critical value at n''s own degrees of freedom (``paper_figs.statistics.power``:
+    today's at today's n, n' - 1 once a cell has its own SD)."""
+    from .power import seeds_to_clear
+    if n < 1 or not (math.isfinite(distance) and math.isfinite(se) and math.isfinite(dof)) or se <= 0:
         return ""
     if distance == 0:
         return "; no number of seeds resolves an estimate that sits on the decision point"
-    need = math.ceil(n * (crit * se / abs(distance)) ** 2 - 1e-9)
+    need = seeds_to_clear(distance, se, n, dof, level)
+    if need is None:
+        return "; more than 10000 seeds per cell would be needed to resolve it if the estimate held"
     return f"; about {max(need, n + 1)} seeds per cell would resolve it if the estimate held"
 
 

@@ -2,7 +2,7 @@
 
 A run is the keyword arguments of ``gpu_runs.recipe.TrainConfig``. Its cache key is
 ``run_key`` of ``TrainConfig(**settings).as_dict()`` minus the fields that only say where and
-how often to write (``NOT_IN_KEY``): the hash of the run's identity (:mod:`paper_figs.identity`:
+how often to write (``NOT_IN_KEY``): the hash of the run's identity (:mod:`paper_figs.records.identity`:
 a preset momentum spelled out or omitted, with or without diagnostics, is one run), so trainer
 defaults are part of the key: a changed
 default reruns what it touches. ``as_dict`` is ``dataclasses.asdict`` with one rule: a
@@ -14,7 +14,7 @@ comes from (``Outcome.source``):
 
 - ``live``:  trained by this invocation;
 - ``cache``: trained earlier on this machine, read from ``OUT/cache/<key>.json``;
-- ``kept``:  a record kept in the repository (:mod:`paper_figs.kept`), with its provenance.
+- ``kept``:  a record kept in the repository (:mod:`paper_figs.records.kept`), with its provenance.
 
 Runs to train execute in this process (``jobs=1``) or in ``jobs`` spawned processes with
 ``threads`` torch threads each; every finished run is written to the cache at once, and a
@@ -36,11 +36,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from . import stopping
-from .cache import Cache, to_jsonable
+from .cache import Cache, to_jsonable, write_atomically
 from .deps import Deps, Unavailable
 from .identity import covers, representative, run_key
 from .kept import KeptError, KeptStore
-from .provenance import provenance
+from .provenance import commit, provenance
 
 # where to write / whether to pick up a checkpoint / how often to checkpoint: same result
 NOT_IN_KEY = ("out", "resume", "ckpt_every")
@@ -60,7 +60,7 @@ class Outcome:
     trained: bool = False
     source: str = ""  # "live", "cache" or "kept" once there is a record
     kept: dict | None = None  # the kept record of a run that was also trained live or cached
-    config: dict | None = None  # the full config its record has or will have (paper_figs.identity.covers)
+    config: dict | None = None  # the full config its record has or will have (paper_figs.records.identity.covers)
 
     @property
     def ok(self) -> bool:
@@ -138,6 +138,32 @@ def run_dir(cache: Cache, key: str) -> Path:
     return cache.root.parent / "runs" / key
 
 
+def launch_file(cache: Cache, key: str) -> Path:
+    """Where a run in flight keeps the commit it was launched from: ``OUT/runs/<key>.launch.json``
+    (beside its run directory; removed once the run is cached)."""
+    return run_dir(cache, key).with_name(f"{key}.launch.json")
+
+
+def launched(cache: Cache, key: str, resuming: bool) -> dict:
+    """{"launch_commit", "launched_at"} of a run: read back when it resumes an earlier attempt
+    that recorded them, else recorded now (this checkout's commit, written atomically), so a
+    record carries the commit its run *started* from, not the one it finished under."""
+    f = launch_file(cache, key)
+    if resuming:
+        try:
+            got = json.loads(f.read_text())
+            if isinstance(got, dict) and {"launch_commit", "launched_at"} <= set(got):
+                return {k: got[k] for k in ("launch_commit", "launched_at")}
+        except (OSError, json.JSONDecodeError):   # absent or damaged
+            pass
+        return {"launch_commit": "unknown (resumed an attempt that did not record it)",
+                "launched_at": "unknown"}
+    rec = {"launch_commit": commit(), "launched_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    f.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(f, json.dumps(rec) + "\n")
+    return rec
+
+
 def can_resume(cache: Cache, key: str) -> bool:
     """Has an earlier, killed attempt of this run left a checkpoint to resume from? (``ckpt.pt``
     or one of the numbered ones the trainer falls back to when the newest is damaged)"""
@@ -180,14 +206,16 @@ def _train_one(deps: Deps, cache: Cache, key: str, settings: dict, full: dict,
         shutil.rmtree(d)
     where = {"out": str(d), "resume": can_resume(cache, key),
              "ckpt_every": max(1, int(full.get("eval_every") or 0) or int(full.get("steps", 1)))}
+    launch = launched(cache, key, where["resume"])
     cfg = deps.TrainConfig(**{**settings, **where})
     result = deps.train(cfg, progress=progress)
     wall = time.time() - t0
     cache.put(key, {"kind": "train", "config": full, "settings": settings,
                     "result": result_record(result), "wall_s": wall,
                     "finished_at": time.strftime("%Y-%m-%d %H:%M:%S"),
-                    "provenance": provenance(command), "resumed": where["resume"]})
+                    "provenance": {**provenance(command), **launch}, "resumed": where["resume"]})
     shutil.rmtree(d, ignore_errors=True)
+    launch_file(cache, key).unlink(missing_ok=True)
     return wall
 
 
@@ -265,7 +293,7 @@ class Runner:
 
     def run_all(self, settings_list: Iterable[Mapping[str, Any]], train: bool = True) -> list[Outcome]:
         """Outcomes of ``settings_list`` in order (one per entry; settings of one identity,
-        :mod:`paper_figs.identity`, share one run: the one that asks for diagnostics).
+        :mod:`paper_figs.records.identity`, share one run: the one that asks for diagnostics).
 
         ``train=True``: a run not in the cache is trained (with ``force``: every run).
         ``train=False``: never trains; a run not in the cache comes from its kept record,
@@ -301,6 +329,13 @@ class Runner:
             kept, why = self._kept(key)
             if kept is not None and not covers(kept.get("config", {}), full):
                 kept, why = None, f"the kept record has no diagnostics; {KEEP_HINT}"
+            if rec is None and not train and prev is not None and prev.source in ("live", "cache"):
+                # this invocation trained (or cached) the run without what this request needs (its
+                # diagnostics): the request reads its kept twin, and the live outcome stays the
+                # run's, so every other figure's table and the live-vs-kept check see the live run
+                resolved.append(Outcome(key, s_rep, record=kept, source="kept" if kept else "", error=why,
+                                        config=full))
+                continue
             if rec is None and not train:
                 out.record, out.source, out.error = kept, ("kept" if kept else ""), why
             else:
@@ -370,7 +405,7 @@ class Runner:
 
     def _parallel(self, todo: dict) -> None:
         """Train ``todo`` in ``jobs`` spawned workers; on Ctrl-C stop them all at once
-        (:mod:`paper_figs.stopping`) and raise :class:`paper_figs.stopping.RunsInterrupted`."""
+        (:mod:`paper_figs.records.stopping`) and raise :class:`paper_figs.records.stopping.RunsInterrupted`."""
         import multiprocessing as mp
         t0, n = time.time(), len(todo)
         ex = ProcessPoolExecutor(max_workers=self.jobs, mp_context=mp.get_context("spawn"),

@@ -1,7 +1,7 @@
 """One training, one key: a run's identity is its configuration after its defaults are
 resolved, without what cannot change its trajectory.
 
-``identity(config)`` is the full TrainConfig dict (:func:`paper_figs.runs.full_config`) with
+``identity(config)`` is the full TrainConfig dict (:func:`paper_figs.records.runs.full_config`) with
 
 - ``momentum`` equal to the optimizer's preset (``lmo.presets.DEFAULT_MOMENTUM``) written as
   ``None``: an explicit preset and an omitted one build the same optimizer (its ``hyper``,

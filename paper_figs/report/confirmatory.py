@@ -9,11 +9,13 @@ than Muon" is Figure 3's C1) carries the same claim id and shows the same decisi
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
-from .figures import CATALOG, fig2_table2, fig5, fig6, grids, moe
-from .protocol import ALPHA, CLAIMS_BY_ID, FAMILY
-from .t_tests import FAILS, HOLDS, INCONCLUSIVE, fmt_p, holm, holm_level, line_p
-from .verdicts import Evidence, Verdict, gate
+from ..figures import CATALOG, fig2_table2, fig5, fig6, grids, moe
+from ..statistics.protocol import ALPHA, CLAIMS_BY_ID, FAMILY
+from ..statistics.sequential import SPENDING, sequential_p
+from ..statistics.t_tests import FAILS, HOLDS, INCONCLUSIVE, fmt_p, holm, holm_level, line_p
+from ..statistics.verdicts import Evidence, Verdict, gate
 
 
 def judge_family(ctx) -> dict[str, Verdict]:
@@ -29,10 +31,21 @@ def judge_family(ctx) -> dict[str, Verdict]:
     return raw
 
 
-def decide(raw: dict[str, Verdict], meaningful: bool = True, alpha: float = ALPHA) -> dict[str, Verdict]:
-    """Holm over the family: {claim id: the decided verdict}. A claim without a line enters
-    with p = 1 (its figure did not run: the others' decisions can only be more conservative)."""
-    ps = [line_p(raw[c.id].test.p_eff) if c.id in raw and raw[c.id].test else 1.0 for c in FAMILY]
+def decide(raw: dict[str, Verdict], meaningful: bool = True, alpha: float = ALPHA,
+           earlier: Sequence[dict[str, Verdict]] = ()) -> dict[str, Verdict]:
+    """Holm over the family at the plan's current look: {claim id: the decided verdict}.
+
+    ``raw`` is the family at look k = len(``earlier``); ``earlier`` the families at looks
+    0..k-1 (docs/plan.md §3). Each claim enters Holm with its sequential p-value
+    p* = min_j p_j / f_j over its looks (``paper_figs.statistics.sequential``), its direction
+    that of the look attaining it. A claim without a line enters with p = 1 (its figure did not
+    run: the others' decisions can only be more conservative)."""
+    looks = [*earlier, raw]
+
+    def p_at(fam, c):
+        return line_p(fam[c].test.p_eff) if c in fam and fam[c].test else 1.0
+    seq = [sequential_p([p_at(f, c.id) for f in looks]) for c in FAMILY]
+    ps = [p for p, _ in seq]
     rejected = holm(ps, alpha)
     rank = {j: i for i, j in enumerate(sorted(range(len(ps)), key=lambda j: ps[j]))}
     out = {}
@@ -42,13 +55,16 @@ def decide(raw: dict[str, Verdict], meaningful: bool = True, alpha: float = ALPH
             out[c.id] = Verdict(INCONCLUSIVE, "not computed in this invocation (its figure did not run or has no "
                                               "runs)", Evidence(), c.id)
             continue
-        p_hold, p_fail = v.test.p_eff
+        at = looks[seq[j][1]].get(c.id) or v
+        p_hold, p_fail = (at.test or v.test).p_eff
         level = holm_level(rank[j], len(ps), alpha)
         status = (HOLDS if p_hold <= p_fail else FAILS) if rejected[j] else INCONCLUSIVE
-        head = (f"confirmatory {c.id}, Holm: p = {fmt_p(ps[j])}, rank {rank[j] + 1} of {len(ps)}, level "
-                f"{level:.3g}")
+        head = (f"confirmatory {c.id}, Holm: p* = {fmt_p(ps[j])} (look {len(looks) - 1}"
+                + (f", attained at look {seq[j][1]}" if seq[j][1] != len(looks) - 1 else "")
+                + f"; this look's p = {fmt_p(p_at(raw, c.id))}, its spent fraction "
+                f"{SPENDING[len(looks) - 1]:g}), rank {rank[j] + 1} of {len(ps)}, level {level:.3g}")
         if not rejected[j] and v.status != INCONCLUSIVE:
-            head += f" (at 5 % for this line alone it would say {v.status}; not after Holm)"
+            head += f" (at 5 % for this line alone it would say {v.status}; not after the plan's spending and Holm)"
         out[c.id] = gate(Verdict(status, f"{head}; {v.reason}", v.test, c.id), meaningful)
     return out
 

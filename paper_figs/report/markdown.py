@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Sequence
 
 from . import confirmatory
-from . import machine_noise
-from . import paper_numbers as pn
-from .machine_regimes import regime_of
-from .protocol import ALPHA, M_BENIGN, M_SMALLEST, MUCH_LARGER, OWN_SD_MIN_N
-from .provenance import describe as describe_provenance
-from .provenance import machine
-from .runs import KEEP_HINT
-from .runs import describe as describe_run
-from .seed_stats import NO_NOISE
+from ..statistics import machine_noise
+from ..statistics import paper_numbers as pn
+from ..records.machine_regimes import regime_of
+from ..statistics.protocol import ALPHA, M_BENIGN, M_SMALLEST, MUCH_LARGER, OWN_SD_MIN_N
+from ..records.provenance import describe as describe_provenance
+from ..records.provenance import machine
+from ..records.runs import KEEP_HINT
+from ..records.runs import describe as describe_run
+from ..statistics.seed_stats import NO_NOISE
 
 SOURCE_WORDS = {"live": "trained live by this invocation", "cache": "from this machine's cache (`OUT/cache/`)",
                 "kept": "from kept records (`paper_figs/kept/`)", "missing": "missing"}
@@ -124,8 +124,8 @@ def mismatch_warning(outcomes, spread=None) -> list[str]:
 
 def rules_paragraph(noise) -> str:
     """The verdict rules (docs/protocol.md), with the pooled seed spread this report measured."""
-    return (f"Verdict rules (docs/protocol.md; `paper_figs/protocol.py`, `paper_figs/t_tests.py`, "
-            f"`paper_figs/seed_stats.py`): every training verdict compares paired differences of final losses (same "
+    return (f"Verdict rules (docs/protocol.md; `paper_figs/statistics/protocol.py`, `paper_figs/statistics/t_tests.py`, "
+            f"`paper_figs/statistics/seed_stats.py`): every training verdict compares paired differences of final losses (same "
             f"seed, same data order) with a Student-t test at the estimate's own degrees of freedom, its 95 % "
             f"interval printed beside it. A cell's SD is its own from n >= {OWN_SD_MIN_N} seeds (n - 1 dof); a cell "
             f"with fewer seeds borrows a pooled SD with the pool's dof, chosen by one rule (Bartlett's test across "
@@ -234,7 +234,7 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, ove
          corpus_line(profile.base), "",
          "Paper: \"One-Step Gradient Delay is Not a Barrier for Large-Scale Asynchronous Pipeline "
          "Parallel LLM Pretraining\", numbers as given by its Chinese summary "
-         "(`paper_figs/paper_numbers.py` holds each with its source). The paper's losses are "
+         "(`paper_figs/statistics/paper_numbers.py` holds each with its source). The paper's losses are "
          "nats/token on FineWeb-Edu at 135M-10B parameters; ours are nats/byte on a small corpus "
          "at CPU scale, so only the qualitative claims are compared.", "",
          rules_paragraph(noise), "",

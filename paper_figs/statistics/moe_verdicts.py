@@ -71,7 +71,7 @@ def gap_does_not_grow(horizons: Sequence[float], gaps: Sequence[Sequence[float]]
                       noise: Noise = NO_NOISE, sync_first: float = float("nan")) -> Verdict:
     """Claim 'the sync-async gap does not grow with the horizon' (Figure 5): the growth from
     the shortest to the longest horizon below M_SMALLEST x ``sync_first`` (the mean sync loss
-    at the shortest horizon), one-sided (:func:`paper_figs.verdicts.no_growth`)."""
+    at the shortest horizon), one-sided (:func:`paper_figs.statistics.verdicts.no_growth`)."""
     if len(horizons) != len(gaps):
         raise ValueError(f"gaps: one list per horizon expected, got {len(gaps)} for {len(horizons)} horizons")
     if not math.isfinite(sync_first):

@@ -1,6 +1,6 @@
 """The verdict protocol, fixed before the records are judged (docs/protocol.md).
 
-Per kind of claim the statistic, the test and the decision rule (``paper_figs.t_tests``):
+Per kind of claim the statistic, the test and the decision rule (``paper_figs.statistics.t_tests``):
 Student-t at the estimate's own degrees of freedom (a cell's n - 1, a pool's dof,
 Welch-Satterthwaite for combinations), the 95 % interval printed beside every verdict; a
 line is decided when its interval lies on one side of the decision boundary. Equivalence
@@ -90,7 +90,7 @@ FAMILY: tuple[Claim, ...] = (
           "for each mitigation: not (most optimizers recover >= 50 %)", "every part of not-most"),
     Claim("C9", "fig4", "higher momentum consistently reduces the one-step-delay penalty (Figure 4)",
           "not given in the summary",
-          "gap at the largest momentum below the smallest's, monotone, sync loss not worse; preset lr, every "
+          "gap at the largest momentum below the smallest's, monotone, sync loss not moving; preset lr, every "
           "optimizer", "superiority, every part"),
     Claim("C10", "fig5", "the gap does not grow with longer training (Figure 5)",
           "not given (2B MoE: curves parallel from 50B to 200B tokens)",

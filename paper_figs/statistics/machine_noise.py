@@ -1,6 +1,6 @@
 """The machine as a noise source (docs/protocol.md §7): the measured cross-machine spread per
 regime, as a verdict's variance component, as the live-vs-kept tolerance, and as the
-README's reproducibility sentence. ``python -m paper_figs.machine_noise`` prints them.
+README's reproducibility sentence. ``python -m paper_figs.statistics.machine_noise`` prints them.
 
 The spread is measured by ``python -m paper_figs.cross_machine`` (its file,
 ``paper_figs/cross_machine_spread.json``, rows of |here - kept| per regime): per regime the
@@ -18,14 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from . import cross_machine
-from .machine_regimes import REGIMES
+from ..records import spread as spread_file
+from ..records.machine_regimes import REGIMES
 from .protocol import TOLERANCE_FACTOR, TOLERANCE_UNMEASURED
 
-SPREAD_FILE = cross_machine.SPREAD_FILE
+SPREAD_FILE = spread_file.SPREAD_FILE
 PLACEHOLDER = ("[placeholder until `paper_figs/cross_machine_spread.json` exists: the cross-machine spread per "
                "regime is being measured by `python -m paper_figs.cross_machine`; "
-               "`python -m paper_figs.machine_noise --readme` then prints this sentence]")
+               "`python -m paper_figs.statistics.machine_noise --readme` then prints this sentence]")
 
 
 def split_kind(kind: str) -> tuple[str, str | None]:
@@ -78,9 +78,9 @@ class MachineSpread:
 
 def from_data(data: dict) -> MachineSpread:
     """:class:`MachineSpread` of a spread file's content (format 1)."""
-    if data.get("format") != cross_machine.FORMAT:
-        raise ValueError(f"cross-machine spread file: format {data.get('format')!r}, expected {cross_machine.FORMAT}")
-    rows = cross_machine.summary(data)
+    if data.get("format") != spread_file.FORMAT:
+        raise ValueError(f"cross-machine spread file: format {data.get('format')!r}, expected {spread_file.FORMAT}")
+    rows = spread_file.summary(data)
     return MachineSpread(True, {r["regime"]: r for r in rows}, str(data.get("measured_on", "?")),
                          tuple(sorted({k for r in rows for k in r["kept_on"]})))
 
@@ -127,7 +127,7 @@ def readme_sentence(spread: MachineSpread) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m paper_figs.machine_noise", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m paper_figs.statistics.machine_noise", description=__doc__.split("\n\n")[0])
     ap.add_argument("--file", type=Path, default=SPREAD_FILE, help=f"the spread file (default {SPREAD_FILE})")
     ap.add_argument("--readme", action="store_true", help="print only README's reproducibility sentence")
     a = ap.parse_args(argv)

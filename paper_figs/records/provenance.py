@@ -13,7 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CODE_DIRS = ("lmo", "theory", "verify", "gpu_runs", "paper_figs")  # what decides a run's numbers
 DATA_DIRS = (":(exclude)paper_figs/kept",)  # kept records are results, not code: new ones are not dirt
 
@@ -56,7 +56,7 @@ def cpu_capability() -> str | None:
     """The vector instruction set torch dispatches its CPU kernels to
     (``torch.backends.cpu.get_cpu_capability()``, e.g. ``AVX512``; ``ATEN_CPU_CAPABILITY``
     overrides it): with the CPU model it names the kind of machine a run was made on
-    (``paper_figs.machine_regimes.machine_kind``). None without torch."""
+    (``paper_figs.records.machine_regimes.machine_kind``). None without torch."""
     try:
         import torch
         return str(torch.backends.cpu.get_cpu_capability())

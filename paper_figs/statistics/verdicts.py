@@ -2,15 +2,15 @@
 docs/protocol.md: holds / does not hold / inconclusive.
 
 Every comparison is of final validation losses of runs that share data order and seed
-(paired), in the run's own units. Each rule computes a statistic (:mod:`paper_figs.seed_stats`:
+(paired), in the run's own units. Each rule computes a statistic (:mod:`paper_figs.statistics.seed_stats`:
 a cell's own SD from 3 seeds, else a borrowed one; machine component where pairs mix kinds),
-a Student-t test of the claim's kind (:mod:`paper_figs.t_tests`) and its 95 % interval, once
+a Student-t test of the claim's kind (:mod:`paper_figs.statistics.t_tests`) and its 95 % interval, once
 under the pools the cells borrow and once under their conservative alternatives; the line's
 p-values are the larger of the two, so a line decided under one pool only is inconclusive.
 A line holds when p_hold <= ALPHA / 2, does not hold when p_fail <= ALPHA / 2 (its 95 %
 interval on one side of the decision boundary). Claims made of parts combine the parts'
 p-values (:func:`every`, :func:`most`, :func:`both`, :func:`negate`). Confirmatory lines are
-then decided with Holm over the family (``paper_figs.confirmatory``); every other line is
+then decided with Holm over the family (``paper_figs.report.confirmatory``); every other line is
 exploratory and keeps its per-line decision.
 """
 from __future__ import annotations
@@ -221,7 +221,7 @@ def _judge(build: Callable[..., Line], noises: Sequence[Noise], label: str) -> V
             reason += f" (under the borrowed pool: {s_p}): the status depends on the pool"
     reason += f"; {e.machine}"
     if status == INCONCLUSIVE and ln.resolvable:
-        reason += seeds_to_resolve(e.mean - ln.boundary, e.se, e.n, e.stat.t_crit())
+        reason += seeds_to_resolve(e.mean - ln.boundary, e.se, e.n, e.stat.dof)
     return Verdict(status, reason, test)
 
 
@@ -333,11 +333,11 @@ def gap_shrinks_with(xs: Sequence[float], gaps: Sequence[Sequence[float]], name:
     """Claim 'a higher momentum shrinks the gap' on (momentum, per-seed gaps) points.
 
     D = gap(max momentum) - gap(min momentum) (independent cells), claim D < 0. It can hold
-    only when Spearman(momentum, mean gap) <= MONOTONE_SPEARMAN and, given ``sync`` (the
-    synchronous runs' per-seed losses at each momentum), only when the sync loss does not
-    worsen over the sweep (the 95 % interval of L_sync(max) - L_sync(min) not above 0): a gap
-    that shrinks while the synchronous run worsens is confounded with an lr that no longer
-    suits the momentum (docs/protocol.md §8)."""
+    only when Spearman(momentum, mean gap) <= MONOTONE_SPEARMAN. Given ``sync`` (the
+    synchronous runs' per-seed losses at each momentum), a sweep over which the sync loss moves
+    (the 95 % interval of L_sync(max) - L_sync(min) excludes 0, either way) decides nothing,
+    neither "holds" nor "does not hold": the gap then changes with an lr that suits one momentum
+    and not another, not with the momentum alone (confounded, docs/protocol.md §8)."""
     order = sorted(range(len(xs)), key=lambda i: xs[i])
     pts = [(xs[i], gaps[i], sync[i] if sync is not None else None) for i in order]
     pts = [p for p in pts if math.isfinite(mean(p[1]))]
@@ -359,9 +359,10 @@ def gap_shrinks_with(xs: Sequence[float], gaps: Sequence[Sequence[float]], name:
             if s.stat.usable:
                 slo, shi = s.interval()
                 desc += f"; sync loss change {s.mean:+.4f} [{slo:+.4f}, {shi:+.4f}]"
-                if slo > 0:
-                    p_hold, blocked = 1.0, True
-                    desc += " (the sync run worsens: confounded, cannot hold)"
+                if slo > 0 or shi < 0:
+                    p_hold, p_fail, blocked = 1.0, 1.0, True
+                    desc += (f" (confounded: the sync loss moves by {s.mean:+.4f} over the sweep; "
+                             "cannot be decided either way)")
         return Line(desc, d, (p_hold, p_fail), "change of the gap (claim < 0)", 0.0, -1, not blocked)
     return _judge(build, (noise,), name)
 

@@ -1,8 +1,8 @@
 """Kept results: finished training runs stored in the repository, one small record per run.
 
 Layout: ``paper_figs/kept/<key>.json``, ``key`` = the run's cache key (``run_key``: the hash of
-the identity, :mod:`paper_figs.identity`, of its full TrainConfig without the where-to-write
-fields, :func:`paper_figs.runs.full_config`), so
+the identity, :mod:`paper_figs.records.identity`, of its full TrainConfig without the where-to-write
+fields, :func:`paper_figs.records.runs.full_config`), so
 a kept record is found exactly when the wanted run has the same configuration, trainer
 defaults included. One record (a few KB)::
 
@@ -34,7 +34,7 @@ import hashlib
 from .cache import KeyedDir, canonical_json, to_jsonable, write_atomically
 from .identity import run_key
 
-KEPT_DIR = Path(__file__).resolve().parent / "kept"
+KEPT_DIR = Path(__file__).resolve().parent.parent / "kept"
 FORMAT = 2
 HEAD_STEPS = 30
 EVAL_FIELDS = ("step", "val_loss", "train_loss", "lr")

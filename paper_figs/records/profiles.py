@@ -9,7 +9,7 @@ anything.
 Live or kept: the whole set (``full``, 142 runs, 18 of them the MoE figure's) takes hours
 on 2 CPU cores, so ``quick`` shows the same grids as ``full`` but trains only Figure 3's
 seed-0 runs live; every other run is read from the kept records of ``full``
-(:mod:`paper_figs.kept`), and a run with no kept record is reported missing with the
+(:mod:`paper_figs.records.kept`), and a run with no kept record is reported missing with the
 command that produces it.
 
 Why quick trains for 1500 steps (the horizon check): measured on a 2-core CPU with a
@@ -77,6 +77,8 @@ class Profile:
     live_seeds: tuple | None = None  # ... and of those only these seeds (None: all)
     kept_profile: str = ""  # the profile whose kept records fill the other runs
     grid_changes: dict = field(default_factory=dict)
+    plan_batch: int = 0   # the sequential plan's batches applied (paper_figs.records.plan.through)
+    plan_base: Any = None  # the profile before the plan was applied (None: plan_batch is 0)
 
     @property
     def main_size(self) -> str:

@@ -1,0 +1,1 @@
+"""What was trained: the run store, identities, provenance, the cache, the runner, profiles."""

@@ -1,0 +1,1 @@
+"""REPORT.md: the confirmatory family and the markdown writer."""
