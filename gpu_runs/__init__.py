@@ -2,17 +2,18 @@
 
 A short tour::
 
+    from lmo import Delay
     from gpu_runs import TrainConfig
     from gpu_runs.train import train
-    res = train(TrainConfig(config="tiny", optimizer="muon", mode="2bw", ef=True, steps=200))
+    res = train(TrainConfig(config="tiny", optimizer="muon", delay=Delay("ef"), steps=200))
     res.final_val_loss, res.log[-1]
 
 - ``gpu_runs.recipe``: what a run is (``TrainConfig``, the one run spec of the trainer and the
   pipeline), the peak lr and the warmup-cosine schedule on every parameter group, the
-  optimizer per mode, the loss, evaluation; ``gpu_runs.parallelism``: the run spec's
+  optimizer of its delay (``TrainConfig.delay``, an ``lmo.variants.Delay``), the loss, evaluation; ``gpu_runs.parallelism``: the run spec's
   parallelism section (``TrainConfig.parallel``: pipeline schedule, microbatches, dp).
 - ``gpu_runs.train``: the loop (``train(cfg) -> TrainResult``) and ``python -m gpu_runs.train``
-  with modes sync / 2bw (+EF) / pipedream and the paper's mitigations. The package does not
+  with the delays sync / 2bw / ef / pipedream and the paper's mitigations. The package does not
   import it: ``gpu_runs.train`` is always that module (never the function), and ``-m`` runs
   it once.
 - ``gpu_runs.checkpoint``: run directories that never lose work (atomic checkpoints, resume
@@ -22,7 +23,7 @@ A short tour::
 - ``gpu_runs.data``: stdlib byte corpus (no network), text dirs, token shards (checked); ``Batcher``.
 - ``gpu_runs.diagnostics``: ||d_t||, r_t, local L, sigma, rho, momentum error (``--diag-every``).
 - ``gpu_runs.sweep`` / ``gpu_runs.predict``: grids of diagnosed runs, measured constants into
-  ``theory`` bounds; ``gpu_runs.bench``: tokens/s per mode.
+  ``theory`` bounds; ``gpu_runs.bench``: tokens/s per delay.
 - ``gpu_runs.pipeline``: multi-process pipeline parallelism (``torchrun ... -m gpu_runs.pipeline``; a
   subpackage, see its docstring);
   ``gpu_runs/device_check.sh``: the single-GPU check (135m, then a short moe_2b-shaped MoE step).

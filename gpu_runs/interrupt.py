@@ -3,7 +3,9 @@
 A terminal's Ctrl-C sends SIGINT to every process of the foreground process group: the
 trainer, every rank of a pipeline (torchrun forwards it too). What each command prints then
 is one line (:func:`stopped_line`): where the newest intact checkpoint is, and the command
-that continues the run (:func:`resume_command`: the same command with ``--resume``). Nothing
+that continues the run (the trainer's: :func:`trainer_line`; a pipeline's, which finds its newest
+complete set of stage checkpoints, is ``gpu_runs.pipeline.checkpoint.interrupted_line``: the
+trainer imports no pipeline module) (:func:`resume_command`: the same command with ``--resume``). Nothing
 new is written on the way out: a checkpoint being written when the signal came is abandoned
 (its temporary files removed, :mod:`gpu_runs.verified_files`), so the newest intact one stays
 what it was.
@@ -47,25 +49,6 @@ def trainer_line(out, argv: list[str] | None) -> str:
     newest = checkpoint.newest_intact(out)
     where = None if newest is None else f"{newest[0]} (step {newest[1]})"
     return stopped_line(prog, where, resume_command(["python", "-m", "gpu_runs.train"], argv),
-                        f"start again with another --out, or remove {out}")
-
-
-def pipeline_line(out, P: int, world: int, argv: list[str] | None) -> str:
-    """:func:`stopped_line` of a pipeline run of ``P`` stages (``world`` ranks) writing to
-    ``out`` (None: no --out): the newest set of stage checkpoints intact on every stage."""
-    prog = "gpu_runs.pipeline"
-    if out is None:
-        return f"{prog}: interrupted (no --out: nothing was saved)"
-    from gpu_runs.pipeline.checkpoint import find_set
-    try:
-        k, _ = find_set(out, P)
-    except ValueError:
-        where = None
-    else:
-        where = (f"{out}/ckpt_stage{{s}}.pt (the final set)" if k is None
-                 else f"{out}/ckpt_step{k}_stage{{s}}.pt (step {k}, every stage)")
-    return stopped_line(prog, where, resume_command(["torchrun", "--nproc-per-node", str(world), "-m",
-                                                     "gpu_runs.pipeline"], argv),
                         f"start again with another --out, or remove {out}")
 
 

@@ -5,7 +5,7 @@ A run is one :class:`gpu_runs.recipe.TrainConfig`, whoever executes it. The trai
 (``gpu_runs.train``) runs it in one process: its section is the default ``Parallelism()``
 (``schedule=None``). The pipeline (``python -m gpu_runs.pipeline``) runs it over
 P x D processes with a schedule: ``Parallelism(schedule, microbatches, dp)``, and the
-number of stages P is ``TrainConfig.stages`` (the same number the trainer's pipedream mode
+number of stages P is ``TrainConfig.stages`` (the same number the trainer's pipedream delay
 reads). The schedule runs a delay (``lmo.variants.Delay``; :func:`schedules_of`: gpipe /
 1f1b run sync, 2bw runs 2bw of any tau, profile, group and corrector, and ef; pipedream
 pipedream), so a pipeline run
@@ -34,9 +34,10 @@ DEFAULT_SCHEDULE = {SYNC: "1f1b", TWO_BW: TWO_BW, EF: TWO_BW, PIPEDREAM: PIPEDRE
 
 def schedules_of(delay: Delay) -> tuple:
     """The schedules that run ``delay``: gpipe / 1f1b for sync, 2bw for 2bw and ef, pipedream
-    for pipedream (the kind of ``--schedule`` without ``--ef``, :data:`KIND_OF_SCHEDULE`, is the
-    delay's configuration mode)."""
-    return tuple(s for s, kind in KIND_OF_SCHEDULE.items() if kind == delay.config_fields["mode"])
+    for pipedream (:data:`KIND_OF_SCHEDULE`: the kind a schedule runs without ``--ef``; ef runs
+    on 2bw)."""
+    kind = TWO_BW if delay.kind == EF else delay.kind
+    return tuple(s for s, k in KIND_OF_SCHEDULE.items() if k == kind)
 
 
 def check_schedule_runs(schedule: str, delay: Delay) -> None:
@@ -118,10 +119,10 @@ def check_parallelism(par: Parallelism, *, delay: Delay, stages: int, steps: int
     check_sync_args(par.schedule, steps, delay.sync_start, delay.sync_cooldown)
     if isinstance(par.dp, bool) or not isinstance(par.dp, int) or par.dp < 1:
         raise ValueError(f"dp (--dp) must be an int >= 1, got {par.dp!r}")
-    rows = par.dp * (1 if par.schedule == PIPEDREAM else M)
-    if batch_size % rows:
+    per_step = 1 if delay.stale_point else M   # pipedream: one microbatch per step
+    if batch_size % (par.dp * per_step):
         raise ValueError(f"batch_size (--batch-size {batch_size}) must be divisible by --dp ({par.dp}) x "
-                         f"--microbatches ({1 if par.schedule == PIPEDREAM else M})")
+                         f"--microbatches ({per_step})")
 
 
 def check_schedule_args(schedule: str, num_stages: int, microbatches: int, steps: int,

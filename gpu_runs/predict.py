@@ -23,11 +23,12 @@ import sys
 from pathlib import Path
 
 from lmo.presets import DEFAULT_MOMENTUM
-from lmo.variants import EF, SYNC, TWO_BW, variant_of
+from lmo.variants import EF, SYNC, TWO_BW
 from theory.records import registry
 
 from gpu_runs import orderings as od, seed_noise as sn
 from gpu_runs.cli import show_defaults
+from gpu_runs.delay_fields import delay_of_json
 from gpu_runs.diagnostics import DEBIASED_OPTIMIZERS
 from gpu_runs.orderings import median_or_none, rest_key
 from gpu_runs.recipe import TrainConfig, peak_lr
@@ -36,8 +37,9 @@ BOUND_OF = {SYNC: "derived_sync_lemma", TWO_BW: "derived_delayed_lemma_x", EF: "
 
 
 def variant(cfg: dict) -> str:
-    """The run's variant name (lmo.variants): its mode, or ef for 2bw with ef."""
-    return variant_of(cfg["mode"], bool(cfg.get("ef")))
+    """The kind of the run's delay (``lmo.variants.Delay.kind``) from its JSON: its mode, or ef
+    for 2bw with ef."""
+    return delay_of_json(cfg).kind
 
 
 def load_run(run_dir: Path) -> tuple[dict, list]:

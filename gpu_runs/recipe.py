@@ -1,6 +1,6 @@
 """The run recipe shared by the trainer and the pipeline (docs/design.md §4): what a run is
 (:class:`TrainConfig`), its peak lr and warmup-cosine schedule on every parameter group, the
-optimizer for each mode, the loss and its gradient, and evaluation.
+optimizer of its delay, the loss and its gradient, and evaluation.
 
 ``TrainConfig`` is the one run spec: ``gpu_runs.train`` parses its command line into one
 and runs it in one process; ``gpu_runs.pipeline`` parses its command line into one too
@@ -14,7 +14,7 @@ messages name the field and its option. Checkpoint files are ``gpu_runs.checkpoi
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 import torch
 
@@ -26,66 +26,13 @@ from lmo.pipedream import history_init, pipedream_delays
 from lmo.presets import DECOUPLED_DECAY
 from lmo.registry import OPTIMIZERS
 from lmo.schedules import WarmupCosine
-from lmo.variants import MODES, Delay  # MODES: the configuration's mode names, re-exported (gpu_runs.MODES)
+from lmo.variants import MODES, Delay  # MODES: re-exported (gpu_runs.MODES), the JSON's names
 
+from gpu_runs.delay_fields import KEYS as DELAY_KEYS, UNSET, delay_of, flat_of
 from gpu_runs.model import CONFIGS, Llama, get_config, stage_of_names, stage_of_params
 from gpu_runs.parallelism import Parallelism, check_parallelism
-
-#: one line of help per TrainConfig field: the command lines' options are generated from the
-#: fields with these texts (gpu_runs.cli.add_config_options), so their defaults are the fields'
-FIELD_HELP = {
-    "config": "model config: tiny, small, 135m, 360m, tiny_moe, moe_2b (gpu_runs.model.CONFIGS)",
-    "optimizer": "any name of lmo.registry.OPTIMIZERS",
-    "lr": "peak lr (None: lmo.presets.DEFAULT_LR[optimizer])",
-    "momentum": "primary momentum beta (None: the optimizer's preset)",
-    "weight_decay": "decoupled weight decay lambda",
-    "grad_clip": "global-norm clipping threshold (0: off)",
-    "warmup_frac": "linear lr warmup, fraction of the steps",
-    "final_frac": "cosine floor as a fraction of the peak lr",
-    "mode": "the delay (lmo.variants.Delay): sync | 2bw | ef (= 2bw --ef) | pipedream",
-    "stages": "pipedream: number of pipeline stages P",
-    "ef": "error feedback x+2d_{t-1}-d_{t-2} (with --delay 2bw: the same as --delay ef)",
-    "sync_start": "2bw: the first K steps synchronous",
-    "sync_cooldown": "2bw: the last K steps synchronous",
-    "dc_asgd": "2bw: DC-ASGD lambda",
-    "tau": "2bw: the delay in steps (None: 1, PipeDream-2BW; more: a uniform queue of tau updates; "
-           "with --delay-profile pipedream it is --stages - 1)",
-    "corrector": "2bw: a delay corrector of lmo.CORRECTORS at its defaults (none, weight_prediction, "
-                 "nesterov_lookahead, dc_asgd_adaptive, dc_asgd_ema, lr_damping; plain DC-ASGD is --dc-asgd)",
-    "delay_profile": "2bw: uniform (every block tau) or pipedream (the blocks of stage s of --stages P "
-                     "delayed by P - 1 - s, as an update delay)",
-    "delayed_groups": "2bw: the blocks delayed: all, matrix (the hidden 2-D weights: Muon's group) or other "
-                      "(embeddings, head, norms, vectors: the Muon family's AdamW group); the rest synchronous",
-    "steps": "optimizer steps T (the schedule's horizon)",
-    "batch_size": "sequences per step",
-    "aux_groups": "MoE: each layer's balance loss is the mean over this many equal groups of the batch's "
-                  "sequences (a pipeline with M microbatches computes M; 1: the whole batch)",
-    "seq_len": "tokens per sequence",
-    "eval_every": "validation loss every N steps and at the end (0: at the end only)",
-    "eval_batches": "validation batches per evaluation",
-    "seed": "seed of x_0 and of the batch order",
-    "data": "'stdlib', a text dir, a token shard or shard dir (gpu_runs.data)",
-    "data_sha256": "sha256 of the train/val tokens (gpu_runs.data.tokens_sha256), part of the run's "
-                   "identity: None computes and records it at load; given, other data is refused "
-                   "('stdlib': the frozen corpus's, filled in)",
-    "device": "cpu, cuda or auto (cuda if available)",
-    "out": "run directory (config.json, log.jsonl, ckpt.pt, result.json)",
-    "ckpt_every": "checkpoint every N steps (0: never; None: at every evaluation)",
-    "diag_every": "theory diagnostics every N steps (0: off)",
-    "diag_micro": "independent microbatches for sigma / momentum error",
-    "log_every": "a log.jsonl record every N steps (evaluations always)",
-    "compile": "torch.compile the loss (Dynamo traces the functional call)",
-    "ns_dtype": "Newton-Schulz dtype of muon / normuon / adamuon / scion: auto (bfloat16 on a CUDA GPU "
-                "with native bf16, else float32; resolved once, recorded, reused by --resume), float32, "
-                "bfloat16, float64",
-    "resume": "continue the run in OUT from its newest complete checkpoint (identical trajectory; refused "
-              "if the saved run differs; a finished run is left as it is)",
-    "parallel": "the layout over processes (gpu_runs.parallelism.Parallelism; the pipeline's --schedule, "
-                "--microbatches, --dp; default: the trainer's one process)",
-    "opt_kwargs": "extra keyword arguments of the optimizer (Python API only; lmo.presets."
-                  "DECOUPLED_DECAY's are filled in, so the decay is decoupled for every optimizer)",
-}
-
+from gpu_runs.sections import (SECTIONS, CheckpointSection, DataSection, DelaySection, EvaluationSection,
+                               ModelSection, OptimizerSection, ParallelSection, ScheduleSection)
 
 NS_DTYPES = ("auto", "float32", "bfloat16", "float64")
 
@@ -169,11 +116,9 @@ def check_device_here(name: str) -> None:
         raise ValueError(f"TrainConfig.device (--device) {name!r}: MPS is not available here; use --device cpu or auto")
 
 
-#: fields that are no command-line option of their own (a dict, a section)
-NOT_OPTIONS = ("opt_kwargs", "parallel")
-#: the delay fields added after the kept records (tau > 1, correctors, profiles, groups) at their
-#: "off" values: ``as_dict`` leaves them out there, so every earlier run keeps its JSON and key
-DELAY_SHAPE_OFF = {"tau": None, "corrector": "none", "delay_profile": "uniform", "delayed_groups": "all"}
+#: fields that are no command-line option of their own (a dict, a section); the delay's options
+#: are its flat fields' (gpu_runs.delay_fields.DelayFields)
+NOT_OPTIONS = ("opt_kwargs", "parallel", "delay")
 
 
 def _opt(name: str) -> str:
@@ -181,63 +126,45 @@ def _opt(name: str) -> str:
     return f"TrainConfig.{name} (--{name.replace('_', '-')})"
 
 
-@dataclass
-class TrainConfig:
-    """Everything that defines a run (its JSON, :meth:`as_dict`, is the run's identity).
+@dataclass(kw_only=True)
+class TrainConfig(ParallelSection, CheckpointSection, EvaluationSection, DelaySection, ScheduleSection,
+                  OptimizerSection, DataSection, ModelSection):
+    """Everything that defines a run (its JSON, :meth:`as_dict`, is the run's identity): the
+    sections of ``gpu_runs.sections`` put together (model, data, optimizer, schedule, delay,
+    evaluation, checkpoint, parallel; each field documented there), read as ``cfg.lr``, or a
+    whole section as ``cfg.section("optimizer")``.
+
+    ``delay``: the run's delay (:class:`lmo.variants.Delay`), stored as one value: built once
+    where the spec is parsed or read back. Its JSON spells it in flat keys
+    (:class:`gpu_runs.delay_fields.DelayFields`: ``mode``, ``ef``, ``sync_start``, ...), which
+    the constructor still takes, so ``TrainConfig(**config_json)`` reads a run back::
+
+        TrainConfig(mode="2bw", ef=True)          delay = Delay("ef")
+        TrainConfig(delay=Delay("2bw", 3))        the same value, given directly
+        TrainConfig(delay=d, sync_start=5)        d's flat fields with sync_start = 5
+
+    (flat keys update the given or default delay's own flat fields, so ``dataclasses.replace(cfg,
+    mode="2bw")`` works as before; a pipedream delay's tau is ``stages`` - 1).
 
     ``parallel``: the layout over processes (:class:`gpu_runs.parallelism.Parallelism`); the
     default is the trainer's one process and is left out of :meth:`as_dict`."""
 
-    config: str = "tiny"
-    optimizer: str = "adamw"
-    lr: float | None = None
-    momentum: float | None = None
-    weight_decay: float = 0.1
-    grad_clip: float = 1.0
-    warmup_frac: float = 0.1
-    final_frac: float = 0.1
-    mode: str = "sync"
-    stages: int = 2
-    ef: bool = False
-    sync_start: int = 0
-    sync_cooldown: int = 0
-    dc_asgd: float = 0.0
-    tau: int | None = None            # None: the delay's own (1 for 2bw; stages - 1 for pipedream)
-    corrector: str = "none"
-    delay_profile: str = "uniform"
-    delayed_groups: str = "all"
-    steps: int = 200
-    batch_size: int = 32
-    aux_groups: int = 1
-    seq_len: int = 64
-    eval_every: int = 50
-    eval_batches: int = 4
-    seed: int = 0
-    data: str = "stdlib"
-    data_sha256: str | None = None    # None: computed at load (stdlib: filled in at once)
-    device: str = "auto"              # auto: cuda if available, else cpu
-    out: str | None = None
-    ckpt_every: int | None = None     # None: at every evaluation; 0: never
-    diag_every: int = 0
-    diag_micro: int = 4
-    log_every: int = 10
-    compile: bool = False
-    resume: bool = False
-    ns_dtype: str = "auto"
-    opt_kwargs: dict = field(default_factory=dict)
-    parallel: Parallelism = field(default_factory=Parallelism)
-
-    def __post_init__(self):
+    def __post_init__(self, *flat_values):
         if isinstance(self.parallel, dict):   # read back from JSON
             self.parallel = Parallelism(**self.parallel)
+        flat = {k: v for k, v in zip(DELAY_KEYS, flat_values, strict=True) if v is not UNSET}
+        if flat:   # built once, here: the flat keys over the given (or the default) delay
+            self.delay = delay_of(flat, self.stages, self.delay)
+        if not isinstance(self.delay, Delay):
+            raise TypeError(f"TrainConfig.delay must be an lmo.variants.Delay, got {self.delay!r} "
+                            f"(a run's JSON spells it in flat keys: {', '.join(DELAY_KEYS)})")
+        if self.delay.stale_point or self.delay.profile == "pipedream":
+            if self.delay.tau != self.stages - 1:
+                raise ValueError(f"TrainConfig.delay: a pipedream delay's tau is stages - 1 (--stages "
+                                 f"{self.stages}), got tau {self.delay.tau}")
         # the decay convention is part of the run's identity: record the keyword arguments
         # that make this optimizer's weight_decay decoupled (lmo.presets.DECOUPLED_DECAY)
         self.opt_kwargs = {**DECOUPLED_DECAY.get(self.optimizer, {}), **(self.opt_kwargs or {})}
-        if self.tau is not None:   # a tau that is the delay's own is written as None: one run, one key
-            try:
-                self.tau = self.delay.config_fields["tau"]
-            except ValueError:
-                pass               # validate() names the field
         # the corpus is part of the identity too; the built-in one's hash is known without loading it
         if self.data == "stdlib" and self.data_sha256 is None:
             # imported here: ``import gpu_runs`` must not import the command
@@ -246,28 +173,30 @@ class TrainConfig:
             self.data_sha256 = STDLIB_SHA256
 
     def as_dict(self) -> dict:
-        """``dataclasses.asdict(self)``, the ``parallel`` section left out while it is the
-        default (the trainer's one process): a trainer run's JSON (config.json, the
-        checkpoint's configuration, the resume check, ``paper_figs``' cache key) is what it
-        was before the section existed."""
-        d = asdict(self)
+        """``dataclasses.asdict(self)`` with the delay flattened into its keys
+        (``gpu_runs.delay_fields.flat_of``: mode, ef, the mitigations; tau, corrector,
+        delay_profile and delayed_groups only where they are not off) and the ``parallel``
+        section left out while it is the default (the trainer's one process): a trainer run's
+        JSON (config.json, the checkpoint's configuration, the resume check, ``paper_figs``'
+        cache key) is what it was before the delay was one value and the section existed."""
+        d = {}
+        for k, v in asdict(self).items():
+            if k == "delay":
+                flat = flat_of(self.delay)
+                d["mode"] = flat.pop("mode")
+                d["stages"] = self.stages
+                d.update(flat)
+            elif k != "stages":
+                d[k] = v
         if self.parallel == Parallelism():
             del d["parallel"]
-        for k, off in DELAY_SHAPE_OFF.items():   # likewise the delay's newer fields while off
-            if d[k] == off:
-                del d[k]
         return d
 
-    @property
-    def delay(self) -> Delay:
-        """The run's delay as one value (``lmo.variants.Delay.of_config`` of the flat fields mode,
-        ef, sync_start, sync_cooldown, dc_asgd, stages): ValueError, naming the option, for any
-        value the delay's rules refuse. The flat fields stay the run's JSON (its identity)."""
-        try:
-            return Delay.of_config(self.mode, self.ef, self.sync_start, self.sync_cooldown, self.dc_asgd,
-                                   self.stages, self.tau, self.corrector, self.delay_profile, self.delayed_groups)
-        except ValueError as e:
-            raise ValueError(f"TrainConfig.delay: {e}") from None
+    def section(self, name: str):
+        """The section ``name`` of :data:`gpu_runs.sections.SECTIONS` as its own value, e.g.
+        ``cfg.section("schedule") == ScheduleSection(steps=..., warmup_frac=..., final_frac=...)``."""
+        cls = SECTIONS[name]
+        return cls(**{f.name: getattr(self, f.name) for f in fields(cls)})
 
     def validate(self, *, names: bool = True, num_layers: int | None = None) -> None:
         """ValueError naming the field and its option for any value outside its domain: the
@@ -278,7 +207,7 @@ class TrainConfig:
         count, which a pipeline layout's P may not exceed (default: the model config's)."""
         if num_layers is None and names and self.config in CONFIGS:
             num_layers = CONFIGS[self.config].n_layers
-        delay = self.delay     # the delay's rules: lmo.variants.Delay's one check
+        delay = self.delay     # its own rules were checked where it was built (lmo.variants.Delay)
         check_parallelism(self.parallel, delay=delay, stages=self.stages, steps=self.steps,
                           batch_size=self.batch_size, num_layers=num_layers)
         for k in ("steps", "batch_size", "seq_len", "eval_batches"):
@@ -295,10 +224,10 @@ class TrainConfig:
                              f"got {self.ckpt_every}")
         if not 0 <= self.seed < 2 ** 32:
             raise ValueError(f"{_opt('seed')} must lie in [0, 2**32), got {self.seed}")
-        if delay.one_step and (self.sync_start or self.sync_cooldown) \
-                and self.sync_start + self.sync_cooldown >= self.steps:
+        if delay.one_step and (delay.sync_start or delay.sync_cooldown) \
+                and delay.sync_start + delay.sync_cooldown >= self.steps:
             raise ValueError(f"{_opt('sync_start')} + {_opt('sync_cooldown')} = "
-                             f"{self.sync_start + self.sync_cooldown} leaves none of the {self.steps} "
+                             f"{delay.sync_start + delay.sync_cooldown} leaves none of the {self.steps} "
                              f"steps delayed: that run is synchronous (--delay sync; pipeline: --schedule 1f1b)")
         check_device(self.device)
         self.validate_recipe(names=names)

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM
-from lmo.variants import ONE_STEP, mode_of
+from lmo.variants import ONE_STEP, Delay
 
 from gpu_runs.checkpoint import has_checkpoint
 from gpu_runs.cli import add_config_options, show_defaults
@@ -68,7 +68,7 @@ def train_config(point: dict, out: Path, base: dict):
     """The TrainConfig of one grid point (``base``: the shared TrainConfig fields)."""
     v = point["variant"]
     return TrainConfig(optimizer=point["optimizer"], lr=point["lr_mult"] * float(DEFAULT_LR[point["optimizer"]]),
-                       momentum=point["beta"], **mode_of(v),
+                       momentum=point["beta"], delay=Delay(v),
                        out=str(out), **base)
 
 

@@ -1,6 +1,6 @@
 """Train the Llama decoder with a real gradient delay: ``python -m gpu_runs.train --config tiny --delay 2bw``.
 
-Modes (docs/design.md §4), all from the same pure optimizer ``opt = clip_by_global_norm(1.0) -> registry.build(...)``:
+Delays (docs/design.md §4, ``--delay``), all from the same pure optimizer ``opt = clip_by_global_norm(1.0) -> registry.build(...)``:
 
 - ``sync``:      x_{t+1} = x_t + d_t
 - ``2bw``:       x_{t+1} = x_t + d_{t-1}                (``lmo.delay.delayed(opt, 1)``)
@@ -14,7 +14,7 @@ Mitigations: ``--sync-start K`` / ``--sync-cooldown K`` (first / last K steps sy
 decay 0.1, clip 1.0; the peak lr is ``lmo.presets.DEFAULT_LR[optimizer]`` unless ``--lr``.
 
 Every step's batch is ``Batcher(train, B, T, seed).batch(t)``: the data order is the same in
-every mode and after a resume. Outputs under ``--out``: ``log.jsonl`` (one line per logged
+every delay and after a resume. Outputs under ``--out``: ``log.jsonl`` (one line per logged
 step), ``config.json``, ``ckpt_step{k}.pt`` (atomic and fsync-ed; model, optimizer + wrapper
 state incl. the delay queue / EF buffer and the pipedream history, step, log, configuration;
 the newest 3 kept, ``ckpt.pt`` the newest), written at every evaluation by default
@@ -42,10 +42,11 @@ from lmo.base import apply_updates, load_state_dict, state_dict
 from lmo.pipedream import history_load, history_push, history_state_dict, mixed_point
 from lmo.lookahead import gradient_point
 from lmo.registry import OPTIMIZERS, lr_at
-from lmo.variants import VARIANTS, mode_of
+from lmo.variants import KINDS
 
 from gpu_runs import checkpoint, interrupt, run_lock
 from gpu_runs.cli import add_config_options, show_defaults
+from gpu_runs.delay_fields import options_of_kind
 from gpu_runs.data import Batcher, get_corpus, val_batches
 from gpu_runs.diagnostics import Diagnostics
 from gpu_runs.model import Llama, param_count
@@ -162,8 +163,9 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
     recorder = RunRecorder(out, start, log, say=say if progress else None, line=rec_line, due=meter.due)
     log = recorder.records
     if start == 0:
-        say(f"[gpu_runs.train] {cfg.config}: {n_params:,} params | {cfg.optimizer} {cfg.mode}"
-            f"{' +EF' if cfg.ef else ''} | {corpus!r} | {cfg.steps} steps on {dev}")
+        flat = cfg.delay.config_fields
+        say(f"[gpu_runs.train] {cfg.config}: {n_params:,} params | {cfg.optimizer} {flat['mode']}"
+            f"{' +EF' if flat['ef'] else ''} | {corpus!r} | {cfg.steps} steps on {dev}")
     if out:
         say(f"[gpu_runs.train] checkpoints: {out / 'ckpt.pt'} {ckpt_cadence(cfg)}")
 
@@ -233,17 +235,16 @@ def ckpt_cadence(cfg: TrainConfig) -> str:
 def parse_args(argv=None) -> TrainConfig:
     p = argparse.ArgumentParser(prog="python -m gpu_runs.train", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-                                epilog="Modes and outputs: see the module docstring (python -c 'import gpu_runs.train as t; help(t)'). "
+                                epilog="Delays and outputs: see the module docstring (python -c 'import gpu_runs.train as t; help(t)'). "
                                        "Every option is a field of gpu_runs.recipe.TrainConfig, with its default.")
-    add_config_options(p, flags={"mode": ("--delay", "--mode")}, choices={"mode": VARIANTS, "optimizer": OPTIMIZERS})
+    add_config_options(p, flags={"mode": ("--delay", "--mode")}, choices={"mode": KINDS, "optimizer": OPTIMIZERS})
     show_defaults(p)
     a = vars(p.parse_args(argv))
     a = {k.replace("-", "_"): v for k, v in a.items()}
-    # --delay ef is the configuration's mode 2bw with ef=True (lmo.variants.mode_of); --ef stays its alias
-    fields = mode_of(a["mode"])
-    a.update(mode=fields["mode"], ef=fields["ef"] or a["ef"])
-    cfg = TrainConfig(**a)
+    # --delay ef is spelled mode 2bw with ef=True in the run's JSON; --ef stays its alias
+    a.update(options_of_kind(a["mode"], a["ef"]))
     try:
+        cfg = TrainConfig(**a)   # the delay is built here, once (its rules: lmo.variants.Delay)
         cfg.validate()
         check_device_here(cfg.device)
     except ValueError as e:

@@ -1,33 +1,24 @@
-"""The ways a step can apply its update, named once for every package, and the one function
-that turns a variant into its optimizer (docs/design.md §4).
+"""The delay of a step, declared once for every package: its kinds, and :class:`Delay`, the
+one value a run's delay is and the one builder of its optimizer (docs/design.md §4)::
 
-Every package that lists or compares them (the trainer's modes, the pipeline's DelayRule,
-the sweep, the predictions, the verifier, the benchmarks, the paper's figures) spells them
-with these names and builds them with :func:`wrap`::
-
-    sync        x_{t+1} = x_t + d_t                     opt itself
-    2bw         x_{t+1} = x_t + d_{t-1}                 lmo.delayed(opt, 1) (PipeDream-2BW)
+    sync        x_{t+1} = x_t + d_t                     Delay("sync").wrap(opt) is opt itself
+    2bw         x_{t+1} = x_t + d_{t-tau}               lmo.delayed(opt, tau); tau = 1: PipeDream-2BW
     ef          x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}     lmo.error_feedback(opt)
     pipedream   g_t at the stale point z_t^k = x^k_{t - tau_k}, tau_k = P - 1 - s   lmo.pipedream
 
-and, for the theory's bounds and the verifier, the delayed update of any delay tau::
+:data:`KINDS` are the four kinds. ``Delay(kind, tau, sync_start, sync_cooldown, dc_asgd,
+corrector, profile, groups)`` checks every rule once, in its constructor (the kinds, the
+ranges, that EF and the mitigations need the one-step delay), and every package asks it
+instead of comparing names: ``.wrap`` (the optimizer), ``.one_step``, ``.stale_point``,
+``.wrapped``, ``.taus``, ``.label`` (the figures' text), ``.theory_variant``.
 
-    delayed     x_{t+1} = x_t + d_{t-tau}               lmo.delayed(opt, tau): tau = 1 is 2bw
-
-A run's configuration (``gpu_runs.recipe.TrainConfig``) stores a variant as a *mode*, the
-delay schedule, plus the EF flag (ef is the 2bw mode with ``ef=True``): :data:`MODES` are
-the three modes, :func:`variant_of` and :func:`mode_of` convert between the two spellings.
-The theory's bounds are about :data:`THEORY_VARIANTS` (sync, delayed, ef; ``theory.records.bound``
-spells them the same, since theory imports nothing of ours, and a test keeps the two
-equal); a verifier run is one of :data:`RUN_VARIANTS`, and :func:`theory_variant` says
-which bounds describe it.
-
-A run's delay is one value, :class:`Delay` (kind, tau, the mitigations sync_start,
-sync_cooldown and DC-ASGD's lambda): its rules (the kinds, the ranges, and that EF and the
-mitigations need the one-step delay of 2bw) are checked once, in its constructor, and every
-package asks it (``Delay.wrap``, ``.one_step``, ``.stale_point``, ``.label``,
-``.theory_variant``) instead of comparing names. :func:`wrap`, :func:`variant_of` and
-:func:`mode_of` go through it.
+A run stores its delay as this value (``gpu_runs.recipe.TrainConfig.delay``); its JSON spells
+it in flat keys, ``mode`` (:data:`MODES`: sync, 2bw, pipedream; ef is mode 2bw with ``ef``
+true) and the rest, which :meth:`Delay.of_config` reads and :attr:`Delay.config_fields`
+writes. The theory's bounds are about :data:`THEORY_VARIANTS` (sync, delayed, ef; the delayed
+update of any tau is 2bw; ``theory.records.bound`` spells them the same, since theory imports
+nothing of ours, and a test keeps the two equal); a verifier run is one of
+:data:`RUN_VARIANTS`, whose delay is :meth:`Delay.of_run_variant`.
 """
 from __future__ import annotations
 
@@ -45,18 +36,20 @@ SYNC, TWO_BW, EF, PIPEDREAM = "sync", "2bw", "ef", "pipedream"
 #: the delayed update of any delay tau (the theory's and the verifier's name; tau = 1 is 2bw)
 DELAYED = "delayed"
 
-#: every variant, in the order of docs/design.md §4
-VARIANTS = (SYNC, TWO_BW, EF, PIPEDREAM)
+#: the kinds of a delay, in the order of docs/design.md §4 (``--delay``)
+KINDS = (SYNC, TWO_BW, EF, PIPEDREAM)
+#: retired name of :data:`KINDS` (callers outside gpu_runs still import it)
+VARIANTS = KINDS
 #: the one-step-delay comparison of the paper (sync vs delayed vs delayed + EF)
 ONE_STEP = (SYNC, TWO_BW, EF)
-#: the delay schedules a run's configuration names (``TrainConfig.mode``); EF is 2bw + ef
+#: the values of a run's JSON key ``mode`` (the delay's flat spelling); EF is 2bw + ef
 MODES = (SYNC, TWO_BW, PIPEDREAM)
 #: the recursions the theory's bounds are about (``theory.records.bound.VARIANTS``)
 THEORY_VARIANTS = (SYNC, DELAYED, EF)
 #: a verifier run's variants (``verify.run``): delayed with a delay tau >= 1 (default 1, the
 #: 2bw step), pipedream as one parameter block of delay tau >= 2 (default 2)
 RUN_VARIANTS = (SYNC, DELAYED, EF, PIPEDREAM)
-#: the theory variant whose bounds describe each variant (2bw and pipedream are delayed updates)
+#: the theory variant whose bounds describe each kind (2bw and pipedream are delayed updates)
 _THEORY_OF = {SYNC: SYNC, TWO_BW: DELAYED, DELAYED: DELAYED, EF: EF, PIPEDREAM: DELAYED}
 #: the mitigations of a delayed update (lmo.delay): a sync / pipedream variant takes none
 MITIGATIONS = ("sync_start", "sync_cooldown", "dc_asgd")
@@ -76,14 +69,19 @@ LABELS = {SYNC: "synchronous", TWO_BW: "one-step delay (PipeDream-2BW)", EF: "on
           "sync_cooldown": "delay + synchronous cool-down", "dc_asgd": "delay + DC-ASGD"}
 
 
+# ----------------------------------------------------------------------------- retired
+# The three functions below are the older spellings of the delay, kept only as one-line forwards
+# to Delay for the callers outside gpu_runs and verify that other work moves (lmo/__init__.py,
+# lmo/bench/wrappers.py, paper_figs/figures/common.py): no code path of their own. Delete them
+# once those callers ask Delay (Delay.of_config / .config_fields / .of_run_variant / .wrap).
+
 def variant_of(mode: str, ef: bool = False) -> str:
-    """The variant of a configuration: ``mode``, or ``ef`` for mode 2bw with ``ef=True``
-    (``Delay.of_config(mode, ef).kind``)."""
+    """Retired: ``Delay.of_config(mode, ef).kind``."""
     return Delay.of_config(mode, ef).kind
 
 
 def mode_of(variant: str) -> dict:
-    """The configuration fields of ``variant``: ``{"mode": ..., "ef": ...}`` (ef: 2bw + ef=True)."""
+    """Retired: ``{"mode", "ef"}`` of ``Delay(variant).config_fields``."""
     fields = Delay(variant).config_fields
     return dict(mode=fields["mode"], ef=fields["ef"])
 
@@ -97,35 +95,11 @@ def theory_variant(variant: str) -> str:
 
 def wrap(opt, variant: str, *, delay=None, sync_start: int = 0, sync_cooldown: int = 0,
          total_steps: int | None = None, dc_asgd: float = 0.0):
-    """The optimizer of ``variant`` around the synchronous optimizer ``opt``: the one place a
-    variant becomes a wrapper.
-
-    ====================  =========================================================
-    ``sync``              ``opt`` itself
-    ``2bw``               ``lmo.delay.delayed(opt, 1, ...)``
-    ``delayed``           ``lmo.delay.delayed(opt, delay, ...)`` (delay default 1)
-    ``ef``                ``lmo.ef_correction.error_feedback(opt, ...)`` (delay 1)
-    ``pipedream``         ``opt`` itself: the staleness is in the gradient's point, which
-                          the loop threads (``lmo.pipedream``'s StaleHistory); with
-                          ``delay`` (an int or per-block mapping) the update-delay model
-                          ``lmo.delay.delayed(opt, delay)`` instead (the same recursion
-                          for a uniform delay, see lmo.pipedream)
-    ====================  =========================================================
-
-    The mitigations of a delayed update (``sync_start``, ``sync_cooldown`` with
-    ``total_steps``, ``dc_asgd``; lmo.delay) go to the wrapper; a variant without a
-    wrapper refuses them. For sync, 2bw, ef and pipedream without ``delay`` this is
-    ``Delay(variant, delay, **mitigations).wrap(opt, total_steps)``: the delay's rules are
-    :class:`Delay`'s (``delay`` is its tau: 0 or None for sync, 1 or None for 2bw and ef).
-    """
-    if variant in VARIANTS and (variant != PIPEDREAM or delay is None):
-        # the kinds of a run: Delay checks delay (its tau) and the mitigations, and builds
-        return Delay(variant, delay, sync_start, sync_cooldown, dc_asgd).wrap(opt, total_steps)
-    if variant not in VARIANTS and variant != DELAYED:
-        raise ValueError(f"variant must be one of {VARIANTS + (DELAYED,)}, got {variant!r}")
-    # delayed of any tau, or pipedream's update-delay model (an int or per-block delays)
-    return delayed(opt, 1 if delay is None else delay, sync_start=sync_start, sync_cooldown=sync_cooldown,
-                   total_steps=total_steps, dc_asgd=dc_asgd)
+    """Retired: ``Delay.of_run_variant(variant, delay, sync_start, sync_cooldown, dc_asgd)
+    .wrap(opt, total_steps, taus)``, with ``taus`` = ``delay`` where it is a per-block mapping
+    (pipedream's update-delay model)."""
+    taus = delay if isinstance(delay, Mapping) else None
+    return Delay.of_run_variant(variant, delay, sync_start, sync_cooldown, dc_asgd).wrap(opt, total_steps, taus)
 
 
 def _check_count(name: str, v) -> None:
@@ -136,7 +110,7 @@ def _check_count(name: str, v) -> None:
 
 @dataclass(frozen=True)
 class Delay:
-    """The delay of a run as one value: its kind (:data:`VARIANTS`: sync, 2bw, ef, pipedream)
+    """The delay of a run as one value: its kind (:data:`KINDS`: sync, 2bw, ef, pipedream)
     with its delay tau, the mitigations of a one-step delay, and the corrector, the per-block
     profile and the delayed group of a longer or partial delay, checked once, here.
 
@@ -158,8 +132,8 @@ class Delay:
     takes the mitigations; the real pipeline's 2BW schedule runs it and, stage by stage with
     :meth:`taus`, the longer and shaped delays (but the correctors that correct before the clip).
 
-    A run's configuration spells the same value in flat fields (``mode``, ``ef``, ``tau``, ...):
-    :meth:`of_config` reads them, :attr:`config_fields` writes them back."""
+    A run stores this value (``TrainConfig.delay``); its JSON spells it in flat fields (``mode``,
+    ``ef``, ``tau``, ...): :meth:`of_config` reads them, :attr:`config_fields` writes them back."""
 
     kind: str = SYNC
     tau: int | None = None
@@ -174,8 +148,8 @@ class Delay:
         """The one check of a delay's rules: the kind, tau (0 sync, 1 ef, >= 1 2bw, >= 0
         pipedream), the mitigations' ranges, that the mitigations need the one-step delay,
         and that a corrector, a profile or a group needs 2bw."""
-        if self.kind not in VARIANTS:
-            raise ValueError(f"delay kind (the variant, --delay) must be one of {VARIANTS}, got {self.kind!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"delay kind (--delay) must be one of {KINDS}, got {self.kind!r}")
         if self.tau is None:
             object.__setattr__(self, "tau", _TAU.get(self.kind, 1))
         if isinstance(self.tau, bool) or not isinstance(self.tau, int):
@@ -210,6 +184,20 @@ class Delay:
                              + (f" {' '.join(extra)}" if extra else ""))
         if self.profile == "pipedream" and self.groups != "all":
             raise ValueError("a pipedream profile delays every stage: it takes --delayed-groups all")
+
+    @classmethod
+    def of_run_variant(cls, variant: str, delay=None, sync_start: int = 0, sync_cooldown: int = 0,
+                       dc_asgd: float = 0.0) -> "Delay":
+        """The delay of a verifier run (:data:`RUN_VARIANTS`, plus the kinds) and of the theory's
+        recursions: ``delayed`` of delay tau is 2bw of tau (default 1); ``pipedream`` with a
+        ``delay`` (an int, or a per-block mapping whose largest value is tau) is its update-delay
+        model, the same 2bw update (lmo.pipedream: the same recursion for a uniform delay);
+        without one it is the kind pipedream (the loop threads the stale point). Every other
+        name is a kind, ``delay`` its tau."""
+        if variant == DELAYED or (variant == PIPEDREAM and delay is not None):
+            tau = 1 if delay is None else (max(delay.values()) if isinstance(delay, Mapping) else delay)
+            return cls(TWO_BW, tau, sync_start, sync_cooldown, dc_asgd)
+        return cls(variant, delay, sync_start, sync_cooldown, dc_asgd)
 
     @classmethod
     def of_config(cls, mode: str, ef: bool = False, sync_start: int = 0, sync_cooldown: int = 0,

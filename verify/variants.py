@@ -4,7 +4,7 @@ eta = lr is the LMO step norm) under one of the variants (``lmo.variants.RUN_VAR
     sync | delayed (tau = 1, PipeDream-2BW) | ef | pipedream (one block with delay tau >= 2,
     the staleness of the first stage of a tau + 1 stage PipeDream pipeline).
 
-``backend="lmo"`` uses lmo.lmo_momentum under ``lmo.variants.wrap`` (lmo's delay /
+``backend="lmo"`` uses lmo.lmo_momentum under ``lmo.variants.Delay.wrap`` (lmo's delay /
 error-feedback wrappers); ``"reference"`` uses verify.reference (an independent
 re-statement of the recursions); ``"auto"`` takes lmo when its modules are importable and
 accept m_0 = g_0.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import inspect
 
-from lmo.variants import DELAYED, PIPEDREAM, RUN_VARIANTS, theory_variant, wrap
+from lmo.variants import DELAYED, PIPEDREAM, RUN_VARIANTS, Delay, theory_variant
 
 from .reference import reference_optimizer
 
@@ -65,4 +65,4 @@ def build_optimizer(variant: str, lr: float, geometry, mu: float, delay: int | N
     lmo_momentum, kw = _lmo_init_kw()
     base = lmo_momentum(lr, geometry, mu=mu, scale=1.0, weight_decay=0.0, **kw)
     # the delay is a parameter of the delayed and pipedream runs only (sync and ef ignore it)
-    return wrap(base, variant, delay=tau if variant in (DELAYED, PIPEDREAM) else None)
+    return Delay.of_run_variant(variant, tau if variant in (DELAYED, PIPEDREAM) else None).wrap(base)

@@ -12,9 +12,9 @@ pipedream: pipedream); ``--schedule`` chooses among those that run the delay (a 
 cannot is refused, naming both flags), or alone names the delay it runs, with ``--ef`` an alias
 of ``--delay ef``:
 
-- ``gpipe``, ``1f1b``: flush every step; exact gradients, x_{t+1} = x_t + d_t (= sync mode).
-- ``2bw``: PipeDream-2BW, no flush, two weight versions, x_{t+1} = x_t + d_{t-1} (= 2bw
-  mode; ``--ef``: x_{t+1} = x_t + 2 d_{t-1} - d_{t-2} = 2bw --ef). Needs M >= P. The trainer's
+- ``gpipe``, ``1f1b``: flush every step; exact gradients, x_{t+1} = x_t + d_t (= --delay sync).
+- ``2bw``: PipeDream-2BW, no flush, two weight versions, x_{t+1} = x_t + d_{t-1} (= --delay
+  2bw; ``--ef``: x_{t+1} = x_t + 2 d_{t-1} - d_{t-2} = 2bw --ef). Needs M >= P. The trainer's
   longer and shaped delays run on it too, each stage wrapping its block with
   ``Delay.wrap(opt, taus=...)`` (``gpu_runs.pipeline.delay``): ``--tau K`` (x_{t+1} = x_t +
   d_{t-K}, the same stream, U(t) applying ``lmo.delay.next_applied``), ``--corrector lr_damping``,
@@ -27,7 +27,7 @@ of ``--delay ef``:
   needs d_t before step t + 1). ``--corrector dc_asgd_adaptive|dc_asgd_ema`` correct g_t before the
   clip, as the trainer's: the stage runs the wrapper's two halves around the cross-stage clip.
 - ``pipedream``: one update per microbatch, weight stashing, block delay tau_s = P-1-s
-  (= pipedream --stages P mode; each microbatch is one optimizer step of --batch-size
+  (= --delay pipedream --stages P; each microbatch is one optimizer step of --batch-size
   rows, so ``--microbatches`` does not apply).
 
 Index alignment with ``gpu_runs.train``: the log's ``step`` is 1-based as the trainer's
@@ -46,7 +46,7 @@ Global-norm clipping is exact: squared norms are all-reduced across stages (2bw 
 it asynchronously after a step's last backward, no bubble). For pipedream that all-reduce
 after every microbatch is a barrier that reintroduces bubbles; ``--clip 0`` removes it.
 
-Mitigations (2bw and ef only, as the trainer's ``TrainConfig(mode="2bw", ...)``): ``--sync-start
+Mitigations (2bw and ef only, as the trainer's ``TrainConfig(delay=Delay("2bw", ...))``): ``--sync-start
 K`` / ``--sync-cooldown K`` run the first / last K steps synchronously as flushed 1F1B
 steps and the rest as the 2BW stream (``gpu_runs.pipeline.schedules.stage_actions``); the stage
 optimizer is the trainer's ``lmo.delay.delayed`` / ``lmo.error_feedback`` wrapper on the

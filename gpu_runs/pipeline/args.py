@@ -10,13 +10,13 @@ run) are ``gpu_runs.pipeline.checkpoint.check_run_dir``."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmo.variants import VARIANTS, Delay, mode_of
+from lmo.variants import KINDS, Delay
 
-from gpu_runs.cli import add_config_options, show_defaults
+from gpu_runs.cli import add_config_options, option_fields, show_defaults
+from gpu_runs.delay_fields import options_of_kind
 from gpu_runs.model import CONFIGS
 from gpu_runs.parallelism import DEFAULT_SCHEDULE, KIND_OF_SCHEDULE, SCHEDULES, Parallelism, check_schedule_runs
 from gpu_runs.recipe import TrainConfig, check_device_here, resolve_device
@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "--delay is the trainer's: sync runs on --schedule gpipe or 1f1b (default), 2bw and ef "
                     "(with --sync-start, --sync-cooldown, --dc-asgd) on 2bw, pipedream on pipedream (its "
                     "--stages P is the process count), step for step (module docstring: index alignment).")
-    p.add_argument("--delay", choices=VARIANTS, default=None,
+    p.add_argument("--delay", choices=KINDS, default=None,
                    help="the delay, as the trainer's --delay (lmo.variants.Delay); default: the one --schedule runs")
     p.add_argument("--schedule", choices=SCHEDULES, default=None,
                    help="the schedule: one that runs --delay (sync: gpipe, 1f1b; 2bw, ef: 2bw; pipedream: "
@@ -133,8 +133,7 @@ class Job:
     @property
     def M(self) -> int:
         """Microbatches per optimizer step as the schedules count them (pipedream: 1)."""
-        par = self.run.parallel
-        return 1 if par.schedule == "pipedream" else par.microbatches
+        return 1 if self.run.delay.stale_point else self.run.parallel.microbatches
 
 
 def delay_and_schedule(args) -> tuple[Delay, str]:
@@ -145,11 +144,10 @@ def delay_and_schedule(args) -> tuple[Delay, str]:
     run spec's, checked by ``TrainConfig.validate``."""
     kind, schedule, ef = getattr(args, "delay", None), args.schedule, bool(args.ef)
     if kind is None and schedule is None:
-        raise ValueError(f"give --delay {{{','.join(VARIANTS)}}} or --schedule {{{','.join(SCHEDULES)}}}")
+        raise ValueError(f"give --delay {{{','.join(KINDS)}}} or --schedule {{{','.join(SCHEDULES)}}}")
     if kind is None:
         return Delay.of_config(KIND_OF_SCHEDULE[schedule], ef, stages=2), schedule
-    fields = mode_of(kind)
-    delay = Delay.of_config(fields["mode"], fields["ef"] or ef, stages=2)
+    delay = Delay.of_config(**options_of_kind(kind, ef), stages=2)
     schedule = DEFAULT_SCHEDULE[delay.kind] if schedule is None else schedule
     check_schedule_runs(schedule, delay)
     return delay, schedule
@@ -157,8 +155,8 @@ def delay_and_schedule(args) -> tuple[Delay, str]:
 
 def run_spec(args, num_stages: int) -> TrainConfig:
     """The one conversion of the pipeline's command line into the run spec: the
-    :class:`gpu_runs.recipe.TrainConfig` of the trainer run with the same trajectory (mode
-    from the schedule; an MoE's ``aux_groups`` = M, see :func:`aux_groups`) plus the
+    :class:`gpu_runs.recipe.TrainConfig` of the trainer run with the same trajectory (its delay
+    from ``--delay`` / ``--schedule``, :func:`delay_and_schedule`; an MoE's ``aux_groups`` = M, see :func:`aux_groups`) plus the
     parallelism section (schedule, M = ``--microbatches`` or P, D = ``--dp``); P = ``stages``.
     The :data:`SHARED` fields come from the options (:func:`shared_fields`: an option absent
     or None takes the field's own default); ``--resume DIR`` is a process knob: the spec's
@@ -166,8 +164,8 @@ def run_spec(args, num_stages: int) -> TrainConfig:
     M = num_stages if args.microbatches is None else args.microbatches
     delay, schedule = delay_and_schedule(args)
     given = shared_fields(args)
-    return TrainConfig(**dict(given, **{k: delay.config_fields[k] for k in ("mode", "ef")},
-                              stages=num_stages, aux_groups=aux_groups(args, M, schedule),
+    return TrainConfig(**dict(given, **options_of_kind(delay.kind), stages=num_stages,
+                              aux_groups=aux_groups(args, M, delay),
                               device=resolve_device(given["device"]), parallel=Parallelism(schedule, M, args.dp)))
 
 
@@ -177,7 +175,7 @@ def shared_fields(args) -> dict:
     default is not None (an older checkpoint's recorded options), takes the field's default::
 
         value(field) = getattr(args, dest)  if it is not None  else  TrainConfig's default"""
-    fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    fields = option_fields()
     out = {}
     for name in SHARED:
         v = getattr(args, DESTS.get(name, name), None)
@@ -185,11 +183,12 @@ def shared_fields(args) -> dict:
     return out
 
 
-def aux_groups(args, M: int, schedule: str | None = None) -> int:
+def aux_groups(args, M: int, delay: Delay) -> int:
     """The trainer's ``aux_groups`` of this run: M for an MoE model under gpipe / 1f1b / 2bw (each
-    microbatch has its own balance loss), 1 for pipedream (a step is one microbatch) and dense models."""
+    microbatch has its own balance loss), 1 for a stale-point delay (pipedream: a step is one
+    microbatch) and dense models."""
     if (args.model != "llama" or args.config not in CONFIGS or not CONFIGS[args.config].n_experts
-            or (schedule or args.schedule) == "pipedream"):
+            or delay.stale_point):
         return 1
     return M
 

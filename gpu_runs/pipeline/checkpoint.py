@@ -31,10 +31,31 @@ from pathlib import Path
 from lmo.base import state_dict
 
 from gpu_runs import verified_files
+from gpu_runs.interrupt import resume_command, stopped_line
 from gpu_runs.checkpoint import RESUME_SAFE, config_differences, holds_run, save_checkpoint
 from gpu_runs.pipeline.args import MODEL_KNOBS, Job, build_parser, run_spec
 from gpu_runs.pipeline.llama import run_config, spec_dict, spec_of
 from gpu_runs.recipe import resolved, resumed
+
+
+# ----------------------------------------------------------------------------- Ctrl-C
+def interrupted_line(out, P: int, world: int, argv: list[str] | None) -> str:
+    """``gpu_runs.interrupt.stopped_line`` of a pipeline run of ``P`` stages (``world`` ranks)
+    writing to ``out`` (None: no --out): the newest set of stage checkpoints intact on every
+    stage (:func:`find_set`), and the torchrun command that resumes from it."""
+    prog = "gpu_runs.pipeline"
+    if out is None:
+        return f"{prog}: interrupted (no --out: nothing was saved)"
+    try:
+        k, _ = find_set(out, P)
+    except ValueError:
+        where = None
+    else:
+        where = (f"{out}/ckpt_stage{{s}}.pt (the final set)" if k is None
+                 else f"{out}/ckpt_step{k}_stage{{s}}.pt (step {k}, every stage)")
+    return stopped_line(prog, where, resume_command(["torchrun", "--nproc-per-node", str(world), "-m",
+                                                     "gpu_runs.pipeline"], argv),
+                        f"start again with another --out, or remove {out}")
 
 
 # ----------------------------------------------------------------------------- stage files
@@ -50,7 +71,7 @@ def save_stage(out: Path, rank: int, engine, step: int, job: Job, final: bool = 
     blob = dict(step=step, stage=rank, schedule=schedule, stages=engine.P, microbatches=job.M,
                 ns_dtype=job.run.ns_dtype, params={k: v.detach().cpu() for k, v in params.items()},
                 opt_state=state_dict(engine.opt_state), **spec_record(job))
-    if schedule == "pipedream":
+    if job.run.delay.stale_point:   # pipedream: the stashed weight versions are the stale points
         blob["versions"] = engine.checkpoint_versions()
     save_checkpoint(stage_file(out, rank, None if final else step), blob)
 
@@ -253,13 +274,14 @@ def load_resume(engine, job: Job, rank: int, P: int, M: int, start: int) -> None
                          f"M={ck.get('microbatches')}, this run {schedule} P={P} M={M}")
     if int(ck["step"]) != start:
         raise ValueError(f"--resume: {stage_file(resume, rank, k)} is at step {ck['step']}, stage 0's at {start}")
-    if schedule == "pipedream" and "versions" not in ck:
+    stale_point = job.run.delay.stale_point
+    if stale_point and "versions" not in ck:
         raise ValueError("--resume: a pipedream checkpoint needs the stashed 'versions'")
     tied = None
     if engine.tied_role == "user":
         ck0 = load(stage_file(resume, 0, k))
         name = "embed.weight"
-        tied = ({i: p[name] for i, p in ck0["versions"].items()} if schedule == "pipedream"
+        tied = ({i: p[name] for i, p in ck0["versions"].items()} if stale_point
                 else {0: ck0["params"][name]})
     try:
         engine.restore(ck["params"], ck["opt_state"], start, tied, ck.get("versions"))

@@ -15,7 +15,7 @@ parameters (the stage's as ``gpu_runs.pipeline.worker`` builds it, the trainer's
 ``gpu_runs.recipe.build_optimizer`` does), their state_dicts list the same entries in the
 same order (the clip's state is empty), and each pair must differ by the chain's ``inner/1/``
 alone. Per-parameter entries belong to the stage owning the parameter; the scalar step
-counters are equal on every stage. Conversion covers gpipe / 1f1b (trainer mode sync) and
+counters are equal on every stage. Conversion covers gpipe / 1f1b (the trainer's delay sync) and
 2bw with every delay shape (--ef, --sync-start / --sync-cooldown, --dc-asgd, --tau,
 --corrector, --delay-profile, --delayed-groups), --model llama; not pipedream (its stash is
 per microbatch, the trainer's history per parameter).
@@ -28,9 +28,9 @@ from pathlib import Path
 import torch
 
 from lmo.base import state_dict
-from lmo.variants import Delay
 
 from gpu_runs.checkpoint import RESUME_SAFE, save_checkpoint
+from gpu_runs.delay_fields import delay_of_json
 from gpu_runs.parallelism import DEFAULT_SCHEDULE
 from gpu_runs.pipeline.args import DESTS, SHARED, Job, build_parser, run_spec
 from gpu_runs.pipeline.checkpoint import saved_run_job, load, settle_ns_dtype, spec_record, stage_file
@@ -63,12 +63,12 @@ def merge_stages(run_dir, step: int | None = None):
     RUN_DIR after ``step`` steps (default the final ones); ValueError when they do not fit."""
     run_dir = Path(run_dir)
     ck0 = load(stage_file(run_dir, 0, step))
-    if ck0["schedule"] == "pipedream":
+    P = int(ck0["stages"])
+    job = saved_run_job(run_dir, ck0, P)
+    if job.run.delay.stale_point:
         raise ValueError("to-trainer: pipedream checkpoints are not converted (the trainer's "
                          "history is per parameter, the stages' stash per microbatch)")
-    P = int(ck0["stages"])
     cks = [ck0] + [load(stage_file(run_dir, s, step)) for s in range(1, P)]
-    job = saved_run_job(run_dir, ck0, P)
     if job.opts.model != "llama":
         raise ValueError(f"to-trainer: --model llama only, got {job.opts.model!r}")
     k = int(ck0["step"])
@@ -110,13 +110,12 @@ def to_trainer(run_dir, out=None, step: int | None = None) -> Path:
 
 def from_trainer(train_dir, stages: int, out_dir, microbatches: int | None = None,
                  schedule: str | None = None) -> Path:
-    """Split TRAIN_DIR/ckpt.pt (mode sync or 2bw, with its config.json) into the stage
+    """Split TRAIN_DIR/ckpt.pt (delay sync, 2bw or ef, with its config.json) into the stage
     checkpoints ``ckpt_stage{s}.pt`` that ``gpu_runs.pipeline --resume OUT_DIR`` reads."""
 
     train_dir, out_dir = Path(train_dir), Path(out_dir)
     cfg = json.loads((train_dir / "config.json").read_text())
-    delay = Delay.of_config(cfg["mode"], cfg["ef"], cfg["sync_start"], cfg["sync_cooldown"], cfg["dc_asgd"],
-                            cfg.get("stages", 2))
+    delay = delay_of_json(cfg)
     if delay.stale_point:
         raise ValueError(f"from-trainer: delay {delay.kind!r} is not converted (sync, 2bw or ef only)")
     blob = load(train_dir / "ckpt.pt")

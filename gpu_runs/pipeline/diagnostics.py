@@ -83,7 +83,7 @@ def check_args(job) -> None:
     run = job.run
     if not run.diag_every:
         return
-    if run.parallel.schedule == "pipedream":
+    if run.delay.stale_point:
         raise ValueError("--diag-every: not for pipedream (its per-microbatch stash has no trainer "
                          "state to measure; run gpu_runs.train --delay pipedream --diag-every N)")
     if job.opts.model != "llama":

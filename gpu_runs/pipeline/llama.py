@@ -5,7 +5,7 @@ the lr schedule and the optimizer (applied per stage block).
 
 The per-stage optimizer is the trainer's base optimizer, ``registry.build(name, params,
 lr=WarmupCosine(peak, ...), momentum, weight_decay)``, without the trainer's
-variant wrapper (``lmo.variants.wrap``: the schedule *is* the delay; 2bw wraps each stage's
+delay wrapper (``Delay.wrap``: the schedule runs the delay; 2bw wraps each stage's
 block in ``gpu_runs.pipeline.delay.DelayRule``) and without its
 ``clip_by_global_norm`` (the engine clips with the all-reduced norm of every stage, the
 same formula c = min(1, max_norm / (||g|| + 1e-6))).

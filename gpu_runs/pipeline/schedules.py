@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 from lmo.delay import phase
 
-#: the schedules' names, the trainer mode each one runs and their checks live with the run spec's
+#: the schedules' names, the delay kind each one runs and their checks live with the run spec's
 #: parallelism section (gpu_runs.parallelism)
 from gpu_runs.parallelism import SYNC_SCHEDULES, check_schedule_args, check_sync_args
 

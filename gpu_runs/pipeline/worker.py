@@ -26,8 +26,8 @@ from gpu_runs.pipeline.args import Job, build_parser, parse_job
 from gpu_runs.pipeline import data_parallel as dpar
 from gpu_runs import interrupt, run_lock
 from gpu_runs.recorder import RunRecorder, ckpt_cadence, ckpt_due, eval_due, step_record
-from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, load_resume,
-                                          prune_stage, resume_step, save_stage)
+from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, interrupted_line,
+                                          load_resume, prune_stage, resume_step, save_stage)
 from gpu_runs.parallelism import applies_at_once, flushed_steps, looks_ahead
 from gpu_runs.pipeline.delay import wrap_stage
 from gpu_runs.pipeline.llama import llama_problem, run_config
@@ -187,7 +187,7 @@ def build_stage(job: Job, prob, rank: int, P: int, layout, device, start: int, w
     tied_part = tied_weight(tied, comm, params)  # the last stage's tied copy leaves params
     steps = StepRule(opt, params, rule=rule, max_norm=prob.max_norm, clip_group=clip_group,
                      num_stages=P, device=device)
-    weights = WeightVersions(params, rank, P, "current" if schedule == "pipedream" else "stash")
+    weights = WeightVersions(params, rank, P, "current" if run.delay.stale_point else "stash")
     engine = StageEngine(module, rank, P, comm, weights, steps, tied_part, batch=microbatches(prob, layout, M, mb_rows),
                          loss_scale=1.0 / M, amp=device.type == "cuda", compute_hook=synthetic_hook(opts),
                          val_batches=val, grad_reduce=reduce if D > 1 else None, moe=moe)
@@ -321,7 +321,7 @@ def stage_moe(model, module, ranges, rank: int, P: int, M: int, device, timeout_
 def actions_of(run, stage: int, P: int, start: int):
     """Stage ``stage``'s action list of the run spec ``run`` from step ``start`` (no evaluations)."""
     return stage_actions(run.parallel.schedule, stage, P, run.parallel.microbatches, run.steps, start,
-                         sync_start=run.sync_start, sync_cooldown=run.sync_cooldown,
+                         sync_start=run.delay.sync_start, sync_cooldown=run.delay.sync_cooldown,
                          flushed=flushed_steps(run.delay), lag=1 if applies_at_once(run.delay, stage, P) else 2)
 
 
@@ -336,7 +336,7 @@ def tied_role(model, rank: int, P: int, run, M: int, eval_steps, start: int):
         return ("owner", "embed.weight", P - 1)
     if rank != P - 1:
         return None
-    if run.parallel.schedule == "pipedream":  # absolute: stage 0 forwards k on u_{max(0, k - (P-1))}
+    if run.delay.stale_point:  # pipedream, absolute: stage 0 forwards k on u_{max(0, k - (P-1))}
         version_of = {("F", k): max(0, k - (P - 1)) for k in range(start, run.steps)}
         version_of.update({("E", t): t + 1 for t in eval_steps})
         version_of[("end", None)] = run.steps
@@ -399,7 +399,7 @@ def main(argv=None) -> int:
             fail(tag, f"{type(e).__name__}: {e}")
     except KeyboardInterrupt:    # every rank stops now; rank 0 says where the newest checkpoints are
         if rank == 0:
-            print(f"{tag} {interrupt.pipeline_line(run.out, P, N, argv)}", file=sys.stderr, flush=True)
+            print(f"{tag} {interrupted_line(run.out, P, N, argv)}", file=sys.stderr, flush=True)
         os._exit(130)
     stop.restore()
     watchdog.done.set()

@@ -6,12 +6,14 @@ import dataclasses
 
 import pytest
 
+from gpu_runs.cli import option_fields
 from gpu_runs.pipeline.args import SHARED as PIPELINE_FIELDS, build_parser
 from gpu_runs.recipe import TrainConfig
 from gpu_runs.sweep import SHARED as SWEEP_FIELDS, SWEEP_SCALE
 from gpu_runs.train import parse_args
 
-FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
+#: every run-spec option's field (the stored delay spelled as its flat fields: mode, ef, ...)
+FIELDS = option_fields()
 
 
 def _defaults(parser):

@@ -4,7 +4,6 @@ checkpoints merged by ``gpu_runs.pipeline.checkpoint to-trainer`` let ``gpu_runs
 --resume`` continue a pipeline run to the trainer's uninterrupted trajectory; and
 ``from-trainer`` splits the trainer's ckpt.pt back into stage checkpoints that the
 pipeline resumes from."""
-import dataclasses
 import json
 import shutil
 
@@ -67,7 +66,7 @@ def test_pipeline_resumes_a_split_trainer_checkpoint(schedule, mode, kw, corpus_
     to_trainer(pipe, run / "ckpt.pt", step=K)
     cfg = TrainConfig(config="tiny", mode=mode, stages=2, steps=STEPS, batch_size=B, seq_len=T,
                       eval_every=4, eval_batches=1, seed=SEED, data=corpus_dir, **kw)
-    (run / "config.json").write_text(json.dumps(dataclasses.asdict(cfg)))
+    (run / "config.json").write_text(json.dumps(cfg.as_dict()))   # config.json, as the trainer writes it
     from_trainer(run, 2, back, microbatches=2, schedule=schedule)
     for s in range(2):
         orig = torch.load(pipe / f"ckpt_step{K}_stage{s}.pt", weights_only=True)

@@ -51,9 +51,20 @@ def test_microbatches_default_to_P_and_the_section_reads_back_from_json():
 def test_trainer_json_and_paper_figs_key_do_not_gain_the_section():
     from paper_figs.records.runs import full_config
     settings = dict(config="tiny", optimizer="adamw", mode="2bw", steps=30)
-    from gpu_runs.recipe import DELAY_SHAPE_OFF    # the delay's newer fields, left out while off
-    assert list(TrainConfig(**settings).as_dict()) == [f.name for f in dataclasses.fields(TrainConfig)
-                                                      if f.name != "parallel" and f.name not in DELAY_SHAPE_OFF]
+    # a trainer run's JSON has the keys it had before the stored delay and the sections (the
+    # delay's newer fields tau, corrector, delay_profile, delayed_groups left out while off) ...
+    keys = list(TrainConfig(**settings).as_dict())
+    assert sorted(keys) == sorted([
+        "config", "optimizer", "lr", "momentum", "weight_decay", "grad_clip", "warmup_frac", "final_frac",
+        "mode", "stages", "ef", "sync_start", "sync_cooldown", "dc_asgd", "steps", "batch_size", "aux_groups",
+        "seq_len", "eval_every", "eval_batches", "seed", "data", "data_sha256", "device", "out", "ckpt_every",
+        "diag_every", "diag_micro", "log_every", "compile", "resume", "ns_dtype", "opt_kwargs"])
+    # ... written section by section (gpu_runs.sections), the delay's flat keys where the delay is
+    from gpu_runs.sections import SECTIONS
+    in_sections = [f.name for cls in SECTIONS.values() for f in dataclasses.fields(cls) if f.name != "parallel"]
+    at = in_sections.index("delay")
+    assert keys == in_sections[:at] + ["mode", "stages", "ef", "sync_start", "sync_cooldown", "dc_asgd"] + \
+        in_sections[at + 2:]
     assert "parallel" not in full_config(TrainConfig, settings)
     assert full_config(TrainConfig, dict(settings, parallel=Parallelism("2bw", 2)))["parallel"]["schedule"] == "2bw"
 
@@ -105,7 +116,7 @@ def test_checks_run_once_on_a_good_command_line(tmp_path, monkeypatch):
     real = TrainConfig.validate
     monkeypatch.setattr(TrainConfig, "validate", lambda self, **kw: (calls.append(kw), real(self, **kw))[1])
     job, skipped = prepare(build_parser().parse_args(["--schedule", "2bw", "--out", str(tmp_path)]), 2)
-    assert len(calls) == 1 and skipped == [] and job.run.mode == "2bw" and job.M == 2
+    assert len(calls) == 1 and skipped == [] and job.run.delay.kind == "2bw" and job.M == 2
 
 
 def test_pipeline_modules_read_only_process_knobs_from_the_command_line():

@@ -50,7 +50,7 @@ def test_mitigations_and_delays_reach_the_wrapper():
 
 
 def test_refusals_name_the_parameter():
-    with pytest.raises(ValueError, match="variant"):
+    with pytest.raises(ValueError, match="delay kind"):
         wrap(_base(), "async")
     with pytest.raises(ValueError, match="dc_asgd"):
         wrap(_base(), SYNC, dc_asgd=0.1)

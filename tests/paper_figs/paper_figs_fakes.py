@@ -40,9 +40,12 @@ class FakeTrainer:
     def __call__(self, cfg: FakeTrainConfig, progress: bool = True) -> FakeResult:
         self.calls += 1
         from paper_figs.records.runs import NOT_IN_KEY  # where it writes must not change its numbers
-        h = zlib.crc32(repr(sorted((k, v) for k, v in vars(cfg).items() if k not in NOT_IN_KEY)).encode()) % 1000 / 1e5
+        # the fields as they were before the delay was stored: its flat spelling (mode, ef, ...)
+        flat = {**{k: v for k, v in vars(cfg).items() if k != "delay"}, **cfg.delay.config_fields}
+        h = zlib.crc32(repr(sorted((k, v) for k, v in flat.items() if k not in NOT_IN_KEY)).encode()) % 1000 / 1e5
         gap = {"adamw": 0.1, "mars": 0.12, "muon": 0.01}.get(cfg.optimizer, 0.02)
-        pen = 0.0 if cfg.mode == "sync" else gap * (0.3 if cfg.ef else 1.0) * (1.5 if cfg.mode == "pipedream" else 1)
+        kind = cfg.delay.kind
+        pen = 0.0 if kind == "sync" else gap * (0.3 if kind == "ef" else 1.0) * (1.5 if kind == "pipedream" else 1)
         log = []
         for t in range(0, cfg.steps + 1, cfg.eval_every):
             v = 1.5 + 3.0 * math.exp(-t / 3) + pen * t / cfg.steps + h
@@ -50,7 +53,7 @@ class FakeTrainer:
                    "tokens": t * cfg.batch_size * cfg.seq_len, "step_time": 0.01}
             if cfg.diag_every:   # the theory's quantities, made up (gpu_runs.diagnostics' fields)
                 eta = 1e-3 * (1 + 10 * gap)
-                r = 0.0 if cfg.mode == "sync" else eta * (0.5 if cfg.ef else 1.0)
+                r = 0.0 if kind == "sync" else eta * (0.5 if kind == "ef" else 1.0)
                 row["diagnostics"] = dict(step=max(t, 1), L_local=50.0 * (1 + gap), sigma=2.0, rho=30.0, eta=1e-3,
                                           d_norm=eta, update_norm=eta, r=r, r_over_eta=r / 1e-3,
                                           momentum_error=0.5 + h)

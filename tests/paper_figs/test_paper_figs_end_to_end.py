@@ -141,9 +141,9 @@ def test_real_trainer_micro_every_mode_and_cache(tmp_path):
     for o in first["outputs"]:
         assert o.status == "done", (o.name, o.status, o.missing)
         assert all(f.stat().st_size > 0 for f in o.files)
-    assert {c.mode for c in calls} == {"sync", "2bw", "pipedream"}
-    assert any(c.ef for c in calls) and any(c.sync_start for c in calls)
-    assert any(c.sync_cooldown for c in calls) and any(c.dc_asgd for c in calls)
+    assert {c.delay.kind for c in calls} == {"sync", "2bw", "ef", "pipedream"}
+    assert any(c.delay.sync_start for c in calls)
+    assert any(c.delay.sync_cooldown for c in calls) and any(c.delay.dc_asgd for c in calls)
     run_profile(p, tmp_path, only=only, deps=deps, log=_quiet)
     assert len(calls) == n
 

@@ -224,8 +224,7 @@ def test_micro_moe_end_to_end_with_the_real_trainer(tmp_path):
     o = res["outputs"][0]
     assert o.status == "done", (o.status, o.missing)
     assert len(calls) == 6 and {c.config for c in calls} == {"tiny_moe"}
-    assert {(c.mode, c.ef, c.steps) for c in calls} == {(m, e, h) for m, e in (("sync", False), ("2bw", False),
-                                                                              ("2bw", True)) for h in (4, 8)}
+    assert {(c.delay.kind, c.steps) for c in calls} == {(k, h) for k in ("sync", "2bw", "ef") for h in (4, 8)}
     assert all(f.stat().st_size > 0 for f in o.files)
     assert set(o.verdicts) == {moe.CLOSES, moe.STABLE, moe.GROWS, moe.EF_EACH}
     assert all(v.status == INCONCLUSIVE and "micro profile" in v.reason for v in o.verdicts.values())
