@@ -11,7 +11,7 @@ import sympy as sp
 from theory.proofs.derivation import W0
 from theory.proofs.registry import all_derivations, get_derivation
 from theory.records.symbols import L, eta, r_w, rho, sigma, mu
-from theory.checks.witness_grid import GRID, INSTANCES, SLOW_CORNERS, Instance, coverage
+from theory.checks.witness_grid import GRID, INSTANCES, SIGMA_SWEEP, SLOW_CORNERS, Instance, coverage
 from theory.checks.witnesses import (all_witnesses, applies, instance_values, mean_ucb, premise_entries,
                                      premise_steps, step_margin, variants_of, witness_premise)
 
@@ -141,3 +141,16 @@ def test_every_premise_holds_at_spectral_muon_size():
     step = _step("perturbed_lemma", NOISE)
     bad = dataclasses.replace(step, rhs=step.rhs.xreplace({rho: sp.Min(rho, 16)}))
     assert not witness(bad, instances=SLOW_CORNERS)["ok"]
+
+
+def test_sigma_spans_orders_of_magnitude_and_a_capped_noise_is_caught_there():
+    """A noise capped at sigma <= 1 (min(sigma, 1) in the noise premise) holds wherever sigma <= 1,
+    that is on the whole grid but the sigma sweep, and fails on the sweep."""
+    sig = [s for s in coverage()["sigma"] if s > 0]
+    assert max(sig) / min(sig) >= 1e3 and 0.0 in coverage()["sigma"]
+    step = _step("perturbed_lemma", NOISE)
+    bad = dataclasses.replace(step, rhs=step.rhs.xreplace({sigma: sp.Min(sigma, 1)}))
+    old = tuple(i for i in GRID if i not in SIGMA_SWEEP)
+    assert witness(bad, instances=old)["ok"]
+    r = witness(bad)
+    assert not r["ok"] and ("sigma=5" in r["failed_on"] or "sigma=50" in r["failed_on"])
