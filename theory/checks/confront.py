@@ -10,7 +10,7 @@ bound is refuted when the one-sided Student-t upper confidence bound of E M is b
 (theory.checks.witnesses' mean mode; with one seed or sigma = 0 the bound is the mean itself).
 
 The runs: the witness grid (theory.checks.witness_grid.GRID: the attaining regimes, the corners, sigma
-from 0.005 to 50) and ``search_instances``, instances drawn by a seeded generator over the domain
+from 0.005 to 50), ``rho_ladder`` (rho from 2 to 32 where the noise dominates) and ``search_instances``, instances drawn by a seeded generator over the domain
 (mu log-uniform in [0.005, 1], sigma 0 or log-uniform in [1e-3, 1e2], rho = sqrt(d) up to 32, near
 and far starts, eta, the horizon), the same draw every call.
 
@@ -65,9 +65,19 @@ def search_instances(per_variant: int = SEARCH_PER_VARIANT, seed: int = SEARCH_S
     return tuple(out)
 
 
+def rho_ladder() -> tuple:
+    """rho = 2, 4, 8, 16, 32 (sign d = 4 ... 1024) where the noise terms dominate: aligned noise with
+    sigma = 50, eta = 1e-4 (so L eta/mu stays far below rho sigma although L grows with d), mu = 0.005
+    and 0.3, T = 4. At t = 0 the momentum error is rho sigma exactly, so a rho capped below about
+    rho (1 - sqrt(mu)) is refuted there; the grid's large-rho instances have sigma = 1/2, where the
+    drift L eta/mu of a d = 1024 problem (L ~ 560) hides such a cap."""
+    return tuple(Instance(v, "sign", "aligned", (d,), mu=m, eta=1e-4, sigma=50.0, T=4, seeds=4)
+                 for v in VARIANTS for d in (4, 16, 64, 256, 1024) for m in (0.005, 0.3))
+
+
 def instances() -> tuple:
-    """What a bound is confronted with: the witness grid, then the seeded search."""
-    return GRID + search_instances()
+    """What a bound is confronted with: the witness grid, the rho ladder, then the seeded search."""
+    return GRID + rho_ladder() + search_instances()
 
 
 def confront(name: str, expr, quantity: str, variant: str, sim=None, over=None) -> dict:

@@ -12,7 +12,7 @@ A planted bound is a registered valid bound with one error, drawn by numpy's Gen
 
 "Terms" are the summands of the registered expression as written (sympy's Add arguments). Nothing is
 hand-placed: the bound, the term, the constant and the factor are all drawn; a draw that changes
-nothing is drawn again. Whether a planted bound is false is not assumed: search_power decides it
+nothing (``differs``) is drawn again. Whether a planted bound is false is not assumed: search_power decides it
 with a reference confrontation on a larger instance set than check()'s, and reports the count.
 """
 from __future__ import annotations
@@ -48,6 +48,24 @@ def _terms(e) -> list:
     return list(sp.Add.make_args(sp.sympify(e)))
 
 
+#: points where two expressions are compared (every symbol a bound may use, generic values)
+_POINTS = ({"L": 1.3, "eta": 0.07, "mu": 0.31, "rho": 2.2, "sigma": 0.9, "t": 3, "K": 11, "Delta_0": 2.9,
+            "r_w": 0.04, "r_avg": 0.05},
+           {"L": 0.4, "eta": 0.6, "mu": 0.83, "rho": 7.0, "sigma": 3.1, "t": 0, "K": 2, "Delta_0": 0.5,
+            "r_w": 0.3, "r_avg": 0.2})
+
+
+def differs(a, b) -> bool:
+    """a and b take different values at one of two generic points (a cheap, sound test that a change
+    changed something: equal expressions agree everywhere)."""
+    for pt in _POINTS:
+        d = sp.sympify(a) - sp.sympify(b)
+        v = complex(d.subs({s: pt[s.name] for s in d.free_symbols}).evalf())
+        if abs(v) > 1e-12:
+            return True
+    return False
+
+
 def _family(b) -> str:
     return "lemma" if b.quantity.startswith("momentum") else "theorem"
 
@@ -77,14 +95,14 @@ def draw(kind: str, rng) -> Planted | None:
         new, what = b.expr - terms[i] + terms[i].xreplace({s: s ** p}), f"{s} -> {s}^{p} in term {terms[i]}"
     elif kind == "variant":
         donors = [d for d in all_bounds() if d.valid and d.variant != b.variant and _family(d) == _family(b)
-                  and sp.simplify(d.expr - b.expr) != 0]
+                  and differs(d.expr, b.expr)]
         if not donors:
             return None
         d = donors[int(rng.integers(len(donors)))]
         new, what = d.expr, f"the expression of {d.name} ({d.variant}) claimed for {b.variant}"
     else:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    if sp.simplify(new - b.expr) == 0:
+    if not differs(new, b.expr):
         return None
     return Planted("", kind, b.name, new, b.quantity, b.variant, what)
 

@@ -1,7 +1,7 @@
 """The power of check()'s falsification pass (theory.checks.confront) on planted bounds drawn from a
 grammar of errors (theory.checks.error_grammar), per kind of error.
 
-``python -m theory.checks.search_power [--n 60] [--seed 48]`` prints one line per planted bound and the
+``python -m theory.checks.search_power [--n 130] [--seed 48]`` prints one line per planted bound and the
 power per kind.
 
 Which planted bounds are false is not assumed: a planted bound counts as false when a reference
@@ -34,7 +34,7 @@ def refuted(p, over) -> bool:
     return not confront(p.name, p.expr, p.quantity, p.variant, over=over)["ok"]
 
 
-def measure(n: int = 60, seed: int = 48) -> dict:
+def measure(n: int = 130, seed: int = 48) -> dict:
     """{"rows": [{"name", "kind", "false", "caught"}], "per_kind": {kind: (caught, false, drawn)},
     "power": caught / false over every kind}."""
     ref, mine = reference_instances(), instances()
@@ -52,7 +52,7 @@ def measure(n: int = 60, seed: int = 48) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m theory.checks.search_power", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=60, help="planted bounds to draw")
+    ap.add_argument("--n", type=int, default=130, help="planted bounds to draw")
     ap.add_argument("--seed", type=int, default=48, help="the generator's seed")
     args = ap.parse_args(argv)
     out = measure(args.n, args.seed)
