@@ -149,9 +149,27 @@ def step_margin(step, values: dict) -> np.ndarray:
         with np.errstate(all="ignore"):
             return np.asarray(fn(*[_arg(values, s, None) for s in syms]), float) * np.ones(np.shape(values["G"]))
     T = values["E_t"].shape[1]
+    if not expr.has(sp.Sum):     # no sum over k: every step t at once (the same numbers as the loop below)
+        try:
+            with np.errstate(all="ignore"):
+                out = np.asarray(fn(*[_arg_all(values, s, T) for s in syms]), float)
+            return np.broadcast_to(out, (S, T)).copy()
+        except (ValueError, TypeError):   # a function numpy cannot broadcast (Min of two arrays): the loop
+            pass
     with np.errstate(all="ignore"):
         cols = [np.asarray(fn(*[_arg(values, s, tv) for s in syms]), float) * np.ones(S) for tv in range(T)]
     return np.stack(cols, 1)
+
+
+def _arg_all(values, s, T):
+    """The argument of symbol ``s`` for every step at once: t as a row 0..T-1, a per-step value as
+    (seeds, T), a per-seed value as a column, a constant as is."""
+    if s == T_SYM:
+        return np.arange(T)[None, :]
+    if s == K_SYM:
+        return int(values["K"])
+    v = values[s.name]
+    return v if np.ndim(v) == 2 else (v[:, None] if np.ndim(v) == 1 else v)
 
 
 def mean_ucb(samples: np.ndarray, n_tests: int, alpha: float = ALPHA) -> np.ndarray:
