@@ -239,4 +239,6 @@ def proof_markdown() -> str:
              " unreachable (each cell says so, proved in sympy)."]
     from ..results.slack import tightness_markdown
     from ..checks.certificates.table import certificates_markdown
-    return text + "\n".join(rows) + "\n\n" + tightness_markdown() + "\n" + certificates_markdown() + "\n"
+    from ..checks.certificates.tau_step import markdown as tau_markdown
+    return (text + "\n".join(rows) + "\n\n" + tightness_markdown() + "\n" + certificates_markdown() + "\n\n"
+            + tau_markdown())

@@ -69,8 +69,14 @@ def _combine(coeffs, basis):
 
 def solve(variant: str, mu: float, t: int, L: float = 1.0, eta: float = 1.0, solver: str = SOLVER) -> WorstCase:
     """The PEP of the module docstring for one cell, solved."""
-    PEP, SmoothFunction = require_pepit()
     X, target = points(variant, t)
+    return solve_points(X, target, mu, t, L, eta, solver)
+
+
+def solve_points(X, target, mu: float, t: int, L: float = 1.0, eta: float = 1.0, solver: str = SOLVER) -> WorstCase:
+    """The PEP for gradient points X (rows over (y_0, d_0, ..., d_{t-1})) and ``target``: any
+    delay's relations (theory.checks.certificates.tau_step poses the tau-step ones through it)."""
+    PEP, SmoothFunction = require_pepit()
     problem = PEP()
     f = problem.declare_function(SmoothFunction, L=L)
     basis = [problem.set_initial_point() for _ in range(t + 1)]   # y_0, d_0, ..., d_{t-1}
