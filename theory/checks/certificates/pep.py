@@ -67,6 +67,14 @@ def _combine(coeffs, basis):
     return out
 
 
+def solve_problem(problem, solver: str = SOLVER) -> tuple[float, bool]:
+    """(value, accurate) of a posed PEPit problem, solved the one way every certificate of the package
+    is (cvxpy wrapper, ``solver`` with SOLVER_OPTIONS); accurate: cvxpy's status is 'optimal'."""
+    options = SOLVER_OPTIONS if solver == SOLVER else {}
+    value = problem.solve(wrapper="cvxpy", solver=solver, verbose=0, **options)
+    return float(value), problem.wrapper.prob.status == "optimal"
+
+
 def solve(variant: str, mu: float, t: int, L: float = 1.0, eta: float = 1.0, solver: str = SOLVER) -> WorstCase:
     """The PEP of the module docstring for one cell, solved."""
     X, target = points(variant, t)
@@ -95,9 +103,7 @@ def solve_points(X, target, mu: float, t: int, L: float = 1.0, eta: float = 1.0,
     w = weights(mu, t)
     m = _combine(w, [oracle(c)[1] for c in X])
     problem.set_performance_metric((m - oracle(target)[1]) ** 2)
-    options = SOLVER_OPTIONS if solver == SOLVER else {}
-    value = problem.solve(wrapper="cvxpy", solver=solver, verbose=0, **options)
-    accurate = problem.wrapper.prob.status == "optimal"     # cvxpy's status, e.g. "optimal_inaccurate"
+    value, accurate = solve_problem(problem, solver)
     ev = lambda p: np.atleast_1d(np.asarray(p.eval(), dtype=float))   # noqa: E731
     xs = [oracle(c) for c in X]
     tp = oracle(target)
