@@ -95,7 +95,7 @@ def test_no_step_states_x_equals_x():
 
 def test_every_mutant_is_caught_by_check_itself():
     rows = {r["name"]: r for r in mutation_table()}
-    assert len(rows) == 20
+    assert len(rows) == 22
     assert all(r["caught"] for r in rows.values()), [r for r in rows.values() if not r["caught"]]
     for r in rows.values():
         assert r["intended"] in r["caught_by"], r
@@ -114,6 +114,9 @@ def test_every_mutant_is_caught_by_check_itself():
         assert any(w.startswith("K=1") for w in corner[key]["why"]["limits"])
     assert any(w.startswith("K=1") for w in corner["N3"]["why"]["limits"])
     assert any(w.startswith("t=0") for w in corner["N4"]["why"]["limits"])
+    holes = {n.split()[0]: r for n, r in rows.items() if n.split()[0] in ("B1", "S1")}
+    assert holes["B1"]["caught_by"] == ["bounds"] and "paper_c3_y" in holes["B1"]["why"]["bounds"][0]
+    assert "sigma=5" in holes["S1"]["why"]["premises"][0] or "sigma=50" in holes["S1"]["why"]["premises"][0]
     # consistent errors pass every step alone: only the chain sees them
     for name in ("drift halved in bound and derivation", "transient dropped in bound and derivation"):
         assert "steps" not in rows[name]["caught_by"] and "chains" in rows[name]["caught_by"]

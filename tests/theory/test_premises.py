@@ -11,9 +11,9 @@ import sympy as sp
 from theory.proofs.derivation import W0
 from theory.proofs.registry import all_derivations, get_derivation
 from theory.records.symbols import L, eta, r_w, rho, sigma, mu
-from theory.checks.witness_grid import GRID, INSTANCES, SLOW_CORNERS, Instance, coverage
-from theory.checks.witnesses import (all_witnesses, applies, instance_values, mean_ucb, premise_steps, step_margin,
-                              witness)
+from theory.checks.witness_grid import GRID, INSTANCES, SIGMA_SWEEP, SLOW_CORNERS, Instance, coverage
+from theory.checks.witnesses import (all_witnesses, applies, instance_values, mean_ucb, premise_entries,
+                                     premise_steps, step_margin, variants_of, witness_premise)
 
 PREMISES = {f"{d.name}: {s.name}" for d in all_derivations() for s in d.steps if s.kind == "premise" and not s.cites}
 NOISE = "noise: A4 + Jensen + martingale orthogonality + A3"
@@ -23,6 +23,11 @@ BASE = INSTANCES[:18]
 
 def _step(dname, sname):
     return next(s for s in get_derivation(dname).steps if s.name == sname)
+
+
+def witness(step, dname="perturbed_lemma", **kw):
+    """The witness of ``step`` as a premise of derivation ``dname`` (its variants and mode by id)."""
+    return witness_premise(get_derivation(dname), step, **kw)
 
 
 def test_the_grid_covers_the_domain():
@@ -90,7 +95,7 @@ def test_half_drift_premise_needs_the_attaining_regime():
 
 def test_half_eta_cap_is_caught():
     bad = dataclasses.replace(_step("delayed_lemma", "delayed: r_t = ||d_{t-1}|| <= eta"), rhs=eta / 2)
-    assert not witness(bad)["ok"]
+    assert not witness(bad, "delayed_lemma")["ok"]
 
 
 def test_mean_test_is_a_bonferroni_t_bound():
@@ -130,8 +135,22 @@ def test_a_capped_a4_constant_below_muon_size_is_caught_by_the_corners():
 @pytest.mark.slow
 def test_every_premise_holds_at_spectral_muon_size():
     """rho = 32 with a real 1024 x 1024 layer (SLOW_CORNERS: about a minute)."""
-    for i, s in premise_steps():
-        assert witness(s, instances=SLOW_CORNERS)["ok"] or not any(applies(s, c) for c in SLOW_CORNERS), i
+    for i, d, s in premise_entries():
+        assert witness_premise(d, s, instances=SLOW_CORNERS)["ok"] or not any(
+            applies(variants_of(d, s), c) for c in SLOW_CORNERS), i
     step = _step("perturbed_lemma", NOISE)
     bad = dataclasses.replace(step, rhs=step.rhs.xreplace({rho: sp.Min(rho, 16)}))
     assert not witness(bad, instances=SLOW_CORNERS)["ok"]
+
+
+def test_sigma_spans_orders_of_magnitude_and_a_capped_noise_is_caught_there():
+    """A noise capped at sigma <= 1 (min(sigma, 1) in the noise premise) holds wherever sigma <= 1,
+    that is on the whole grid but the sigma sweep, and fails on the sweep."""
+    sig = [s for s in coverage()["sigma"] if s > 0]
+    assert max(sig) / min(sig) >= 1e3 and 0.0 in coverage()["sigma"]
+    step = _step("perturbed_lemma", NOISE)
+    bad = dataclasses.replace(step, rhs=step.rhs.xreplace({sigma: sp.Min(sigma, 1)}))
+    old = tuple(i for i in GRID if i not in SIGMA_SWEEP)
+    assert witness(bad, instances=old)["ok"]
+    r = witness(bad)
+    assert not r["ok"] and ("sigma=5" in r["failed_on"] or "sigma=50" in r["failed_on"])

@@ -78,3 +78,14 @@ def test_docs_proof_md_renders_no_python_in_bold_and_no_mixed_number():
     for span in re.findall(r"\*\*(.+?)\*\*", prose):
         assert not re.search(r"\w\*\w|\*\*\d", span), span
     assert r"2 \frac{1}{K}" not in doc and r"2 \cdot \frac{1}{K} \sum_{t<K} E_t" in doc
+
+
+def test_the_verdict_is_computed_from_the_ratio_whatever_the_registration():
+    """A ratio above 1 reads 'exceeded' on a row registered valid too; 'tight' only at or below 1."""
+    for kind, row in (("bound", "bound derived_sync_lemma"), ("premise", "sync_lemma: sync has y_t = x_t"),
+                      ("algebra", "perturbed_lemma: lag bounded uniformly in t")):
+        for ratio in (1.000002, 1.3, 26.0):
+            v = verdict({"row": row, "kind": kind, "ratio": ratio})
+            assert v.startswith("exceeded") and "fails here" in v, (row, ratio, v)
+        assert verdict({"row": row, "kind": kind, "ratio": 1.0}) == "tight"
+    assert verdict({"row": "bound x (not a valid bound)", "kind": "bound", "ratio": 2.0}) == "exceeded: not a valid bound"

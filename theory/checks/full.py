@@ -3,7 +3,8 @@
 It runs theory.checks.world.check_world on the package's own world (or on the world given) and,
 with ``mutants=True``, the mutation table of theory.checks.mutation: every planted mutant must make
 check_world fail. The result is check_world's with a "mutants" section:
-{"steps", "chains", "premises", "structure", "limits", "mutants", "grid", "errors", "failed", "ok"}.
+{"steps", "chains", "premises", "structure", "limits", "bounds", "certificates", "mutants", "grid", "errors", "failed",
+"ok"}.
 It never raises on a malformed world: "errors" says what could not be computed ({section: reason}).
 
 ``check(derivations=..., bounds=..., sim=..., mutants=False)`` runs the same checks on a planted
@@ -23,6 +24,6 @@ def check(n: int = 1500, derivations=None, bounds=None, sim=None, mutants: bool 
         return out
     rows = mutation_table(n)
     failed = list(out["failed"]) + ([] if all(m["caught"] for m in rows) else ["mutants"])
-    head = {k: out[k] for k in ("steps", "chains", "premises", "structure", "limits")}
+    head = {k: out[k] for k in ("steps", "chains", "premises", "structure", "limits", "bounds", "certificates")}
     return {**head, "mutants": rows, "grid": out["grid"], "errors": out["errors"], "failed": failed,
             "ok": not failed and not out["errors"]}

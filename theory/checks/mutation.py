@@ -192,7 +192,26 @@ def mutants() -> list[dict]:
            world(_replace(c2, qm.name, rhs=qm.rhs - PR.P + PR.P_LITERAL)), {"paper_c2_y": PR.PAPER_C4_Y.expr}),
         _m("delayed cap r_t <= eta/2", "false premise", "premises",
            world(_replace(get_derivation("delayed_lemma"), "delayed: r_t = ||d_{t-1}|| <= eta", rhs=eta / 2))),
-    ] + _audit_mutants() + corner_mutants()
+    ] + _audit_mutants() + corner_mutants() + hole_mutants()
+
+
+def hole_mutants() -> list[dict]:
+    """The holes of issue 48, each planted by its mechanism:
+
+    * B1 a registered reading with no derivation (paper_c3_y) given a wrong exponent, L eta/sqrt(mu)
+      for L eta/mu: only the confrontation of every registered bound can see it (bounds);
+    * S1 the noise premise capped at sigma <= 1, as written: only the grid's sigma sweep sees it fail
+      (premises; the rest of the grid has sigma <= 1/2, theory.checks.witness_grid.SIGMA_SWEEP)."""
+    def s1():
+        lem = get_derivation("perturbed_lemma")
+        return world(_replace(lem, NOISE, rhs=_step(lem, NOISE).rhs.xreplace({sigma: sp.Min(sigma, 1)}))), {}, None
+    b1 = PR.PAPER_C3_Y.expr.xreplace({L * eta / mu: L * eta / sp.sqrt(mu)})
+    return [
+        planted("B1 paper_c3_y (no derivation) with L eta/sqrt(mu) for L eta/mu", "wrong exponent in an"
+                " underived reading", "bounds",
+                lambda: (world(get_derivation("delayed_lemma")), {"paper_c3_y": b1}, None)),
+        planted("S1 noise premise capped at sigma <= 1", "false premise seen only at large sigma", "premises", s1),
+    ]
 
 
 TELESCOPE = "telescope over t < K"
@@ -246,12 +265,15 @@ def run_mutant(m: dict, n: int = 1500) -> dict:
     if m.get("error"):
         return {"name": m["name"], "kind": m["kind"], "derivations": [], "caught": False, "caught_by": [],
                 "intended": m["intended"], "why": {"planting": [m["error"]]}}
-    res = check_world(n, derivations=m["derivations"], bounds=m["bounds"], sim=m["sim"])
+    res = check_world(n, derivations=m["derivations"], bounds=m["bounds"], sim=m["sim"], certificates=False)
     why = {"steps": [f"{d}: {s}" for d, s, ok in res["steps"] if not ok],
            "chains": [f"{c['derivation']}: {c['detail'][:120]}" for c in res["chains"] if not c["ok"]],
            "premises": [f"{k}: fails on {w.get('failed_on')}" for k, w in res["premises"].items() if not w["ok"]],
            "structure": [k for k, v in res["structure"].items() if not v],
            "limits": [k for k, v in res["limits"].items() if not v],
+           "certificates": [k for sec, v in res.get("certificates", {}).items() if isinstance(v, dict)
+                            for k, ok in v.items() if ok is False][:5],
+           "bounds": [f"{k}: refuted on {v.get('failed_on')}" for k, v in res.get("bounds", {}).items() if not v["ok"]],
            "errors": [f"{k}: {v}" for k, v in res["errors"].items()]}
     return {"name": m["name"], "kind": m["kind"], "derivations": [d.name for d in m["derivations"]],
             "caught": not res["ok"], "caught_by": res["failed"], "intended": m["intended"],

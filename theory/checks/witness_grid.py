@@ -37,6 +37,11 @@ CORNERS``), where a constant or a term can be lost on the base grid without a pr
                  spectral 64 x 256 (rho = 8, a 1:4 layer shape). Spectral rho = 32 needs a 1024 x 1024
                  layer: ``SLOW_CORNERS`` (about a minute; a slow test walks it).
 
+The sigma sweep (``SIGMA_SWEEP``): sigma in {0.005, 0.05, 5, 50} (sign d = 6, aligned noise, every
+variant) and sigma = 50 at mu = 0.05 (spectral 4 x 3), so that with 0 and 0.5 the grid spans sigma
+over four orders of magnitude and more: an error that only shows at large or small noise (a noise
+capped at sigma <= 1, sqrt(sigma) for sigma) fails there.
+
 An instance is a plain tuple (variant, geometry, noise, shape, mu, eta, sigma, T, x0_scale,
 seeds, start); ``inst[2]`` is its noise model.
 """
@@ -115,12 +120,26 @@ def _corners():
     return out + [Instance(v, "spectral", "aligned", (64, 256), mu=0.9, T=10, seeds=3) for v in VARIANTS]
 
 
+#: sigma over five orders of magnitude (the rest of the grid has sigma in {0, 0.5} only, where a
+#: sigma-scaling error, sqrt(sigma) for sigma or a noise capped at sigma <= 1, is not seen): sign
+#: d = 6 with aligned noise at t = 0 attains the noise premise at every sigma
+SIGMAS = (0.005, 0.05, 5.0, 50.0)
+
+
+def _sigma_sweep():
+    out = [Instance(v, "sign", "aligned", (6,), sigma=s_, T=20, seeds=16) for s_ in SIGMAS for v in VARIANTS]
+    return out + [Instance(v, "spectral", "gaussian", (4, 3), mu=0.05, eta=0.01, sigma=50.0, T=20, seeds=16)
+                  for v in VARIANTS]
+
+
 #: the base grid, in the order the witnesses walk it (base first)
 INSTANCES = tuple(_base() + _mu_sweep() + _large_rho() + _horizon() + _attaining())
 #: the corners of the domain (module docstring)
 CORNERS = tuple(_corners())
-#: what the premise witnesses walk: the base grid, then the corners
-GRID = INSTANCES + CORNERS
+#: sigma from 0.005 to 50 (SIGMAS)
+SIGMA_SWEEP = tuple(_sigma_sweep())
+#: what the premise witnesses walk: the base grid, then the corners, then the sigma sweep
+GRID = INSTANCES + CORNERS + SIGMA_SWEEP
 #: spectral rho = 32 (a 1024 x 1024 layer): too slow for the default checks, walked by a slow test
 SLOW_CORNERS = tuple(Instance(v, "spectral", "aligned", (1024, 1024), mu=0.25, T=3, seeds=2) for v in VARIANTS)
 

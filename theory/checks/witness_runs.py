@@ -24,7 +24,7 @@ import dataclasses
 
 import numpy as np
 
-from ..records.bound import DELAYED, EF, SYNC, VARIANTS
+from ..records.bound import DELAYED, EF, INIT_MOMENTA, INIT_MOMENTUM, SYNC, VARIANTS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,12 +81,14 @@ def _noise(kind, geo, shape, sigma, rng, seeds):
 
 
 def simulate(variant=DELAYED, geometry="sign", T=40, seeds=64, mu=0.2, eta=0.05, sigma=0.5,
-             shape=(6,), seed=0, noise="gaussian", x0_scale=3.0, ef_sign=1.0, start="normal"):
+             shape=(6,), seed=0, noise="gaussian", x0_scale=3.0, ef_sign=1.0, start="normal",
+             init_momentum=INIT_MOMENTUM):
     """Run sync / delayed / EF LMO momentum on the instance; return histories (dict of arrays).
 
     d_t = eta lmo(m_t); sync x_{t+1} = x_t + d_t; delayed x_{t+1} = x_t + d_{t-1};
     EF x_{t+1} = x_t + 2 d_{t-1} - d_{t-2}; y_t = x_t (sync), x_t + d_{t-1} (delayed),
-    x_t + d_{t-1} - d_{t-2} (EF); m_0 = g_0; x_0 = x0_scale z with z standard normal (a large
+    x_t + d_{t-1} - d_{t-2} (EF); m_0 = g_0 (``init_momentum="grad"``, the bounds' start,
+    theory.records.bound.INIT_MOMENTUM) or m_0 = mu g_0 (``"zero"``, lmo's default); x_0 = x0_scale z with z standard normal (a large
     x0_scale with sigma = 0 is the regime where the lemma's drift is attained), or with
     ``start="fixed"`` x_0 = x0_scale in every entry (x_0 = eta/2 on one coordinate with mu = 1 and
     sigma = 0 oscillates between +-eta/2: the telescope is attained). ``ef_sign`` = -1
@@ -101,6 +103,8 @@ def simulate(variant=DELAYED, geometry="sign", T=40, seeds=64, mu=0.2, eta=0.05,
     f, grad, L = _problem(geo, shape, rng)
     n = int(np.prod(shape))
     rho = np.sqrt(n) if geometry == "sign" else np.sqrt(min(shape))
+    if init_momentum not in INIT_MOMENTA:
+        raise ValueError(f"init_momentum must be one of {INIT_MOMENTA}, got {init_momentum!r}")
     if start not in ("normal", "fixed"):
         raise ValueError(f"start must be normal|fixed, got {start!r}")
     z = rng.standard_normal(shape) if start == "normal" else np.ones(shape)
@@ -112,7 +116,7 @@ def simulate(variant=DELAYED, geometry="sign", T=40, seeds=64, mu=0.2, eta=0.05,
         xi = _noise(noise, geo, shape, sigma, rng, seeds)
         gx = grad(x)
         g = gx + xi
-        m = g if m is None else (1 - mu) * m + mu * g
+        m = (g if init_momentum == "grad" else mu * g) if m is None else (1 - mu) * m + mu * g
         y = {SYNC: x, DELAYED: x + d1, EF: x + d1 - d2}[variant]
         d = eta * geo.lmo(m)
         for k_, v_ in (("x", x), ("y", y), ("m", m), ("g", g), ("xi", xi), ("gx", gx), ("gy", grad(y)), ("d", d)):

@@ -11,7 +11,9 @@ Instances: theory.checks.witness_grid.GRID, the base grid (mu in (0, 1] with 0.9
 horizons, sign and spectral geometries with rho up to 4, sigma = 0 far from the minimiser, where
 the lemmas are attained) and its corners (mu = 0.005, mu = 1 with sigma = 0 at the near-minimiser
 start x_0 = eta/2 and at x_0 = K eta, T = 700, rho = 1 and 32). Results are keyed by premise id
-('<derivation>: <step>', theory.proofs.derivation.premise_id). Two modes (docs/design.md §5):
+('<derivation>: <step>', theory.proofs.derivation.premise_id), and so is what a premise is tested
+on: its own derivation's variant unless VARIANTS_OF (keyed by id) says more, its mode by MEAN_IDS;
+never a step name, which two derivations may share. Two modes (docs/design.md §5):
 
 * pathwise: rhs - lhs >= -tol on every seed and step (the premise holds for every sample path,
   hence in expectation), worst margin reported;
@@ -38,14 +40,59 @@ from .witness_grid import GRID, Instance
 from .witness_runs import _inner, _weights, _wsum, simulate
 
 ALPHA = 0.01
-MEAN_PREMISES = ("noise: A4 + Jensen + martingale orthogonality + A3", "average the lemma")
-#: variants on which a premise is a claim (others: a premise about another variant)
-ONLY = {"sync has y_t = x_t": (SYNC,), "delayed: r_t = ||d_{t-1}|| <= eta": (DELAYED,),
-        "EF: r_t = eta ||lmo(m_{t-1}) - lmo(m_{t-2})|| <= 2 eta": (EF,),
-        "x-steps of delayed training are <= eta": (SYNC, DELAYED),
-        "gradient at x from gradient at y": (SYNC, DELAYED),
-        "at y := x the perturbation is zero": (SYNC,),
-        "a perturbation of two steps": VARIANTS}
+_ALL_OF = ("perturbed_lemma: split noise and drift",
+           "perturbed_lemma: noise: A4 + Jensen + martingale orthogonality + A3",
+           "perturbed_lemma: drift: A2 + triangle inequality + y-steps <= eta",
+           "perturbed_theorem: descent lemma at the virtual iterate",
+           "perturbed_theorem: LMO inner product",
+           "perturbed_theorem: telescope over t < K",
+           "paper_c2: a perturbation of two steps")
+#: keyed by premise id ('<derivation>: <step>', unique): the variants a premise is a claim on, where
+#: that is not its own derivation's variant (the variant of the bound the derivation proves). The
+#: general lemma and theorem hold for any perturbed-gradient run, so on every variant; a premise of
+#: the delayed bounds at x_t is also a claim about sync runs; 'at y := x the perturbation is zero'
+#: is about the x-sequence taken as its own virtual sequence (r = 0 exactly as on a sync run). A
+#: premise missing here is tested on its own derivation's variant: a new premise that reuses a step
+#: name of another derivation cannot inherit that step's variants (lookup_keys).
+VARIANTS_OF = {**{i: VARIANTS for i in _ALL_OF},
+               "delayed_lemma_x: x-steps of delayed training are <= eta": (SYNC, DELAYED),
+               "delayed_theorem_x: gradient at x from gradient at y": (SYNC, DELAYED),
+               "delayed_lemma_x: at y := x the perturbation is zero": (SYNC,)}
+#: premise ids about expectations (the mean mode of the module docstring); every other premise is
+#: checked pathwise. Keyed by id for the same reason as VARIANTS_OF.
+MEAN_IDS = frozenset({"perturbed_lemma: noise: A4 + Jensen + martingale orthogonality + A3",
+                      "perturbed_theorem: average the lemma"})
+
+
+def lookup_key(derivation, step) -> str:
+    """The key under which a premise's variants and mode are looked up: its premise id."""
+    return premise_id(derivation, step)
+
+
+def lookup_keys(derivations=None) -> list[str]:
+    """The lookup key of every premise of ``derivations`` (default: the package's), one per
+    premise step, in order; a well-formed set has no key twice (a default test checks)."""
+    if derivations is None:
+        from ..proofs.registry import all_derivations
+        derivations = all_derivations()
+    return [lookup_key(d, s) for d in derivations for s in d.steps if s.kind == "premise" and not s.cites]
+
+
+def own_variant(derivation) -> str:
+    """The variant of the bound ``derivation`` proves (its registry record)."""
+    from ..records.registry import get
+    return get(derivation.bound).variant
+
+
+def variants_of(derivation, step) -> tuple:
+    """The variants on which the premise ``step`` of ``derivation`` is tested: VARIANTS_OF by its
+    id, else its own derivation's variant."""
+    return tuple(VARIANTS_OF.get(lookup_key(derivation, step), (own_variant(derivation),)))
+
+
+def is_mean(derivation, step) -> bool:
+    """Whether the premise is about expectations (MEAN_IDS, by id)."""
+    return lookup_key(derivation, step) in MEAN_IDS
 
 
 def measure(H) -> dict:
@@ -102,9 +149,27 @@ def step_margin(step, values: dict) -> np.ndarray:
         with np.errstate(all="ignore"):
             return np.asarray(fn(*[_arg(values, s, None) for s in syms]), float) * np.ones(np.shape(values["G"]))
     T = values["E_t"].shape[1]
+    if not expr.has(sp.Sum):     # no sum over k: every step t at once (the same numbers as the loop below)
+        try:
+            with np.errstate(all="ignore"):
+                out = np.asarray(fn(*[_arg_all(values, s, T) for s in syms]), float)
+            return np.broadcast_to(out, (S, T)).copy()
+        except (ValueError, TypeError):   # a function numpy cannot broadcast (Min of two arrays): the loop
+            pass
     with np.errstate(all="ignore"):
         cols = [np.asarray(fn(*[_arg(values, s, tv) for s in syms]), float) * np.ones(S) for tv in range(T)]
     return np.stack(cols, 1)
+
+
+def _arg_all(values, s, T):
+    """The argument of symbol ``s`` for every step at once: t as a row 0..T-1, a per-step value as
+    (seeds, T), a per-seed value as a column, a constant as is."""
+    if s == T_SYM:
+        return np.arange(T)[None, :]
+    if s == K_SYM:
+        return int(values["K"])
+    v = values[s.name]
+    return v if np.ndim(v) == 2 else (v[:, None] if np.ndim(v) == 1 else v)
 
 
 def mean_ucb(samples: np.ndarray, n_tests: int, alpha: float = ALPHA) -> np.ndarray:
@@ -117,11 +182,11 @@ def mean_ucb(samples: np.ndarray, n_tests: int, alpha: float = ALPHA) -> np.ndar
     return mean + q * samples.std(0, ddof=1) / np.sqrt(R)
 
 
-def margin_of(step, values: dict, n_tests: int = 1) -> tuple[float, int]:
+def margin_of(step, values: dict, n_tests: int = 1, mean: bool = False) -> tuple[float, int]:
     """(worst margin, number of samples) of ``step`` on one instance (module docstring): the
     smallest rhs - lhs (pathwise) or the smallest upper confidence bound of E[rhs - lhs] (mean)."""
     m = step_margin(step, values)
-    if step.name in MEAN_PREMISES:
+    if mean:
         cols = m.reshape(m.shape[0], -1)
         cols = cols[:, np.all(np.isfinite(cols), 0)]
         return float(np.min(mean_ucb(cols, n_tests))), int(cols.size)
@@ -131,6 +196,12 @@ def margin_of(step, values: dict, n_tests: int = 1) -> tuple[float, int]:
 
 def premise_steps(derivations=None) -> list:
     """[(premise_id, step)] for every premise step (not a citation) of every derivation."""
+    return [(i, s) for i, _, s in premise_entries(derivations)]
+
+
+def premise_entries(derivations=None) -> list:
+    """[(premise_id, derivation, step)] for every premise step (not a citation), first occurrence
+    of an id kept."""
     if derivations is None:
         from ..proofs.registry import all_derivations
         derivations = all_derivations()
@@ -140,7 +211,7 @@ def premise_steps(derivations=None) -> list:
             i = premise_id(d, s)
             if s.kind == "premise" and not s.cites and i not in seen:
                 seen.add(i)
-                out.append((i, s))
+                out.append((i, d, s))
     return out
 
 
@@ -153,30 +224,38 @@ def instance_values(inst: Instance, sim=None) -> dict:
     return measure(H)
 
 
-def applies(step, inst: Instance) -> bool:
-    return inst.variant in ONLY.get(step.name, VARIANTS)
+def applies(variants, inst: Instance) -> bool:
+    """Whether instance ``inst`` runs one of ``variants`` (variants_of gives a premise's)."""
+    return inst.variant in variants
 
 
 @functools.lru_cache(maxsize=None)
-def witness(step, instances=GRID, sim=None) -> dict:
-    """Worst margin of ``step`` over the instances it applies to (module docstring); stops at
-    the first instance where the premise fails."""
-    used = [i for i in instances if applies(step, i)]
-    mean = step.name in MEAN_PREMISES
+def witness(step, variants=VARIANTS, mean: bool = False, instances=GRID, sim=None) -> dict:
+    """Worst margin of ``step`` over the instances of ``variants`` (module docstring), pathwise or,
+    with ``mean``, by the one-sided t bound; stops at the first instance where the premise fails.
+    witness_premise looks the variants and the mode up by the premise's id."""
+    used = [i for i in instances if applies(variants, i)]
     n_tests = sum(i.T for i in used) if mean else 1
     mode = (f"mean: one-sided Student-t, family-wise {1 - ALPHA:.0%}, Bonferroni over {n_tests} tests"
             if mean else "pathwise")
     worst, n = np.inf, 0
     for k, inst in enumerate(used):
         vals = instance_values(inst, sim)
-        m, c = margin_of(step, vals, n_tests)
+        m, c = margin_of(step, vals, n_tests, mean)
         worst, n = min(worst, m), n + c
         if m < -1e-9 * max(1.0, float(vals["L"])):
             return {"ok": False, "worst_margin": m, "failed_on": inst.label, "instances": k + 1,
-                    "samples": n, "mode": mode}
-    return {"ok": True, "worst_margin": float(worst), "instances": len(used), "samples": n, "mode": mode}
+                    "samples": n, "mode": mode, "variants": tuple(variants)}
+    return {"ok": True, "worst_margin": float(worst), "instances": len(used), "samples": n, "mode": mode,
+            "variants": tuple(variants)}
+
+
+def witness_premise(derivation, step, instances=GRID, sim=None) -> dict:
+    """witness of premise ``step`` of ``derivation`` on its own variants and in its own mode
+    (variants_of, is_mean: looked up by its id)."""
+    return witness(step, variants_of(derivation, step), is_mean(derivation, step), instances, sim)
 
 
 def all_witnesses(derivations=None, sim=None) -> dict:
-    """{premise_id: witness(step)} for every premise of every derivation (premise_steps)."""
-    return {i: witness(s, sim=sim) for i, s in premise_steps(derivations)}
+    """{premise_id: witness_premise(...)} for every premise of every derivation (premise_entries)."""
+    return {i: witness_premise(d, s, sim=sim) for i, d, s in premise_entries(derivations)}

@@ -2,15 +2,19 @@
 
 A world is a set of derivations, {name: expr} overrides of the registered bounds and a premise
 simulator (default: the package's derivations and bounds, theory.checks.witness_runs.simulate).
-``check_world()`` returns {"steps", "chains", "premises", "structure", "limits", "grid",
-"errors", "failed", "ok"}; "premises" is keyed by premise id ('<derivation>: <step>',
+``check_world()`` returns {"steps", "chains", "premises", "structure", "limits", "bounds", "grid",
+"certificates", "errors", "failed", "ok"}; "certificates" is theory.checks.certificates.audit
+(the PEPs' point relations replayed against a run, a few cells re-solved with PEPit when installed,
+no lemma below a stored certificate); "bounds" confronts every registered bound, derived or not, with runs
+(theory.checks.confront: its status 'derived', 'not refuted', 'unchecked' or 'refuted'); "premises" is keyed by premise id ('<derivation>: <step>',
 theory.proofs.derivation.premise_id: step names repeat across derivations, ids do not). It never raises
 on a malformed world (a theorem citing nothing, an unknown citation, two derivations of one name,
 no derivation at all): what cannot be computed fails its section and "errors" says why. ok is
 True only when every derivation step passes alone (theory.checks.step; a
 premise between closed forms must be proved), every chain assembles its bound (theory.checks.chain),
 every premise holds on the whole witness grid (theory.checks.witnesses, theory.checks.witness_grid), every
-theorem cites the lemma it uses (structure) and every limit identity holds (theory.results.limits: eta
+theorem cites the lemma it uses (structure), no bound registered valid is refuted by runs (bounds)
+and every limit identity holds (theory.results.limits: eta
 -> 0, r = 0, mu = 1).
 
 theory.checks.mutation plants each mutant as a world and runs check_world on it; theory.checks.full's
@@ -39,11 +43,16 @@ def theorem_citations(derivations) -> dict:
     return out
 
 
-def check_world(n: int = 1500, derivations=None, bounds=None, sim=None) -> dict:
+def check_world(n: int = 1500, derivations=None, bounds=None, sim=None, certificates: bool = True) -> dict:
     """Run every check on a world (see the module docstring); None means the package's own.
+    ``certificates=False`` (the mutation table's planted worlds) keeps of the certificate audit only
+    the comparison of the stored certificates with the world's lemmas (no replay, no PEPit re-solve)
+    and confronts only the bounds the world overrides (the others are confronted in the package's own
+    world).
     Never raises on a malformed world: a section that cannot be computed fails, and "errors"
     says why ({section: reason})."""
     from .chain import chain_all
+    from .confront import confront_all
     from ..proofs.derivation import duplicate_ids
     from ..proofs.registry import all_derivations
     from ..results.limits import limit_checks
@@ -75,7 +84,12 @@ def check_world(n: int = 1500, derivations=None, bounds=None, sim=None) -> dict:
     if dup:
         errors.setdefault("structure", f"premise ids shared by two different steps: {dup}")
     limits = guard("limits", lambda: {k: bool(v) for k, v in limit_checks(bmap).items()}, {"?": False})
-    out = {"steps": steps, "chains": chains, "premises": prem, "structure": structure, "limits": limits}
+    from .certificates.audit import audit
+    certs = guard("certificates", lambda: audit(bmap, replay=certificates, resolve=certificates, sim=sim),
+                  {"ok": False})
+    bounds_ = guard("bounds", lambda: confront_all(ders, bmap, sim, only_overridden=not certificates), {"?": {"ok": False, "status": "unchecked"}})
+    out = {"steps": steps, "chains": chains, "premises": prem, "structure": structure, "limits": limits,
+           "bounds": bounds_, "certificates": certs}
     failed = failed_sections(out)
     out["grid"] = coverage()
     out["errors"] = errors
@@ -97,4 +111,8 @@ def failed_sections(out: dict) -> list[str]:
         bad.append("structure")
     if not all(out["limits"].values()):
         bad.append("limits")
+    if "bounds" in out and not all(b["ok"] for b in out["bounds"].values()):
+        bad.append("bounds")
+    if "certificates" in out and not out["certificates"]["ok"]:
+        bad.append("certificates")
     return bad

@@ -20,7 +20,7 @@ import argparse
 import sympy as sp
 
 from ..checks.chain import chain_check
-from ..checks.witnesses import witness
+from ..checks.witnesses import witness_premise
 from ..proofs.registry import get_derivation
 from ..records.registry import get
 from ..records.symbols import L, eta, mu
@@ -47,7 +47,7 @@ def checks() -> dict:
     """The chain, the premise witnesses of the step's own premises, and a planted error."""
     d = get_derivation(DERIVATION)
     chain = chain_check(d)
-    premises = {s.name: witness(s) for s in d.steps if s.kind == "premise" and not s.cites}
+    premises = {s.name: witness_premise(d, s) for s in d.steps if s.kind == "premise" and not s.cites}
     planted = chain_check(d, bound_expr=get(BOUND).expr - L * eta / mu + L * eta / (2 * mu))
     return {"chain": chain.ok, "chain_detail": chain.detail,
             "premises": {k: w["ok"] for k, w in premises.items()},

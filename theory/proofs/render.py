@@ -65,15 +65,15 @@ TITLES = {
 }
 
 
-def mark(step, res) -> str:
+def mark(step, res, derivation=None) -> str:
     """'proved (sympy)', 'checked numerically (N samples)', 'premise (...)' or 'cites ...'."""
     if not res.ok:
         return f"REJECTED ({res.detail})"
     if step.cites:
         return f"cites {step.cites} (its own chain is checked)"
     if step.kind == "premise":
-        from ..checks.witnesses import witness
-        w = witness(step)
+        from ..checks.witnesses import witness, witness_premise
+        w = witness(step) if derivation is None else witness_premise(derivation, step)
         state = "checked numerically" if w["ok"] else "FAILS numerically"
         return (f"premise (cited; {state} on {w['instances']} instances, {w['samples']} samples,"
                 f" {w['mode']})")
@@ -144,7 +144,7 @@ def render_text(derivations, checks=None) -> str:
             lines.append(f"     because: {s.reason}")
             if s.where:
                 lines.append("     under: " + ", ".join(f"{_plain(k)} = {_plain(v)}" for k, v in s.where))
-            lines.append(f"     check: {mark(s, res)}")
+            lines.append(f"     check: {mark(s, res, d)}")
         lines.append(f"   => {b.name}:  {b.quantity} <= {_plain(b.expr)}")
         lines.append(f"   {_chain_line(d)}")
         lines.append("")
@@ -175,7 +175,7 @@ def render_markdown(derivations, checks=None, title="Delayed LMO momentum: machi
             out.append(f"   because {s.reason}.  ")
             if s.where:
                 out.append("   under " + ", ".join(f"${_tex(k)} = {_tex(v)}$" for k, v in s.where) + ".  ")
-            out.append(f"   check: {mark(s, res)}")
+            out.append(f"   check: {mark(s, res, d)}")
         out += ["", _chain_line(d), ""]
     return "\n".join(out)
 
@@ -239,4 +239,6 @@ def proof_markdown() -> str:
              " unreachable (each cell says so, proved in sympy)."]
     from ..results.slack import tightness_markdown
     from ..checks.certificates.table import certificates_markdown
-    return text + "\n".join(rows) + "\n\n" + tightness_markdown() + "\n" + certificates_markdown() + "\n"
+    from ..checks.certificates.tau_step import markdown as tau_markdown
+    return (text + "\n".join(rows) + "\n\n" + tightness_markdown() + "\n" + certificates_markdown() + "\n\n"
+            + tau_markdown())

@@ -22,6 +22,13 @@ from .symbols import SYMBOLS
 SYNC, DELAYED, EF = "sync", "delayed", "ef"
 VARIANTS = (SYNC, DELAYED, EF)
 STATUSES = ("derived", "restated", "transmitted")
+#: the momentum start every bound is stated for, named as lmo names it: "grad" is m_0 = g_0
+#: (lmo's init_momentum="grad"). lmo's default "zero" (m_{-1} = 0, so m_0 = mu g_0, torch's; the kept
+#: training records use it) is the other start, INIT_MOMENTA[1]: its weights sum to 1 - (1-mu)^{t+1},
+#: so m_t - grad f carries an extra -(1-mu)^{t+1} grad f, outside the bounds while (1-mu)^t is not small
+#: (docs/design.md §3). theory.checks.witness_runs.simulate and the certificates' relations take both.
+INIT_MOMENTUM = "grad"
+INIT_MOMENTA = ("grad", "zero")
 QUANTITIES = {
     "momentum_error_x": "E ||m_t - grad f(x_t)||_* at step t (m_0 = g(x_0; xi_0))",
     "momentum_error_y": "E ||m_t - grad f(y_t)||_* at step t",

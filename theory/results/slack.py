@@ -52,7 +52,7 @@ from .limits import stationary
 from ..records.registry import get
 from ..records.symbols import L, eta, mu, rho, sigma
 from ..checks.witness_grid import GRID
-from ..checks.witnesses import MEAN_PREMISES, applies, instance_values, step_margin
+from ..checks.witnesses import applies, instance_values, is_mean, step_margin, variants_of
 
 z = sp.Symbol("z", positive=True)
 SHARPER = {"delayed at y": "derived_delayed_lemma", "EF worst case": "derived_ef_lemma_worst"}
@@ -144,7 +144,7 @@ def _values(expr, vals) -> np.ndarray:
     return step_margin(types.SimpleNamespace(lhs=0, rhs=expr), vals)
 
 
-def _premise_ratio(step, inst) -> tuple[float, int]:
+def _premise_ratio(step, inst, mean: bool = False) -> tuple[float, int]:
     """(largest ratio, the step t where it occurs; -1 for averages) of ``step`` on ``inst``."""
     num, den = split(step)
     vals = instance_values(inst)
@@ -155,7 +155,7 @@ def _premise_ratio(step, inst) -> tuple[float, int]:
     if n.ndim != d.ndim:   # one side per step t (seeds, T), the other per seed (seeds,)
         n, d = (n[:, None] if n.ndim == 1 else n), (d[:, None] if d.ndim == 1 else d)
         n, d = np.broadcast_arrays(n, d)
-    if step.name in MEAN_PREMISES:   # a lower 99% confidence bound of the mean: sampling noise cannot win
+    if mean:   # a lower 99% confidence bound of the mean: sampling noise cannot win
         R = n.shape[0]
         q = stats.t.ppf(0.99, R - 1) / np.sqrt(R) if R > 1 else 0.0
         n = n.mean(0, keepdims=True) - q * (n.std(0, ddof=1, keepdims=True) if R > 1 else 0.0)
@@ -166,13 +166,15 @@ def _premise_ratio(step, inst) -> tuple[float, int]:
     return float(r[i]), (int(i[1]) if r.ndim == 2 else -1)
 
 
-def premise_witness(step) -> dict:
-    """The tightest grid instance of a premise step: {"ratio", "instance", "t"}."""
+def premise_witness(derivation, step) -> dict:
+    """The tightest grid instance of a premise step of ``derivation`` (on its own variants, in its
+    own mode: theory.checks.witnesses.variants_of, is_mean): {"ratio", "instance", "t"}."""
     best = {"ratio": -np.inf, "instance": None, "t": None}
+    variants, mean = variants_of(derivation, step), is_mean(derivation, step)
     for inst in GRID:
-        if not applies(step, inst):
+        if not applies(variants, inst):
             continue
-        r, tt = _premise_ratio(step, inst)
+        r, tt = _premise_ratio(step, inst, mean)
         if r > best["ratio"]:   # ratios rounded to ROUND digits: a tie keeps the first instance of the grid
             best = {"ratio": r, "instance": inst.label, "t": tt}
     return best
@@ -268,7 +270,7 @@ def _table() -> tuple:
             if s.cites:
                 w = {"ratio": None, "instance": f"as the bound {s.cites}", "t": None}
             elif s.kind == "premise":
-                w = premise_witness(s)
+                w = premise_witness(d, s)
             else:
                 w = algebra_witness(s)
             rows.append({"row": premise_id(d, s), "kind": "citation" if s.cites else s.kind, **w})
@@ -288,12 +290,14 @@ def tightness_table() -> list[dict]:
 
 
 def verdict(row) -> str:
-    """'tight' (ratio >= TIGHT), 'exceeded: not a valid bound', or 'loose: why'."""
+    """From the ratio alone, whatever the registration says: 'exceeded' above 1 (with 'not a valid
+    bound' when the record says so, 'a registered inequality fails here' when it does not), 'tight'
+    at or above TIGHT, 'loose: why' below."""
     if row["ratio"] is None:
         return "as the cited bound"
-    over = row["ratio"] > 1 + 1e-6
-    if over and "not a valid bound" in row["row"]:
-        return "exceeded: not a valid bound"
+    if row["ratio"] > 1 + 1e-6:
+        return "exceeded: " + ("not a valid bound" if "not a valid bound" in row["row"]
+                               else "a registered inequality fails here")
     if row["ratio"] >= TIGHT:
         return "tight"
     key = row["row"] if row["kind"] == "bound" else row["row"].split(": ", 1)[-1]

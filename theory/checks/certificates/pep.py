@@ -67,10 +67,24 @@ def _combine(coeffs, basis):
     return out
 
 
+def solve_problem(problem, solver: str = SOLVER) -> tuple[float, bool]:
+    """(value, accurate) of a posed PEPit problem, solved the one way every certificate of the package
+    is (cvxpy wrapper, ``solver`` with SOLVER_OPTIONS); accurate: cvxpy's status is 'optimal'."""
+    options = SOLVER_OPTIONS if solver == SOLVER else {}
+    value = problem.solve(wrapper="cvxpy", solver=solver, verbose=0, **options)
+    return float(value), problem.wrapper.prob.status == "optimal"
+
+
 def solve(variant: str, mu: float, t: int, L: float = 1.0, eta: float = 1.0, solver: str = SOLVER) -> WorstCase:
     """The PEP of the module docstring for one cell, solved."""
-    PEP, SmoothFunction = require_pepit()
     X, target = points(variant, t)
+    return solve_points(X, target, mu, t, L, eta, solver)
+
+
+def solve_points(X, target, mu: float, t: int, L: float = 1.0, eta: float = 1.0, solver: str = SOLVER) -> WorstCase:
+    """The PEP for gradient points X (rows over (y_0, d_0, ..., d_{t-1})) and ``target``: any
+    delay's relations (theory.checks.certificates.tau_step poses the tau-step ones through it)."""
+    PEP, SmoothFunction = require_pepit()
     problem = PEP()
     f = problem.declare_function(SmoothFunction, L=L)
     basis = [problem.set_initial_point() for _ in range(t + 1)]   # y_0, d_0, ..., d_{t-1}
@@ -89,9 +103,7 @@ def solve(variant: str, mu: float, t: int, L: float = 1.0, eta: float = 1.0, sol
     w = weights(mu, t)
     m = _combine(w, [oracle(c)[1] for c in X])
     problem.set_performance_metric((m - oracle(target)[1]) ** 2)
-    options = SOLVER_OPTIONS if solver == SOLVER else {}
-    value = problem.solve(wrapper="cvxpy", solver=solver, verbose=0, **options)
-    accurate = problem.wrapper.prob.status == "optimal"     # cvxpy's status, e.g. "optimal_inaccurate"
+    value, accurate = solve_problem(problem, solver)
     ev = lambda p: np.atleast_1d(np.asarray(p.eval(), dtype=float))   # noqa: E731
     xs = [oracle(c) for c in X]
     tp = oracle(target)

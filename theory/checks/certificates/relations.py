@@ -1,8 +1,10 @@
 """The PEP's data, pure numpy: momentum weights, the points each variant takes its gradients at,
 and the package's derived deterministic terms (docs/design.md §3-§5).
 
-Momentum (m_0 = g_0, ``init_momentum="grad"`` in lmo): m_t = (1-mu) m_{t-1} + mu g_t, so
-m_t = sum_{j<=t} w_{t,j} g_j with w_{t,0} = (1-mu)^t, w_{t,j} = mu (1-mu)^{t-j} (j >= 1).
+Momentum (m_0 = g_0, the bounds' start theory.records.bound.INIT_MOMENTUM = lmo's
+``init_momentum="grad"``): m_t = (1-mu) m_{t-1} + mu g_t, so m_t = sum_{j<=t} w_{t,j} g_j with
+w_{t,0} = (1-mu)^t, w_{t,j} = mu (1-mu)^{t-j} (j >= 1). lmo's default ``"zero"`` (m_0 = mu g_0) has
+w_{t,0} = mu (1-mu)^t (``weights(mu, t, "zero")``); the certificates are posed for "grad".
 
 Points, written in the basis (y_0, d_0, ..., d_{t-1}) (y_0 = x_0 since d_{-1} = d_{-2} = 0; the
 virtual iterate follows the sync recursion y_{j+1} = y_j + d_j, so y_j = y_0 + d_0 + ... + d_{j-1}):
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...records.bound import DELAYED, EF, SYNC, VARIANTS
+from ...records.bound import DELAYED, EF, INIT_MOMENTA, INIT_MOMENTUM, SYNC, VARIANTS
 
 #: the extra perturbation term of each variant's lemma, in units of eta: r_t <= R_MAX eta
 #: (sync r = 0; delayed r_t = ||d_{t-1}|| <= eta; EF r_t = ||d_{t-1} - d_{t-2}|| <= 2 eta)
@@ -30,10 +32,14 @@ R_MAX = {SYNC: 0, DELAYED: 1, EF: 2}
 LEMMA = {SYNC: "derived_sync_lemma", DELAYED: "derived_delayed_lemma", EF: "derived_ef_lemma_worst"}
 
 
-def weights(mu: float, t: int) -> np.ndarray:
-    """w_{t,0} = (1-mu)^t, w_{t,j} = mu (1-mu)^{t-j} for 1 <= j <= t (they sum to 1)."""
+def weights(mu: float, t: int, init_momentum: str = INIT_MOMENTUM) -> np.ndarray:
+    """w_{t,0} = (1-mu)^t, w_{t,j} = mu (1-mu)^{t-j} for 1 <= j <= t (they sum to 1); with
+    ``init_momentum="zero"`` (m_0 = mu g_0) w_{t,0} = mu (1-mu)^t (they sum to 1 - (1-mu)^{t+1})."""
+    if init_momentum not in INIT_MOMENTA:
+        raise ValueError(f"init_momentum must be one of {INIT_MOMENTA}, got {init_momentum!r}")
     w = np.array([mu * (1 - mu) ** (t - j) for j in range(t + 1)], dtype=float)
-    w[0] = (1 - mu) ** t
+    if init_momentum == "grad":
+        w[0] = (1 - mu) ** t
     return w
 
 
