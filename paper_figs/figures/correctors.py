@@ -264,6 +264,7 @@ def _corrector_panel(ax, s: Spec, res: dict, shares: dict, o: str) -> list[str]:
     ax.set_xticks([j + width * (len(s.corrector_taus) - 1) / 2 for j in range(len(names))],
                   [c.replace("_", "\n") for c in names], fontsize=6)
     ax.set_ylabel("recovered share of the gap")
+    ax.set_xlabel("corrector")
     ax.set_title(f"{plotting.label(o)}: correctors (bars measured, - model)", fontsize=9)
     ax.legend(fontsize=7)
     return rows

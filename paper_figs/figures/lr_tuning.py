@@ -263,6 +263,7 @@ def _table1_tuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(list(xs))
     ax.set_xticklabels([plotting.label(o) for o in opts], rotation=30)
+    ax.set_xlabel("optimizer")
     ax.set_ylabel(GAP_LABEL)
     ax.set_title(f"Delay penalty at the preset and at the tuned lr ({size}, {p.steps} steps)", fontsize=10)
     ax.grid(alpha=0.3, axis="y")

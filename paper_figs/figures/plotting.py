@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 from typing import Sequence
 
@@ -101,11 +102,31 @@ def layout_defects(fig) -> list[str]:
     return bad
 
 
+def _wrap(text_artist, length_pt: float) -> None:
+    text = text_artist.get_text()
+    if text:
+        per_line = max(12, int(length_pt / (0.55 * text_artist.get_fontsize())))
+        text_artist.set_text("\n".join(textwrap.fill(part, per_line) for part in text.split("\n")))
+
+
+def wrap_titles(fig) -> None:
+    """Break every axes title, x label and y label into lines that fit its axes' width (titles,
+    x labels) or height (y labels), at ~0.55 of the font size per character: a long one would run
+    into its neighbour's, into the title, or off the figure."""
+    for ax in fig.axes:
+        pos = ax.get_position()
+        width_pt, height_pt = pos.width * fig.get_figwidth() * 72, pos.height * fig.get_figheight() * 72
+        _wrap(ax.title, width_pt)
+        _wrap(ax.xaxis.label, width_pt)
+        _wrap(ax.yaxis.label, 0.9 * height_pt)
+
+
 def save(fig, out_dir: Path, name: str) -> list[Path]:
     """Write ``<name>.png`` and ``<name>.pdf`` under ``out_dir``; close the figure. Its layout
     defects (:func:`layout_defects`) are recorded in :data:`DEFECTS`."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    wrap_titles(fig)
     fig.tight_layout()
     DEFECTS[name] = layout_defects(fig)
     paths = [out_dir / f"{name}.png", out_dir / f"{name}.pdf"]

@@ -21,7 +21,6 @@ from .grids import TABLE1_KINDS, shared, table1_grid
 NAME = "table1"
 TITLE = "Table 1: sync vs one-step delay across optimizers and two model sizes"
 PAPER_SIZES = ("135M", "360M")
-PAPER_MARK = "paper's gap (135M on the first size, 360M on the second; nats/token)"
 
 
 KINDS = TABLE1_KINDS
@@ -64,40 +63,36 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     with open(path_csv, "w", newline="") as f:
         csv.writer(f).writerows(csv_rows)
 
-    fig, axes = plotting.new(ncols=1, width=max(5.0, 0.9 * len(sh.table1_optimizers) + 2))
-    ax = axes[0]
+    # ours (nats/byte) and the paper's (nats/token) side by side, each on its own axis from 0:
+    # never one plot with two y scales
+    fig, (ax, paper_ax) = plotting.new(ncols=2, width=max(5.0, 0.8 * len(sh.table1_optimizers) + 1.5))
     w = 0.8 / len(p.sizes)
-    paper_ax = ax.twinx()   # the paper's gaps are nats/token: their own axis, never ours
-    paper_ax.set_ylabel("paper's gap (nats/token)")
     for i, size in enumerate(p.sizes):
         per_seed = [paired(res[size, o]["sync"], res[size, o]["2bw"]) for o in sh.table1_optimizers]
         gaps = [mean(x) for x in per_seed]
         xs = [j + (i - (len(p.sizes) - 1) / 2) * w for j in range(len(gaps))]
         ax.bar(xs, [v if math.isfinite(v) else 0 for v in gaps], width=w, label=f"{size} model",
                **plotting.seed_errorbars(per_seed))
-        plotting.mark_paper(paper_ax, xs, [_paper_value(o, i) for o in sh.table1_optimizers],
-                            label=PAPER_MARK if i == 0 else None)
-    ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_xticks(range(len(sh.table1_optimizers)))
-    ax.set_xticklabels([plotting.label(o) for o in sh.table1_optimizers], rotation=30)
-    ax.set_xlabel("optimizer")
-    ax.set_ylabel(GAP_LABEL)
-    ax.set_title(f"One-step-delay penalty after {p.steps} training steps")
-    for a in (ax, paper_ax):
-        lo, hi = a.get_ylim()
-        lo = min(lo, 0.0)
-        a.set_ylim(lo, hi + 0.35 * (hi - lo))  # headroom: the legend must not hide a paper mark
-    h1, l1 = ax.get_legend_handles_labels()
-    h2, l2 = paper_ax.get_legend_handles_labels()
-    ax.legend(h1 + h2, l1 + l2, loc="upper left", fontsize=8)
-    ax.grid(alpha=0.3, axis="y")
+        paper = [_paper_value(o, i) for o in sh.table1_optimizers]
+        paper_ax.bar(xs, [v if v is not None else 0 for v in paper], width=w, label=f"paper, {('135M', '360M')[i]}"
+                     if i < 2 else None, color="dimgray" if i else "darkgray")
+    for a, title, unit in ((ax, f"measured here, {p.steps} steps", GAP_LABEL),
+                           (paper_ax, "the paper (Table 1; blank: not given)", "paper's gap (nats/token)")):
+        a.axhline(0, color="black", linewidth=0.8)
+        a.set_xticks(range(len(sh.table1_optimizers)))
+        a.set_xticklabels([plotting.label(o) for o in sh.table1_optimizers], rotation=45, ha="right")
+        a.set_xlabel("optimizer")
+        a.set_ylabel(unit)
+        a.set_title(title, fontsize=9)
+        a.legend(loc="upper left", fontsize=7)
+        a.grid(alpha=0.3, axis="y")
     out.files = plotting.save(fig, ctx.fig_dir, "table1_gaps") + [path_csv]
     head = ", ".join(plotting.label(o) for o in sh.table1_headline if o in sh.table1_optimizers)
     out.caption = (f"Final sync-async validation-loss gap per optimizer ({', '.join(p.sizes)} "
                    f"models, {p.steps} steps; n = {len(sh.seeds_main)} seeds for {head} at {p.sizes[0]}, "
                    f"{len(p.seeds)} for every other bar; whiskers = 95 % t interval over seeds where there are several); "
-                   "black marks = the paper's gap at 135M / 360M on the right-hand axis (nats/token: "
-                   "compare the pattern, not the height); missing bars = missing runs.")
+                   "right: the paper's gap at 135M / 360M (nats/token, its own axis: compare the pattern, not "
+                   "the height); a missing bar is a missing run (left) or a number the paper does not give (right).")
     out.paper = [pn.CLAIMS["optimizer_dependence"],
                  "Absolute losses given in the summary: 360M AdamW 2.612 / 2.890, Muon 2.578 / 2.590, "
                  "MARS 2.615 / 2.897; 135M Adan 2.896 / 2.902; the other entries are not given in the summary."]

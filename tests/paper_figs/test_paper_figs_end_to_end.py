@@ -18,14 +18,26 @@ def _quiet(_):
 
 @pytest.fixture(scope="module")
 def micro_run(tmp_path_factory):
+    from paper_figs.figures import plotting
     out = tmp_path_factory.mktemp("figs")
     trainer = FakeTrainer()
+    plotting.DEFECTS.clear()
     first = run_profile(get_profile("micro"), out, deps=fake_deps(trainer), log=_quiet)
-    return out, trainer, first
+    return out, trainer, first, dict(plotting.DEFECTS)
+
+
+def test_every_figure_reads_as_a_reader_would_see_it(micro_run):
+    """Issue 51 item 3: every figure the main job draws (micro profile, fake numbers, the same code)
+    has no text cut by its edge, no overlapping titles, labels or tick labels, and axis labels
+    on every plotted axes (paper_figs.figures.plotting.layout_defects)."""
+    defects = micro_run[3]
+    assert defects, "no figure was checked"
+    bad = {stem: found for stem, found in defects.items() if found}
+    assert not bad, bad
 
 
 def test_every_figure_renders_files_and_report(micro_run):
-    out, trainer, first = micro_run
+    out, trainer, first, _ = micro_run
     assert trainer.calls > 0
     outputs = {o.name: o for o in first["outputs"]}
     assert set(outputs) == set(CATALOG)
@@ -52,7 +64,7 @@ def test_every_figure_renders_files_and_report(micro_run):
 
 
 def test_second_invocation_trains_nothing(micro_run):
-    out, _, first = micro_run
+    out, _, first, _ = micro_run
     trainer = FakeTrainer()
     second = run_profile(get_profile("micro"), out, deps=fake_deps(trainer), log=_quiet)
     assert trainer.calls == 0 and second["runner"].trained == 0
@@ -61,7 +73,7 @@ def test_second_invocation_trains_nothing(micro_run):
 
 
 def test_changed_setting_reruns_only_what_it_touches(micro_run):
-    out, _, first = micro_run
+    out, _, first, _ = micro_run
     p = get_profile("micro")
     trainer = FakeTrainer()
     more_seeds = profile_with(p.name, seeds_main=knobs(p).seeds_main + (7,))
