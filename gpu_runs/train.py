@@ -29,6 +29,8 @@ evaluation and at least every ``gpu_runs.progress.EVERY_S`` seconds, with tokens
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import json
 import math
 import sys
@@ -44,7 +46,7 @@ from lmo.lookahead import gradient_point
 from lmo.registry import lr_at
 from lmo.variants import VARIANTS, mode_of
 
-from gpu_runs import checkpoint, interrupt, run_lock
+from gpu_runs import checkpoint, interrupt, memory_budget, run_lock, verified_files
 from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.data import Batcher, get_corpus, val_batches
 from gpu_runs.diagnostics import Diagnostics
@@ -82,20 +84,30 @@ def train(cfg: TrainConfig, progress: bool = True, keep_ckpts: int = checkpoint.
     if not cfg.resume:
         cfg = resolved(cfg)     # --resume: the recorded ns_dtype (_train, recipe.resumed)
     out = Path(cfg.out) if cfg.out else None
+    created = out is not None and not out.exists()
     fd = run_lock.acquire(out) if out else None
     try:
+        if out:   # we are the only writer: a killed writer's temporary files go
+            verified_files.remove_stale_temps(out)
         return _train(cfg, progress, out, keep_ckpts)
-    finally:
-        run_lock.release(fd)
+    finally:      # the lock file goes with the lock, and a directory this call made and left empty
+        run_lock.release(fd, out / run_lock.LOCK if out else None)
+        if created:
+            with contextlib.suppress(OSError):
+                out.rmdir()
 
 
 def _open_run_dir(cfg: TrainConfig, out: Path, dev, say):
     """The checkpoint blob to resume from (None for a fresh run, after refusing a directory
     that holds one); says which unreadable checkpoints it skipped."""
+    note = lambda line: print(f"[gpu_runs.train] note: {line}", file=sys.stderr, flush=True)
+    if checkpoint.restartable(out, cfg.as_dict()):
+        note(f"{out} holds a run of this configuration that stopped before its first checkpoint: "
+             f"restarting it from step 0")
+        return None
     if not cfg.resume:
         checkpoint.check_fresh(out)
         return None
-    note = lambda line: print(f"[gpu_runs.train] note: {line}", file=sys.stderr, flush=True)
     blob, f, skipped = checkpoint.find_resume(out, cfg.as_dict(), map_location=dev, note=note)
     if skipped:
         print(f"[gpu_runs.train] skipped unreadable checkpoints ({'; '.join(skipped)}); falling back to "
@@ -125,11 +137,14 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
     cfg = bind_data(cfg, corpus)   # the tokens' sha256 joins the identity (config.json, resume check)
     blob = _open_run_dir(cfg, out, dev, say) if out else None
     if cfg.resume:     # "auto" becomes what the run recorded, never a new choice of this machine
-        cfg = resumed(cfg, (checkpoint.saved_config(out, blob) or {}).get("ns_dtype"))
+        cfg = resumed(cfg, (checkpoint.saved_config(out, blob or {}) or {}).get("ns_dtype"))
     if blob is not None and (done := _finished(cfg, out, blob, say)) is not None:
         return done
     amp = dev.type == "cuda"
     mcfg = model_config(cfg, corpus.vocab_size)
+    cost = memory_budget.run_cost(cfg, mcfg)     # stated and checked before anything is allocated
+    memory_budget.check_fits(cost, memory_budget.machine_available(dev))
+    say(f"[gpu_runs.train] {cost.line()}")
     model = Llama(mcfg, seed=cfg.seed).to(dev)
     n_params = param_count(mcfg)
     params = {k: v.detach().clone() for k, v in model.named_parameters()}
@@ -246,8 +261,8 @@ def parse_args(argv=None) -> TrainConfig:
     try:
         cfg.validate()
         check_device_here(cfg.device)
-    except ValueError as e:
-        p.error(str(e))
+    except ValueError as e:     # one line (no usage block): the message names the option
+        p.exit(2, f"{p.prog}: error: {e}\n")
     return cfg
 
 
@@ -259,7 +274,11 @@ def error_line(e: BaseException) -> str:
     """One line for a user error: the message, and the OS error's kind where it is one."""
     if isinstance(e, OSError):
         what = f"{e.strerror} ({type(e).__name__})" if e.strerror else str(e)
-        return f"{what}: {e.filename}" if e.filename else what
+        what = f"{what}: {e.filename}" if e.filename else what
+        if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+            what += ("; nothing was replaced: free space (or fix the disk) and run the same command "
+                     "again, it continues from the newest checkpoint")
+        return what
     return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 

@@ -30,7 +30,7 @@ from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fre
                                           prune_stage, resume_step, save_stage)
 from gpu_runs.parallelism import applies_at_once, flushed_steps, looks_ahead
 from gpu_runs.pipeline.delay import wrap_stage
-from gpu_runs.pipeline.llama import llama_problem, run_config
+from gpu_runs.pipeline.llama import check_memory, llama_problem, run_config
 from gpu_runs.pipeline.moe import StageMoE, routing_group, stage_moe_names
 from gpu_runs.pipeline.problem import Problem
 from gpu_runs.pipeline.schedules import stage_actions, with_evals
@@ -50,7 +50,16 @@ def prepare(args, num_stages: int, num_layers: int | None = None) -> tuple[Job, 
     run). Returns (job, the unreadable checkpoints a resume skipped: checkpoint.find_set)."""
     job = parse_job(args, num_stages, num_layers)
     pipeline_diag.check_args(job)
+    if job.opts.model == "llama":   # every rank, before any allocates: the run must fit the machine
+        check_memory(job.run, num_stages, rank_device(job.run.device))
     return job, check_run_dir(job, num_stages)
+
+
+def rank_device(name: str) -> torch.device:
+    """This rank's device (``LOCAL_RANK`` picks the GPU of ``cuda``)."""
+    if name != "cuda":
+        return torch.device(name)
+    return torch.device(f"cuda:{int(os.environ.get('LOCAL_RANK', '0')) % max(1, torch.cuda.device_count())}")
 
 
 def validate_args(args, num_stages: int, num_layers: int | None) -> list[str]:
