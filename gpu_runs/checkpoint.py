@@ -9,7 +9,9 @@ Rules (each refused with a message that says what to do):
 - a fresh run never overwrites a directory that already holds a run (``log.jsonl`` with
   content or ``ckpt.pt``): pass ``--resume`` or another ``--out``;
 - ``--resume`` needs ``ckpt.pt``; without one it refuses (it never restarts from step 0 over
-  the existing log);
+  the log of another run); a run of the same configuration that stopped before its first
+  checkpoint (:func:`restartable`) is started again from step 0 by the same command or by
+  ``--resume``;
 - ``--resume`` compares the saved configuration with this one: every field that defines
   the trajectory (``IDENTITY`` = all fields but ``RESUME_SAFE``) must be equal; the fields
   that differ are listed. ``ns_dtype`` counts only where it can change a number (an
@@ -146,6 +148,22 @@ def config_differences(saved: dict, now: dict, safe=RESUME_SAFE) -> list[str]:
             show = lambda v: "(absent)" if v is missing else repr(v)
             out.append(f"{k}: {show(a)} -> {show(b)}")
     return out
+
+
+def restartable(out: Path, config_now: dict) -> bool:
+    """True for a run that stopped before its first checkpoint (a kill, a full disk): ``out``
+    holds a run (:func:`holds_run`) but no checkpoint and no ``result.json``, and its
+    ``config.json`` is this configuration (no field outside ``RESUME_SAFE`` differs). The same
+    command, or ``--resume``, then starts it again from step 0: nothing computed is lost,
+    since a run is a function of its configuration."""
+    out = Path(out)
+    if not holds_run(out) or has_checkpoint(out) or (out / "result.json").exists():
+        return False
+    try:
+        saved = _config_json(out)
+    except (OSError, ValueError):
+        return False
+    return saved is not None and not config_differences({**ADDED_FIELDS, **saved}, config_now)
 
 
 def check_fresh(out: Path) -> None:

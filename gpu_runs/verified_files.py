@@ -219,6 +219,24 @@ def link_verified(src, dst, digest: str) -> None:
     _move_in_with_sidecar(tmp, dst, digest)
 
 
+def is_temp_name(name: str) -> bool:
+    """Is ``name`` one of this module's temporary files (``.<final name>.<8 chars>.tmp``)?"""
+    return name.startswith(".") and name.endswith(".tmp") and len(name) > 14 and name[-13] == "."
+
+
+def remove_stale_temps(d, owns=lambda final: True) -> list[str]:
+    """Remove the temporary files a killed writer left in ``d`` (only for a caller that holds
+    ``d``'s lock, so no writer is alive); ``owns(final name)`` picks the files of this writer
+    (a pipeline rank: its own stage's). Returns the names removed."""
+    gone = []
+    for f in Path(d).glob(".*.tmp"):
+        if is_temp_name(f.name) and owns(f.name[1:-13]):
+            with contextlib.suppress(OSError):
+                f.unlink()
+                gone.append(f.name)
+    return gone
+
+
 def remove(path) -> None:
     """Remove ``path`` and its sidecar (either may be missing)."""
     Path(path).unlink(missing_ok=True)
