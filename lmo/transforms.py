@@ -36,8 +36,8 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 import torch
 
-from lmo.base import (Optimizer, ScalarOrSchedule, check_finite, check_real, check_same_keys, decoupled_decay,
-                      resolve_lr, step_counter, zeros_like_tree)
+from lmo.base import (Optimizer, ScalarOrSchedule, check_finite, check_floating, check_real, check_same_keys,
+                      check_same_shapes, decoupled_decay, resolve_lr, step_counter, zeros_like_tree)
 
 
 def ema(prev: torch.Tensor, x: torch.Tensor, weight) -> torch.Tensor:
@@ -115,6 +115,7 @@ def compose(name: str, lr: ScalarOrSchedule | None, *transforms: Transform, stat
         if complex_as_real:
             params = as_real(params)
         check_real(params, name)
+        check_floating(params, name)
         for tr in transforms:
             if tr.check_params is not None:
                 tr.check_params(params, "params")
@@ -127,6 +128,8 @@ def compose(name: str, lr: ScalarOrSchedule | None, *transforms: Transform, stat
         check_same_keys(grads, params)
         check_same_keys(grads, next(e for e in st[1:] if isinstance(e, Mapping)),
                         "grads and optimizer state")
+        check_same_shapes(grads, params)
+        check_floating(grads, name, "grads")
         check_finite(grads)
         given = grads
         if complex_as_real:
