@@ -65,8 +65,8 @@ def _atomic_write(path: Path, write) -> None:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """``text`` into ``path`` atomically (uniquely named temporary file, fsync, os.replace)."""
-    _atomic_write(Path(path), lambda f: f.write(text.encode()))
+    """``text`` into ``path`` atomically (:func:`gpu_runs.verified_files.write_text`)."""
+    verified_files.write_text(path, text)
 
 
 def save_checkpoint(path: Path, blob: dict) -> str:
@@ -104,9 +104,10 @@ def save_run_checkpoint(out: Path, blob: dict, keep: int = KEEP) -> Path:
     return out / CKPT
 
 
-def append_log(path: Path, rec: dict) -> None:
-    with open(path, "a") as f:
-        f.write(json.dumps(rec) + "\n")
+def append_log(path: Path, log: list) -> None:
+    """The log ``log`` whose last record is new: rewritten whole, atomically (:func:`write_log`;
+    an append could leave half a line on a full disk)."""
+    write_log(path, log)
 
 
 def holds_run(out: Path) -> bool:

@@ -169,7 +169,7 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
             history = history_load(blob["history"], delays)
         start, log = int(blob["step"]), json.loads(blob["log"])
     if out:
-        (out / "config.json").write_text(json.dumps(cfg.as_dict(), indent=1))
+        verified_files.write_text(out / "config.json", json.dumps(cfg.as_dict(), indent=1))
     tokens_per_step = cfg.batch_size * cfg.seq_len
     meter = StepProgress(cfg.steps, start, tokens_per_step)
     rec_line = lambda r: meter.line(r["step"], f"train {r['train_loss']:.4f} " + (
@@ -232,8 +232,8 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
                       wall_tokens_per_s=tokens_per_step * n_timed / max(time.perf_counter() - t_wall, 1e-9),
                       diagnostics=[r["diagnostics"] for r in log if "diagnostics" in r])
     if out:
-        (out / "result.json").write_text(json.dumps(dict(final_val_loss=final, n_params=n_params,
-                                                         tokens_per_s=res.tokens_per_s)))
+        verified_files.write_text(out / "result.json", json.dumps(dict(final_val_loss=final, n_params=n_params,
+                                                                       tokens_per_s=res.tokens_per_s)))
     return res
 
 

@@ -1,7 +1,8 @@
 """Files that say whether they are whole: atomic writes with a sha256 sidecar, verified reads.
 
-Every checkpoint (the trainer's ``ckpt_step{k}.pt`` / ``ckpt.pt``, a pipeline stage's
-``ckpt_stage{s}.pt`` / ``ckpt_step{k}_stage{s}.pt``) is written by :func:`write_verified`:
+Every file the package writes goes through this module, atomically. Every checkpoint (the
+trainer's ``ckpt_step{k}.pt`` / ``ckpt.pt``, a pipeline stage's ``ckpt_stage{s}.pt`` /
+``ckpt_step{k}_stage{s}.pt``) is written by :func:`write_verified`:
 
 1. the content goes into a uniquely named temporary file next to ``path``, hashed (sha256)
    as it is written, and fsync-ed;
@@ -22,6 +23,10 @@ and the readers load it, saying so, so that a run started before checksums still
 :func:`load`: the checked ``torch.load(weights_only=True)``; :class:`Damaged` (a ValueError)
 says why a file cannot be used in one line, and never passes on torch's advice to load with
 ``weights_only=False`` (unsafe for a file that failed its check).
+
+Every other file (config.json, log.jsonl, result.json, records, reports, figures) is written
+by :func:`atomic_write` (:func:`write_text`, :func:`write_bytes`): steps 1 and 3 without the
+sidecar. A reader never sees half a file, and a failed write leaves the old one whole.
 
 Files are created with the permissions of any other file the process creates (0666 minus
 the umask: 0644 by default), not ``mkstemp``'s 0600.
@@ -146,6 +151,39 @@ def atomic_write(path, write) -> str:
     tmp, digest = _write_temp(path, write)
     _replace([(tmp, path)])
     return digest
+
+
+def atomic_save(path, save) -> None:
+    """``save(temporary path)`` (a writer that wants a path, e.g. ``fig.savefig``), then fsync
+    and ``os.replace`` onto ``path`` as :func:`atomic_write`; a failure removes the temporary file."""
+    path = Path(path)
+    try:
+        fd, tmp = _temp(path)
+        os.close(fd)
+    except OSError as e:
+        raise _not_written(path, e) from None
+    try:
+        save(tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise _not_written(path, e) from None
+        raise
+    _replace([(tmp, path)])
+
+
+def write_bytes(path, data: bytes) -> str:
+    """``data`` into ``path`` atomically (:func:`atomic_write`): the one way the package writes a
+    file that is not a checkpoint (config, log, result, record, report, figure)."""
+    return atomic_write(path, lambda f: f.write(bytes(data)))
+
+
+def write_text(path, text: str) -> str:
+    """``text`` (UTF-8) into ``path`` atomically (:func:`write_bytes`)."""
+    return write_bytes(path, text.encode())
 
 
 def _replace(moves: list[tuple[str, Path]]) -> None:

@@ -24,7 +24,7 @@ from lmo.registry import lr_at
 from gpu_runs.pipeline import diagnostics as pipeline_diag
 from gpu_runs.pipeline.args import Job, build_parser, parse_job
 from gpu_runs.pipeline import data_parallel as dpar
-from gpu_runs import interrupt, run_lock
+from gpu_runs import interrupt, run_lock, verified_files
 from gpu_runs.recorder import RunRecorder, ckpt_cadence, ckpt_due, eval_due, step_record
 from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, load_resume,
                                           prune_stage, resume_step, save_stage)
@@ -146,7 +146,7 @@ def run_stage(job: Job, rank: int, P: int, watchdog: Watchdog, clip_group, layou
         save_stage(out, rank, engine, run.steps, job, final=True)
     if job.opts.comm_log and run.out:  # every replica's ranks: each rank's own file
         Path(run.out).mkdir(parents=True, exist_ok=True)
-        (Path(run.out) / f"comm_rank{layout.rank}.json").write_text(json.dumps(engine.comm_log))
+        verified_files.write_text(Path(run.out) / f"comm_rank{layout.rank}.json", json.dumps(engine.comm_log))
     return dict(rank=rank, wall=wall, device=str(device))
 
 
@@ -263,7 +263,7 @@ class StageBooks:
                 print(f"{tag} checkpoints: {out}/ckpt_step{{k}}_stage{{s}}.pt {ckpt_cadence(run.ckpt_every)}, "
                       f"{out}/ckpt_stage{{s}}.pt at the end", flush=True)
             if opts.model == "llama":
-                (out / "config.json").write_text(json.dumps(run_config(run), indent=1))
+                verified_files.write_text(out / "config.json", json.dumps(run_config(run), indent=1))
         return recorder
 
     def on_action(self, a) -> None:
