@@ -7,6 +7,7 @@ The command line becomes a :class:`gpu_runs.pipeline.args.Job` once (:func:`prep
 functions here read; its ``opts`` only the process knobs (``args.PROCESS``)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -72,11 +73,15 @@ def lock_out(job: Job, rank: int):
     fresh-run check again under the lock (a run that started meanwhile is not overwritten)."""
     if job.run.out is None:
         return None
+    created = not Path(job.run.out).exists()
     fd = run_lock.acquire(job.run.out, rank)
     try:
         check_fresh(job)
-    except ValueError:
-        run_lock.release(fd)
+    except ValueError:        # the refusal leaves no lock file, nor a directory it made
+        run_lock.release(fd, Path(job.run.out) / run_lock.lock_name(rank))
+        if created:
+            with contextlib.suppress(OSError):
+                Path(job.run.out).rmdir()
         raise
     return fd
 
@@ -373,7 +378,7 @@ def main(argv=None) -> int:
         check_finished(job)
         if "RANK" not in os.environ or "MASTER_ADDR" not in os.environ:
             raise ValueError(TORCHRUN_HINT)
-        lock_out(job, rank)     # held until the process exits
+        lock = lock_out(job, rank)     # held until the process exits
     except RunFinished as e:
         if rank == 0:
             print(f"{tag} {e}", flush=True)
@@ -417,4 +422,6 @@ def main(argv=None) -> int:
     dist.destroy_process_group()
     if run.diag_every and rank == P - 1:  # replica 0's last stage; every stage's snapshots are on disk (barrier above)
         pipeline_diag.measure(run.out, run, P, device=summary["device"], progress=not opts.quiet)
+    if lock is not None:     # a finished rank leaves no lock file (a failed one exits at once: the kernel drops it)
+        run_lock.release(lock, Path(run.out) / run_lock.lock_name(rank))
     return 0
