@@ -21,7 +21,12 @@ the newest 3 kept, ``ckpt.pt`` the newest), written at every evaluation by defau
 (``--ckpt-every N`` / ``0``). ``--resume`` continues bit-for-bit from the newest complete
 checkpoint (an unreadable ``ckpt.pt`` is skipped, saying so), refuses a directory without one
 or made by a different run, and changes nothing in a finished run; a fresh run refuses a
-directory that already holds one (``gpu_runs.checkpoint``). One writer per directory: a
+directory that already holds one (``gpu_runs.checkpoint``), but for a run of the same
+configuration that stopped before its first checkpoint, which the same command (or
+``--resume``) starts again from step 0. Before it allocates, a run states its memory cost and
+refuses one that does not fit the machine, naming the option (``gpu_runs.memory_budget``).
+Every file is written atomically (``gpu_runs.verified_files``); a refused run leaves no lock,
+temporary file or directory it made. One writer per directory: a
 second one, or an ``--out`` that cannot be written, is refused before the data and the model
 are built (``gpu_runs.run_lock``); such errors are one line and exit 2. Progress: the first step, every
 evaluation and at least every ``gpu_runs.progress.EVERY_S`` seconds, with tokens/s and ETA.
