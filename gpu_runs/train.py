@@ -279,12 +279,19 @@ def error_line(e: BaseException) -> str:
     """One line for a user error: the message, and the OS error's kind where it is one."""
     if isinstance(e, OSError):
         what = f"{e.strerror} ({type(e).__name__})" if e.strerror else str(e)
-        what = f"{what}: {e.filename}" if e.filename else what
-        if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
-            what += ("; nothing was replaced: free space (or fix the disk) and run the same command "
-                     "again, it continues from the newest checkpoint")
-        return what
+        return f"{what}: {e.filename}" if e.filename else what
     return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+def disk_hint(e: BaseException, cfg: TrainConfig) -> str:
+    """What to do after a write failed for want of space or a disk error: run the same
+    command again once it is fixed (with ``--resume`` when a checkpoint exists: the run
+    continues from it; without one the same command starts it again); "" for other errors."""
+    if not (isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO)):
+        return ""
+    again = "the same command" + (" with --resume" if cfg.out and not cfg.resume
+                                  and checkpoint.has_checkpoint(Path(cfg.out)) else "")
+    return f"; nothing was replaced: free space (or fix the disk), then run {again}"
 
 
 def main(argv=None) -> int:
@@ -292,7 +299,7 @@ def main(argv=None) -> int:
     try:
         res = train(cfg)
     except USER_ERRORS as e:
-        print(f"python -m gpu_runs.train: error: {error_line(e)}", file=sys.stderr, flush=True)
+        print(f"python -m gpu_runs.train: error: {error_line(e)}{disk_hint(e, cfg)}", file=sys.stderr, flush=True)
         return 2
     except KeyboardInterrupt:   # nothing new is saved; the newest checkpoint and how to resume
         print(interrupt.trainer_line(cfg.out, argv), file=sys.stderr, flush=True)

@@ -34,7 +34,7 @@ def test_a_run_that_died_before_its_first_checkpoint_continues(tmp_path, monkeyp
         _full_disk_at_first_checkpoint(m)
         assert main([*ARGV, "--out", str(out)]) == 2
     err = _one_line(capsys)
-    assert "No space left" in err and "run the same command again" in err
+    assert "No space left" in err and "then run the same command" in err and "--resume" not in err
     assert sorted(p.name for p in out.iterdir()) == ["config.json", "log.jsonl"]     # no lock, no temp
     assert main([*ARGV, "--out", str(out), *again]) == 0                             # space freed
     assert "restarting it from step 0" in capsys.readouterr().err
