@@ -104,6 +104,15 @@ def save_run_checkpoint(out: Path, blob: dict, keep: int = KEEP) -> Path:
     return out / CKPT
 
 
+def point_at(out: Path, f: Path) -> None:
+    """``ckpt.pt`` made to point at the step file ``f`` a resume continues from (a run stopped
+    between writing ``f`` and pointing ``ckpt.pt`` at it leaves ``ckpt.pt`` older); nothing
+    when ``f`` is ``ckpt.pt`` itself."""
+    out, f = Path(out), Path(f)
+    if f.name != CKPT:
+        verified_files.link_verified(f, out / CKPT, verified_files.file_sha256(f))
+
+
 def append_log(path: Path, log: list) -> None:
     """The log ``log`` whose last record is new: rewritten whole, atomically (:func:`write_log`;
     an append could leave half a line on a full disk)."""

@@ -114,6 +114,7 @@ def _open_run_dir(cfg: TrainConfig, out: Path, dev, say):
         checkpoint.check_fresh(out)
         return None
     blob, f, skipped = checkpoint.find_resume(out, cfg.as_dict(), map_location=dev, note=note)
+    checkpoint.point_at(out, f)     # ckpt.pt names the newest complete checkpoint again
     if skipped:
         print(f"[gpu_runs.train] skipped unreadable checkpoints ({'; '.join(skipped)}); falling back to "
               f"{f}, the newest complete one (step {int(blob['step'])})", file=sys.stderr, flush=True)

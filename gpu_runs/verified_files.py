@@ -197,7 +197,9 @@ def _replace(moves: list[tuple[str, Path]]) -> None:
                 for t, _ in moves[i:]:
                     with contextlib.suppress(OSError):
                         os.unlink(t)
-                raise _not_written(final, e) from None
+                err = _not_written(final, e)
+                err.moved = i          # how many of the moves were done
+                raise err from None
     finally:
         fsync_dir(moves[0][1].parent)
 
@@ -224,7 +226,27 @@ def _move_in_with_sidecar(tmp: str, path: Path, digest: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _replace([(side, sidecar(path)), (tmp, path)])
+    try:
+        old = sidecar(path).read_bytes()
+    except OSError:
+        old = None
+    try:
+        _replace([(side, sidecar(path)), (tmp, path)])
+    except NotWritten as e:   # the sidecar moved in, the file did not: the old pair is put back
+        if getattr(e, "moved", 0) >= 1:
+            _restore_sidecar(path, old)
+        raise
+
+
+def _restore_sidecar(path: Path, old: bytes | None) -> None:
+    """Put back ``path``'s previous sidecar (``old``; None: it had none), best effort: a
+    failed write must leave the file it was to replace as checkable as it was."""
+    with contextlib.suppress(OSError):
+        if old is None:
+            sidecar(path).unlink(missing_ok=True)
+        else:
+            back, _ = _write_temp(sidecar(path), lambda f: f.write(old))
+            os.replace(back, sidecar(path))
 
 
 def save(path, obj) -> str:

