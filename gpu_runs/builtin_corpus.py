@@ -30,6 +30,8 @@ import sysconfig
 import tarfile
 from pathlib import Path
 
+from gpu_runs import verified_files
+
 CORPORA_DIR = Path(__file__).resolve().parent / "corpora"
 ARCHIVE = CORPORA_DIR / "stdlib-cpython-3.11.7.tar.xz"
 FILE_SHA256 = "d5908cc7bae569baf07b43205b96f9091f5068c9cc4659bd0972df4dad3f7fbb"
@@ -112,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.freeze:
         blob = archive_bytes(live_stdlib_documents())
-        Path(args.freeze).write_bytes(blob)
+        verified_files.write_bytes(args.freeze, blob)
         print(f"wrote {args.freeze}: {len(blob):,} bytes, sha256 {hashlib.sha256(blob).hexdigest()} "
               f"(Python {sys.version.split()[0]})")
         return 0

@@ -9,7 +9,9 @@ Rules (each refused with a message that says what to do):
 - a fresh run never overwrites a directory that already holds a run (``log.jsonl`` with
   content or ``ckpt.pt``): pass ``--resume`` or another ``--out``;
 - ``--resume`` needs ``ckpt.pt``; without one it refuses (it never restarts from step 0 over
-  the existing log);
+  the log of another run); a run of the same configuration that stopped before its first
+  checkpoint (:func:`restartable`) is started again from step 0 by the same command or by
+  ``--resume``;
 - ``--resume`` compares the saved configuration with this one: every field that defines
   the trajectory (``IDENTITY`` = all fields but ``RESUME_SAFE``) must be equal; the fields
   that differ are listed. ``ns_dtype`` counts only where it can change a number (an
@@ -63,8 +65,8 @@ def _atomic_write(path: Path, write) -> None:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """``text`` into ``path`` atomically (uniquely named temporary file, fsync, os.replace)."""
-    _atomic_write(Path(path), lambda f: f.write(text.encode()))
+    """``text`` into ``path`` atomically (:func:`gpu_runs.verified_files.write_text`)."""
+    verified_files.write_text(path, text)
 
 
 def save_checkpoint(path: Path, blob: dict) -> str:
@@ -102,9 +104,19 @@ def save_run_checkpoint(out: Path, blob: dict, keep: int = KEEP) -> Path:
     return out / CKPT
 
 
-def append_log(path: Path, rec: dict) -> None:
-    with open(path, "a") as f:
-        f.write(json.dumps(rec) + "\n")
+def point_at(out: Path, f: Path) -> None:
+    """``ckpt.pt`` made to point at the step file ``f`` a resume continues from (a run stopped
+    between writing ``f`` and pointing ``ckpt.pt`` at it leaves ``ckpt.pt`` older); nothing
+    when ``f`` is ``ckpt.pt`` itself."""
+    out, f = Path(out), Path(f)
+    if f.name != CKPT:
+        verified_files.link_verified(f, out / CKPT, verified_files.file_sha256(f))
+
+
+def append_log(path: Path, log: list) -> None:
+    """The log ``log`` whose last record is new: rewritten whole, atomically (:func:`write_log`;
+    an append could leave half a line on a full disk)."""
+    write_log(path, log)
 
 
 def holds_run(out: Path) -> bool:
@@ -146,6 +158,22 @@ def config_differences(saved: dict, now: dict, safe=RESUME_SAFE) -> list[str]:
             show = lambda v: "(absent)" if v is missing else repr(v)
             out.append(f"{k}: {show(a)} -> {show(b)}")
     return out
+
+
+def restartable(out: Path, config_now: dict) -> bool:
+    """True for a run that stopped before its first checkpoint (a kill, a full disk): ``out``
+    holds a run (:func:`holds_run`) but no checkpoint and no ``result.json``, and its
+    ``config.json`` is this configuration (no field outside ``RESUME_SAFE`` differs). The same
+    command, or ``--resume``, then starts it again from step 0: nothing computed is lost,
+    since a run is a function of its configuration."""
+    out = Path(out)
+    if not holds_run(out) or has_checkpoint(out) or (out / "result.json").exists():
+        return False
+    try:
+        saved = _config_json(out)
+    except (OSError, ValueError):
+        return False
+    return saved is not None and not config_differences({**ADDED_FIELDS, **saved}, config_now)
 
 
 def check_fresh(out: Path) -> None:

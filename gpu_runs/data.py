@@ -140,6 +140,9 @@ def load_shard(path: str | os.PathLike) -> np.ndarray:
     if path.suffix == ".npy":
         try:   # allow_pickle stays False: a pickled array is refused, never unpickled
             arr = np.load(path, mmap_mode="r")
+        except EOFError:    # an empty or truncated file: numpy reads no header at all
+            raise ValueError(f"data: shard {path} is empty or truncated (no .npy header); "
+                             f"rewrite it or remove it from the data directory") from None
         except ValueError as e:
             raise ValueError(f"data: shard {path} is not a plain .npy array of token ids ({e})") from None
         if arr.ndim != 1 or arr.dtype not in (np.uint16, np.uint32, np.int32, np.int64):

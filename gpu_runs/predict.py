@@ -27,6 +27,7 @@ from lmo.variants import EF, SYNC, TWO_BW
 from theory.records import registry
 
 from gpu_runs import orderings as od, seed_noise as sn
+from gpu_runs import verified_files
 from gpu_runs.cli import show_defaults
 from gpu_runs.delay_fields import delay_of_json
 from gpu_runs.diagnostics import DEBIASED_OPTIMIZERS
@@ -173,7 +174,7 @@ def plot(results: list[dict], lr_ord: list[dict], beta_ord: list[dict], path: st
         if rows:
             ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    verified_files.atomic_save(path, lambda tmp: fig.savefig(tmp, dpi=120, format=Path(path).suffix[1:] or "png"))
     plt.close(fig)
 
 
@@ -206,10 +207,10 @@ def main(argv=None) -> int:
     report = od.format_report(cs, lr_ord, beta_ord, ef_ord) + "\n\n" + sn.format_noise(reps, lr_ord, beta_ord, ef_ord)
     print(per_run_table(results, a.all_rows) + "\n\n" + report)
     if a.markdown:
-        Path(a.markdown).write_text("```\n" + per_run_table(results, a.all_rows) + "\n```\n\n" + report + "\n")
+        verified_files.write_text(a.markdown, "```\n" + per_run_table(results, a.all_rows) + "\n```\n\n" + report + "\n")
     if a.json:
         strip = lambda c: {k: v for k, v in c.items() if k not in ("runs", "rest")}
-        Path(a.json).write_text(json.dumps(dict(
+        verified_files.write_text(a.json, json.dumps(dict(
             runs=[{k: v for k, v in r.items() if k != "rest"} for r in results], cells=[strip(c) for c in cs],
             lr_orderings=lr_ord, momentum_orderings=beta_ord, ef_orderings=ef_ord, replicates=reps), indent=1))
     if a.png:

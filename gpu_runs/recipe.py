@@ -229,6 +229,10 @@ class TrainConfig(ParallelSection, CheckpointSection, EvaluationSection, DelaySe
             raise ValueError(f"{_opt('sync_start')} + {_opt('sync_cooldown')} = "
                              f"{delay.sync_start + delay.sync_cooldown} leaves none of the {self.steps} "
                              f"steps delayed: that run is synchronous (--delay sync; pipeline: --schedule 1f1b)")
+        if delay.tau >= self.steps:   # the first tau steps apply nothing: no update would land
+            raise ValueError(f"{_opt('tau')}: tau {delay.tau} >= {_opt('steps')} {self.steps}: the first "
+                             f"tau steps apply nothing, so no computed update would ever be applied; "
+                             f"lower --tau or raise --steps")
         check_device(self.device)
         self.validate_recipe(names=names)
         if self.resume and not self.out:

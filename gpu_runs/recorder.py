@@ -77,7 +77,7 @@ class RunRecorder:
         if keep:
             self.records.append(rec)
             if self.path is not None:
-                checkpoint.append_log(self.path, rec)
+                checkpoint.append_log(self.path, self.records)
         if self.say is not None and self.line is not None and self.due(rec["step"], force):
             self.say(self.line(rec))
 

@@ -5,7 +5,10 @@ exclusive, non-blocking ``flock`` on it, then writes this process's pid into it.
 writer on the same directory (another trainer, a pipeline rank, a sweep) is refused at
 once with :class:`RunLockError`, naming the directory and the holder's pid. The kernel
 drops the lock when its holder exits, SIGKILL included, so a killed run never leaves a
-stale lock behind: the file stays (with the last holder's pid), the lock does not.
+stale lock behind: the file stays (with the last holder's pid), the lock does not. A
+holder that ends normally removes the file while it still holds the lock
+(:func:`release` with the path); :func:`acquire` checks, once locked, that its file is
+still the one at the path, so two writers can never both hold it.
 
 A pipeline run has several writing processes; each takes its own file
 (``lock_name(rank)``), rank 0 the same ``.lock`` as the trainer, so a trainer and a
@@ -46,7 +49,7 @@ def _holder(path: Path) -> str:
     return f"pid {pid}" if pid else "a process that has not written its pid yet"
 
 
-def acquire(out, rank: int = 0) -> int:
+def acquire(out, rank: int = 0, _tries: int = 3) -> int:
     """Create ``out``, lock its lock file exclusively and write our pid; returns the open
     file descriptor (the lock lives as long as it is open: :func:`release`)."""
     out = Path(out)
@@ -65,6 +68,9 @@ def acquire(out, rank: int = 0) -> int:
             raise RunLockError(f"--out {out} is in use by another run ({_holder(path)} holds {path}); "
                                f"wait for it to finish or choose another --out (nothing was written)") from None
         raise RunDirUnusable(f"--out {out}: cannot lock {path}: {e.strerror or e}") from None
+    if not _still_linked(fd, path) and _tries > 1:   # its holder removed it as we opened it: a fresh one
+        os.close(fd)
+        return acquire(out, rank, _tries - 1)
     try:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
@@ -75,10 +81,28 @@ def acquire(out, rank: int = 0) -> int:
     return fd
 
 
-def release(fd: int | None) -> None:
-    """Drop the lock (closing the descriptor); None is a no-op."""
-    if fd is not None:
-        os.close(fd)
+def _still_linked(fd: int, path: Path) -> bool:
+    """Is the locked file still the one at ``path`` (not unlinked by a releasing holder)?"""
+    try:
+        a, b = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def release(fd: int | None, path=None) -> None:
+    """Drop the lock (closing the descriptor); None is a no-op. ``path``: the lock file,
+    removed first while the lock is still held (a writer that opened it meanwhile sees it
+    unlinked and takes a fresh one: :func:`acquire`), so a finished or refused run leaves no
+    ``.lock`` behind."""
+    if fd is None:
+        return
+    if path is not None:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    os.close(fd)
 
 
 @contextlib.contextmanager
@@ -88,4 +112,4 @@ def run_lock(out, rank: int = 0):
     try:
         yield fd
     finally:
-        release(fd)
+        release(fd, Path(out) / lock_name(rank))

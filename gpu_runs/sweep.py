@@ -22,6 +22,7 @@ from lmo.presets import DEFAULT_LR, DEFAULT_MOMENTUM
 from lmo.variants import ONE_STEP, Delay
 
 from gpu_runs.checkpoint import has_checkpoint
+from gpu_runs import verified_files
 from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.progress import UnitProgress
 from gpu_runs.recipe import TrainConfig
@@ -137,7 +138,7 @@ def main(argv=None) -> int:
         p.error(str(e))
     try:   # an unusable OUT (read-only, a file in the way) is refused before the first run
         out.mkdir(parents=True, exist_ok=True)
-        (out / "sweep.json").write_text(json.dumps(dict(base=base, points=points), indent=1))
+        verified_files.write_text(out / "sweep.json", json.dumps(dict(base=base, points=points), indent=1))
         run_grid(points, out, base)
     except USER_ERRORS as e:
         print(f"python -m gpu_runs.sweep: error: {error_line(e)}", file=sys.stderr, flush=True)

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 from gpu_runs.pipeline.launch import close_rank_logs, free_port, rank_logs
+from gpu_runs import verified_files
 
 SCHEDULES = ("gpipe", "1f1b")
 
@@ -146,7 +147,7 @@ def run_torch(a, schedule: str, out: Path, fork: bool = False) -> dict:
     """torch.distributed.pipelining's schedule on the same problem; same return as run_ours."""
     cfg = out / "ref_args.json"
     out.mkdir(parents=True, exist_ok=True)
-    cfg.write_text(json.dumps(dict(vars(a), schedule=schedule, out=str(out), worker=None)))
+    verified_files.write_text(cfg, json.dumps(dict(vars(a), schedule=schedule, out=str(out), worker=None)))
     _launch("gpu_runs.torch_pipelining_ref", ["--worker", str(cfg)], a.stages, a.timeout, fork)
     return json.loads((out / "ref_result.json").read_text())
 
@@ -246,7 +247,7 @@ def _worker(cfg_path: str) -> int:
             losses.append(float(sum(float(v) for v in mb_losses) / len(mb_losses)))
     if last:
         ts = sorted(times[1:]) or times
-        (Path(a.out) / "ref_result.json").write_text(json.dumps({"loss": losses, "step_ms": 1e3 * ts[len(ts) // 2]}))
+        verified_files.write_text(Path(a.out) / "ref_result.json", json.dumps({"loss": losses, "step_ms": 1e3 * ts[len(ts) // 2]}))
     dist.destroy_process_group()
     return 0
 

@@ -21,7 +21,12 @@ the newest 3 kept, ``ckpt.pt`` the newest), written at every evaluation by defau
 (``--ckpt-every N`` / ``0``). ``--resume`` continues bit-for-bit from the newest complete
 checkpoint (an unreadable ``ckpt.pt`` is skipped, saying so), refuses a directory without one
 or made by a different run, and changes nothing in a finished run; a fresh run refuses a
-directory that already holds one (``gpu_runs.checkpoint``). One writer per directory: a
+directory that already holds one (``gpu_runs.checkpoint``), but for a run of the same
+configuration that stopped before its first checkpoint, which the same command (or
+``--resume``) starts again from step 0. Before it allocates, a run states its memory cost and
+refuses one that does not fit the machine, naming the option (``gpu_runs.memory_budget``).
+Every file is written atomically (``gpu_runs.verified_files``); a refused run leaves no lock,
+temporary file or directory it made. One writer per directory: a
 second one, or an ``--out`` that cannot be written, is refused before the data and the model
 are built (``gpu_runs.run_lock``); such errors are one line and exit 2. Progress: the first step, every
 evaluation and at least every ``gpu_runs.progress.EVERY_S`` seconds, with tokens/s and ETA.
@@ -29,6 +34,8 @@ evaluation and at least every ``gpu_runs.progress.EVERY_S`` seconds, with tokens
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import json
 import math
 import sys
@@ -44,7 +51,7 @@ from lmo.lookahead import gradient_point
 from lmo.registry import OPTIMIZERS, lr_at
 from lmo.variants import KINDS
 
-from gpu_runs import checkpoint, interrupt, run_lock
+from gpu_runs import checkpoint, interrupt, memory_budget, run_lock, verified_files
 from gpu_runs.cli import add_config_options, show_defaults
 from gpu_runs.delay_fields import options_of_kind
 from gpu_runs.data import Batcher, get_corpus, val_batches
@@ -83,21 +90,32 @@ def train(cfg: TrainConfig, progress: bool = True, keep_ckpts: int = checkpoint.
     if not cfg.resume:
         cfg = resolved(cfg)     # --resume: the recorded ns_dtype (_train, recipe.resumed)
     out = Path(cfg.out) if cfg.out else None
+    created = out is not None and not out.exists()
     fd = run_lock.acquire(out) if out else None
     try:
+        if out:   # we are the only writer: a killed writer's temporary files go
+            verified_files.remove_stale_temps(out)
         return _train(cfg, progress, out, keep_ckpts)
-    finally:
-        run_lock.release(fd)
+    finally:      # the lock file goes with the lock, and a directory this call made and left empty
+        run_lock.release(fd, out / run_lock.LOCK if out else None)
+        if created:
+            with contextlib.suppress(OSError):
+                out.rmdir()
 
 
 def _open_run_dir(cfg: TrainConfig, out: Path, dev, say):
     """The checkpoint blob to resume from (None for a fresh run, after refusing a directory
     that holds one); says which unreadable checkpoints it skipped."""
+    note = lambda line: print(f"[gpu_runs.train] note: {line}", file=sys.stderr, flush=True)
+    if checkpoint.restartable(out, cfg.as_dict()):
+        note(f"{out} holds a run of this configuration that stopped before its first checkpoint: "
+             f"restarting it from step 0")
+        return None
     if not cfg.resume:
         checkpoint.check_fresh(out)
         return None
-    note = lambda line: print(f"[gpu_runs.train] note: {line}", file=sys.stderr, flush=True)
     blob, f, skipped = checkpoint.find_resume(out, cfg.as_dict(), map_location=dev, note=note)
+    checkpoint.point_at(out, f)     # ckpt.pt names the newest complete checkpoint again
     if skipped:
         print(f"[gpu_runs.train] skipped unreadable checkpoints ({'; '.join(skipped)}); falling back to "
               f"{f}, the newest complete one (step {int(blob['step'])})", file=sys.stderr, flush=True)
@@ -126,11 +144,14 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
     cfg = bind_data(cfg, corpus)   # the tokens' sha256 joins the identity (config.json, resume check)
     blob = _open_run_dir(cfg, out, dev, say) if out else None
     if cfg.resume:     # "auto" becomes what the run recorded, never a new choice of this machine
-        cfg = resumed(cfg, (checkpoint.saved_config(out, blob) or {}).get("ns_dtype"))
+        cfg = resumed(cfg, (checkpoint.saved_config(out, blob or {}) or {}).get("ns_dtype"))
     if blob is not None and (done := _finished(cfg, out, blob, say)) is not None:
         return done
     amp = dev.type == "cuda"
     mcfg = model_config(cfg, corpus.vocab_size)
+    cost = memory_budget.run_cost(cfg, mcfg)     # stated and checked before anything is allocated
+    memory_budget.check_fits(cost, memory_budget.machine_available(dev))
+    say(f"[gpu_runs.train] {cost.line()}")
     model = Llama(mcfg, seed=cfg.seed).to(dev)
     n_params = param_count(mcfg)
     params = {k: v.detach().clone() for k, v in model.named_parameters()}
@@ -155,7 +176,7 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
             history = history_load(blob["history"], delays)
         start, log = int(blob["step"]), json.loads(blob["log"])
     if out:
-        (out / "config.json").write_text(json.dumps(cfg.as_dict(), indent=1))
+        verified_files.write_text(out / "config.json", json.dumps(cfg.as_dict(), indent=1))
     tokens_per_step = cfg.batch_size * cfg.seq_len
     meter = StepProgress(cfg.steps, start, tokens_per_step)
     rec_line = lambda r: meter.line(r["step"], f"train {r['train_loss']:.4f} " + (
@@ -219,8 +240,8 @@ def _train(cfg: TrainConfig, progress: bool, out: Path | None, keep_ckpts: int) 
                       wall_tokens_per_s=tokens_per_step * n_timed / max(time.perf_counter() - t_wall, 1e-9),
                       diagnostics=[r["diagnostics"] for r in log if "diagnostics" in r])
     if out:
-        (out / "result.json").write_text(json.dumps(dict(final_val_loss=final, n_params=n_params,
-                                                         tokens_per_s=res.tokens_per_s)))
+        verified_files.write_text(out / "result.json", json.dumps(dict(final_val_loss=final, n_params=n_params,
+                                                                       tokens_per_s=res.tokens_per_s)))
     return res
 
 
@@ -247,8 +268,8 @@ def parse_args(argv=None) -> TrainConfig:
         cfg = TrainConfig(**a)   # the delay is built here, once (its rules: lmo.variants.Delay)
         cfg.validate()
         check_device_here(cfg.device)
-    except ValueError as e:
-        p.error(str(e))
+    except ValueError as e:     # one line (no usage block): the message names the option
+        p.exit(2, f"{p.prog}: error: {e}\n")
     return cfg
 
 
@@ -264,12 +285,23 @@ def error_line(e: BaseException) -> str:
     return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
+def disk_hint(e: BaseException, cfg: TrainConfig) -> str:
+    """What to do after a write failed for want of space or a disk error: run the same
+    command again once it is fixed (with ``--resume`` when a checkpoint exists: the run
+    continues from it; without one the same command starts it again); "" for other errors."""
+    if not (isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO)):
+        return ""
+    again = "the same command" + (" with --resume" if cfg.out and not cfg.resume
+                                  and checkpoint.has_checkpoint(Path(cfg.out)) else "")
+    return f"; nothing was replaced: free space (or fix the disk), then run {again}"
+
+
 def main(argv=None) -> int:
     cfg = parse_args(argv)
     try:
         res = train(cfg)
     except USER_ERRORS as e:
-        print(f"python -m gpu_runs.train: error: {error_line(e)}", file=sys.stderr, flush=True)
+        print(f"python -m gpu_runs.train: error: {error_line(e)}{disk_hint(e, cfg)}", file=sys.stderr, flush=True)
         return 2
     except KeyboardInterrupt:   # nothing new is saved; the newest checkpoint and how to resume
         print(interrupt.trainer_line(cfg.out, argv), file=sys.stderr, flush=True)

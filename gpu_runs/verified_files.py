@@ -1,7 +1,8 @@
 """Files that say whether they are whole: atomic writes with a sha256 sidecar, verified reads.
 
-Every checkpoint (the trainer's ``ckpt_step{k}.pt`` / ``ckpt.pt``, a pipeline stage's
-``ckpt_stage{s}.pt`` / ``ckpt_step{k}_stage{s}.pt``) is written by :func:`write_verified`:
+Every file the package writes goes through this module, atomically. Every checkpoint (the
+trainer's ``ckpt_step{k}.pt`` / ``ckpt.pt``, a pipeline stage's ``ckpt_stage{s}.pt`` /
+``ckpt_step{k}_stage{s}.pt``) is written by :func:`write_verified`:
 
 1. the content goes into a uniquely named temporary file next to ``path``, hashed (sha256)
    as it is written, and fsync-ed;
@@ -22,6 +23,10 @@ and the readers load it, saying so, so that a run started before checksums still
 :func:`load`: the checked ``torch.load(weights_only=True)``; :class:`Damaged` (a ValueError)
 says why a file cannot be used in one line, and never passes on torch's advice to load with
 ``weights_only=False`` (unsafe for a file that failed its check).
+
+Every other file (config.json, log.jsonl, result.json, records, reports, figures) is written
+by :func:`atomic_write` (:func:`write_text`, :func:`write_bytes`): steps 1 and 3 without the
+sidecar. A reader never sees half a file, and a failed write leaves the old one whole.
 
 Files are created with the permissions of any other file the process creates (0666 minus
 the umask: 0644 by default), not ``mkstemp``'s 0600.
@@ -148,6 +153,39 @@ def atomic_write(path, write) -> str:
     return digest
 
 
+def atomic_save(path, save) -> None:
+    """``save(temporary path)`` (a writer that wants a path, e.g. ``fig.savefig``), then fsync
+    and ``os.replace`` onto ``path`` as :func:`atomic_write`; a failure removes the temporary file."""
+    path = Path(path)
+    try:
+        fd, tmp = _temp(path)
+        os.close(fd)
+    except OSError as e:
+        raise _not_written(path, e) from None
+    try:
+        save(tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise _not_written(path, e) from None
+        raise
+    _replace([(tmp, path)])
+
+
+def write_bytes(path, data: bytes) -> str:
+    """``data`` into ``path`` atomically (:func:`atomic_write`): the one way the package writes a
+    file that is not a checkpoint (config, log, result, record, report, figure)."""
+    return atomic_write(path, lambda f: f.write(bytes(data)))
+
+
+def write_text(path, text: str) -> str:
+    """``text`` (UTF-8) into ``path`` atomically (:func:`write_bytes`)."""
+    return write_bytes(path, text.encode())
+
+
 def _replace(moves: list[tuple[str, Path]]) -> None:
     """``os.replace`` each (temporary, final) in order, then fsync the directory; on failure
     the temporary files not yet moved are removed."""
@@ -159,7 +197,9 @@ def _replace(moves: list[tuple[str, Path]]) -> None:
                 for t, _ in moves[i:]:
                     with contextlib.suppress(OSError):
                         os.unlink(t)
-                raise _not_written(final, e) from None
+                err = _not_written(final, e)
+                err.moved = i          # how many of the moves were done
+                raise err from None
     finally:
         fsync_dir(moves[0][1].parent)
 
@@ -186,7 +226,27 @@ def _move_in_with_sidecar(tmp: str, path: Path, digest: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _replace([(side, sidecar(path)), (tmp, path)])
+    try:
+        old = sidecar(path).read_bytes()
+    except OSError:
+        old = None
+    try:
+        _replace([(side, sidecar(path)), (tmp, path)])
+    except NotWritten as e:   # the sidecar moved in, the file did not: the old pair is put back
+        if getattr(e, "moved", 0) >= 1:
+            _restore_sidecar(path, old)
+        raise
+
+
+def _restore_sidecar(path: Path, old: bytes | None) -> None:
+    """Put back ``path``'s previous sidecar (``old``; None: it had none), best effort: a
+    failed write must leave the file it was to replace as checkable as it was."""
+    with contextlib.suppress(OSError):
+        if old is None:
+            sidecar(path).unlink(missing_ok=True)
+        else:
+            back, _ = _write_temp(sidecar(path), lambda f: f.write(old))
+            os.replace(back, sidecar(path))
 
 
 def save(path, obj) -> str:
@@ -217,6 +277,24 @@ def link_verified(src, dst, digest: str) -> None:
             os.unlink(tmp)
         raise _not_written(dst, e) from None
     _move_in_with_sidecar(tmp, dst, digest)
+
+
+def is_temp_name(name: str) -> bool:
+    """Is ``name`` one of this module's temporary files (``.<final name>.<8 chars>.tmp``)?"""
+    return name.startswith(".") and name.endswith(".tmp") and len(name) > 14 and name[-13] == "."
+
+
+def remove_stale_temps(d, owns=lambda final: True) -> list[str]:
+    """Remove the temporary files a killed writer left in ``d`` (only for a caller that holds
+    ``d``'s lock, so no writer is alive); ``owns(final name)`` picks the files of this writer
+    (a pipeline rank: its own stage's). Returns the names removed."""
+    gone = []
+    for f in Path(d).glob(".*.tmp"):
+        if is_temp_name(f.name) and owns(f.name[1:-13]):
+            with contextlib.suppress(OSError):
+                f.unlink()
+                gone.append(f.name)
+    return gone
 
 
 def remove(path) -> None:

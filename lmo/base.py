@@ -322,6 +322,25 @@ def check_real(tree: Params, optimizer: str, name: str = "params") -> None:
                              f"torch.optim.AdamW does)")
 
 
+def check_floating(tree: Params, optimizer: str, name: str = "params") -> None:
+    """Refuse integer and boolean entries, naming the entry: an update is a real (or complex)
+    displacement, which an integer tensor cannot hold."""
+    for k, v in tree.items():
+        if not (v.is_floating_point() or v.is_complex()):
+            raise TypeError(f"{optimizer}: {name}['{k}'] is {v.dtype}; lmo optimizers take floating-point "
+                            f"tensors (cast it, e.g. .float(), or leave it out of the optimizer)")
+
+
+def check_same_shapes(grads: Params, params: Params | None, name: str = "grads") -> None:
+    """Refuse a gradient whose shape is not its parameter's, naming the entry and both shapes."""
+    if params is None:
+        return
+    for k, g in grads.items():
+        if k in params and tuple(g.shape) != tuple(params[k].shape):
+            raise ValueError(f"{name}['{k}'] has shape {tuple(g.shape)} but params['{k}'] has "
+                             f"{tuple(params[k].shape)}; a gradient has its parameter's shape")
+
+
 def check_step_lr(value, what: str = "lr") -> float:
     """eta_t as one step uses it: a finite number >= 0 (a schedule may reach 0, never below:
     a negative lr ascends the loss). FloatingPointError / ValueError naming ``what`` and

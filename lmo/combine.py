@@ -24,8 +24,8 @@ from typing import Callable, Mapping, NamedTuple
 
 import torch
 
-from lmo.base import (Optimizer, ScalarOrSchedule, StepInfo, check_finite, check_real, check_same_keys,
-                      step_counter)
+from lmo.base import (Optimizer, ScalarOrSchedule, StepInfo, check_finite, check_floating, check_real,
+                      check_same_keys, check_same_shapes, step_counter)
 from lmo.hyperparameters import resolve_lr
 
 
@@ -108,6 +108,7 @@ def chain(*parts: Optimizer | None, name: str | None = None, lr: ScalarOrSchedul
         if named:
             params = as_real(params) if complex_as_real else params
             check_real(params, name)
+            check_floating(params, name)
             for p in parts:
                 if p.check_params is not None:
                     p.check_params(params, "params")
@@ -121,6 +122,8 @@ def chain(*parts: Optimizer | None, name: str | None = None, lr: ScalarOrSchedul
             entries = next((e for e in st[1:] if isinstance(e, Mapping)), None)
             if entries is not None:     # a chain of stateless transforms has no entries to compare
                 check_same_keys(grads, entries, "grads and optimizer state")
+            check_same_shapes(grads, params)
+            check_floating(grads, name, "grads")
             check_finite(grads)
             if complex_as_real:
                 grads, params = as_real(grads), as_real(params)

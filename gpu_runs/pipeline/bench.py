@@ -34,6 +34,7 @@ import tempfile
 from pathlib import Path
 
 from gpu_runs.cli import show_defaults
+from gpu_runs import verified_files
 from gpu_runs.pipeline.launch import run_local
 from gpu_runs.pipeline.schedules import ideal_bubble_ratio
 
@@ -153,7 +154,7 @@ def main(argv=None) -> int:
         out[setting] = run_bench(quick=not args.full, setting=setting, fwd_ms=args.fwd_ms, progress=True)
         print(format_table(out[setting]), flush=True)
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1))
+        verified_files.write_text(args.json, json.dumps(out, indent=1))
     return 0
 
 

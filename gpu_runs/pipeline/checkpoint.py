@@ -230,10 +230,28 @@ class RunFinished(ValueError):
     """``--resume`` of a run that has reached ``--steps``: nothing to do (exit 0)."""
 
 
+def restartable(job: Job) -> bool:
+    """A llama run that stopped before its first checkpoint (a kill, a full disk): ``--out``
+    holds its log but no checkpoint, the log stops before ``--steps``, and its config.json is
+    this run's (no field outside ``RESUME_SAFE`` differs): the same command starts it again
+    from step 0 (a run is a function of its configuration: nothing computed is lost)."""
+    out = Path(job.run.out)
+    if job.opts.model != "llama" or job.opts.resume is not None or not holds_pipeline_run(out) \
+            or any(out.glob("ckpt*.pt")):
+        return False
+    try:
+        saved = json.loads((out / "config.json").read_text())
+        steps = [json.loads(line)["step"] for line in (out / "log.jsonl").read_text().splitlines() if line.strip()]
+    except (OSError, ValueError, KeyError):
+        return False
+    return max(steps, default=0) < job.run.steps and not config_differences(saved, run_config(job.run))
+
+
 def check_fresh(job: Job) -> None:
-    """A run that does not continue ``--out`` itself never writes over a run there."""
+    """A run that does not continue ``--out`` itself never writes over a run there, but for
+    one of the same configuration that stopped before its first checkpoint (:func:`restartable`)."""
     out, resume = job.run.out, job.opts.resume
-    if out is not None and holds_pipeline_run(Path(out)) and (
+    if out is not None and holds_pipeline_run(Path(out)) and not restartable(job) and (
             resume is None or Path(resume).resolve() != Path(out).resolve()):
         raise ValueError(f"--out {out} already holds a run; pass --resume to continue "
                          f"it, or choose another --out (nothing was overwritten)")

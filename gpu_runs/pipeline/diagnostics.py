@@ -37,6 +37,7 @@ from gpu_runs.model import Llama
 from gpu_runs.pipeline.checkpoint import save_stage, stage_file
 from gpu_runs.pipeline.conversion import merge_stages
 from gpu_runs import recipe
+from gpu_runs import verified_files
 from gpu_runs.recipe import build_optimizer
 
 
@@ -141,6 +142,4 @@ def write_into_log(path: Path, recs: list[dict]) -> None:
             if row["step"] in by:
                 row["diagnostics"] = by[row["step"]]
             lines.append(json.dumps(row))
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("\n".join(lines) + "\n")
-    tmp.replace(path)
+    verified_files.write_text(path, "\n".join(lines) + "\n")

@@ -21,11 +21,12 @@ import dataclasses
 
 import torch
 
-from gpu_runs import recipe
+from gpu_runs import memory_budget, recipe
 from gpu_runs.data import Batcher, get_corpus, val_batches
 from gpu_runs.model import Llama
 from gpu_runs.parallelism import Parallelism
 from gpu_runs.pipeline.problem import Problem
+from gpu_runs.memory_budget import MemoryCost
 from gpu_runs.recipe import TrainConfig
 
 
@@ -66,6 +67,25 @@ def base_optimizer(tc, params):
     """The trainer's optimizer without clipping and without the delay wrappers, and its
     schedule: ``gpu_runs.recipe.base_optimizer`` (the schedule on every parameter group)."""
     return recipe.base_optimizer(tc, params)
+
+
+def memory_cost(run: TrainConfig, P: int) -> MemoryCost:
+    """The memory cost of a P-stage pipeline run of ``run`` on one machine, before any rank
+    allocates (``gpu_runs.memory_budget.run_cost``): the stages' parameters, gradients,
+    optimizer states and delay queues add up to the trainer's, and every rank also builds
+    the whole model once (:func:`llama_problem`): P extra model copies."""
+    corpus = get_corpus(run.data)
+    return memory_budget.run_cost(run, model_config(recipe.bind_data(run, corpus), corpus), model_copies=P)
+
+
+def check_memory(run: TrainConfig, P: int, device: torch.device) -> MemoryCost:
+    """:func:`memory_cost` against this machine (``memory_budget.check_fits``: DoesNotFit, one
+    line naming the option); on CUDA each rank holds its own stage: 1/P of it on its device."""
+    cost = memory_cost(run, P)
+    share = cost if device.type != "cuda" else dataclasses.replace(
+        cost, **{k: getattr(cost, k) // P for k in memory_budget.TERMS})
+    memory_budget.check_fits(share, memory_budget.machine_available(device))
+    return cost
 
 
 def llama_problem(run: TrainConfig) -> Problem:

@@ -7,6 +7,7 @@ The command line becomes a :class:`gpu_runs.pipeline.args.Job` once (:func:`prep
 functions here read; its ``opts`` only the process knobs (``args.PROCESS``)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -24,13 +25,13 @@ from lmo.registry import lr_at
 from gpu_runs.pipeline import diagnostics as pipeline_diag
 from gpu_runs.pipeline.args import Job, build_parser, parse_job
 from gpu_runs.pipeline import data_parallel as dpar
-from gpu_runs import interrupt, run_lock
+from gpu_runs import interrupt, run_lock, verified_files
 from gpu_runs.recorder import RunRecorder, ckpt_cadence, ckpt_due, eval_due, step_record
 from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, interrupted_line,
                                           load_resume, prune_stage, resume_step, save_stage)
 from gpu_runs.parallelism import applies_at_once, flushed_steps, looks_ahead
 from gpu_runs.pipeline.delay import wrap_stage
-from gpu_runs.pipeline.llama import llama_problem, run_config
+from gpu_runs.pipeline.llama import check_memory, llama_problem, run_config
 from gpu_runs.pipeline.moe import StageMoE, routing_group, stage_moe_names
 from gpu_runs.pipeline.problem import Problem
 from gpu_runs.pipeline.schedules import stage_actions, with_evals
@@ -50,7 +51,16 @@ def prepare(args, num_stages: int, num_layers: int | None = None) -> tuple[Job, 
     run). Returns (job, the unreadable checkpoints a resume skipped: checkpoint.find_set)."""
     job = parse_job(args, num_stages, num_layers)
     pipeline_diag.check_args(job)
+    if job.opts.model == "llama":   # every rank, before any allocates: the run must fit the machine
+        check_memory(job.run, num_stages, rank_device(job.run.device))
     return job, check_run_dir(job, num_stages)
+
+
+def rank_device(name: str) -> torch.device:
+    """This rank's device (``LOCAL_RANK`` picks the GPU of ``cuda``)."""
+    if name != "cuda":
+        return torch.device(name)
+    return torch.device(f"cuda:{int(os.environ.get('LOCAL_RANK', '0')) % max(1, torch.cuda.device_count())}")
 
 
 def validate_args(args, num_stages: int, num_layers: int | None) -> list[str]:
@@ -63,11 +73,15 @@ def lock_out(job: Job, rank: int):
     fresh-run check again under the lock (a run that started meanwhile is not overwritten)."""
     if job.run.out is None:
         return None
+    created = not Path(job.run.out).exists()
     fd = run_lock.acquire(job.run.out, rank)
     try:
         check_fresh(job)
-    except ValueError:
-        run_lock.release(fd)
+    except ValueError:        # the refusal leaves no lock file, nor a directory it made
+        run_lock.release(fd, Path(job.run.out) / run_lock.lock_name(rank))
+        if created:
+            with contextlib.suppress(OSError):
+                Path(job.run.out).rmdir()
         raise
     return fd
 
@@ -137,7 +151,7 @@ def run_stage(job: Job, rank: int, P: int, watchdog: Watchdog, clip_group, layou
         save_stage(out, rank, engine, run.steps, job, final=True)
     if job.opts.comm_log and run.out:  # every replica's ranks: each rank's own file
         Path(run.out).mkdir(parents=True, exist_ok=True)
-        (Path(run.out) / f"comm_rank{layout.rank}.json").write_text(json.dumps(engine.comm_log))
+        verified_files.write_text(Path(run.out) / f"comm_rank{layout.rank}.json", json.dumps(engine.comm_log))
     return dict(rank=rank, wall=wall, device=str(device))
 
 
@@ -254,7 +268,7 @@ class StageBooks:
                 print(f"{tag} checkpoints: {out}/ckpt_step{{k}}_stage{{s}}.pt {ckpt_cadence(run.ckpt_every)}, "
                       f"{out}/ckpt_stage{{s}}.pt at the end", flush=True)
             if opts.model == "llama":
-                (out / "config.json").write_text(json.dumps(run_config(run), indent=1))
+                verified_files.write_text(out / "config.json", json.dumps(run_config(run), indent=1))
         return recorder
 
     def on_action(self, a) -> None:
@@ -364,7 +378,7 @@ def main(argv=None) -> int:
         check_finished(job)
         if "RANK" not in os.environ or "MASTER_ADDR" not in os.environ:
             raise ValueError(TORCHRUN_HINT)
-        lock_out(job, rank)     # held until the process exits
+        lock = lock_out(job, rank)     # held until the process exits
     except RunFinished as e:
         if rank == 0:
             print(f"{tag} {e}", flush=True)
@@ -408,4 +422,6 @@ def main(argv=None) -> int:
     dist.destroy_process_group()
     if run.diag_every and rank == P - 1:  # replica 0's last stage; every stage's snapshots are on disk (barrier above)
         pipeline_diag.measure(run.out, run, P, device=summary["device"], progress=not opts.quiet)
+    if lock is not None:     # a finished rank leaves no lock file (a failed one exits at once: the kernel drops it)
+        run_lock.release(lock, Path(run.out) / run_lock.lock_name(rank))
     return 0

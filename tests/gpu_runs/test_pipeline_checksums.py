@@ -61,16 +61,25 @@ def test_no_intact_set_is_one_line_per_rank(corpus_dir, tmp_path):  # noqa: F811
 
 
 def test_full_disk_on_one_rank_is_one_line(corpus_dir, tmp_path, monkeypatch):  # noqa: F811
-    real = verified_files._HashingWriter.write
+    real, real_save = verified_files._HashingWriter.write, verified_files.save
     a = tmp_path / "a"
+    saving = [False]
 
-    def write(self, b):      # rank 1's disk fills after its log (the ranks are forked: they inherit this)
-        if os.environ.get("RANK") == "1" and (a / "log.jsonl").exists():
+    def save(path, obj):     # a checkpoint is being written (config and log are written atomically too)
+        saving[0] = True
+        try:
+            return real_save(path, obj)
+        finally:
+            saving[0] = False
+
+    def write(self, b):      # rank 1's disk fills at its first checkpoint (the ranks are forked: they inherit this)
+        if os.environ.get("RANK") == "1" and saving[0] and (a / "log.jsonl").exists():
             self.error = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
             raise self.error
         return real(self, b)
 
     monkeypatch.setattr(verified_files._HashingWriter, "write", write)
+    monkeypatch.setattr(verified_files, "save", save)
     res = run_forked(_argv(corpus_dir, a), 2, timeout=120, tmp=str(tmp_path))
     rc1, out1 = res[1]
     assert rc1 == 2, out1[-2000:]
