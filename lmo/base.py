@@ -324,7 +324,13 @@ def check_real(tree: Params, optimizer: str, name: str = "params") -> None:
 
 def check_floating(tree: Params, optimizer: str, name: str = "params") -> None:
     """Refuse integer and boolean entries, naming the entry: an update is a real (or complex)
-    displacement, which an integer tensor cannot hold."""
+    displacement, which an integer tensor cannot hold.
+
+    >>> check_floating({"w": torch.zeros(2)}, "muon")
+    >>> check_floating({"w": torch.zeros(2, dtype=torch.int64)}, "muon")
+    Traceback (most recent call last):
+    TypeError: muon: params['w'] is torch.int64; lmo optimizers take floating-point tensors (cast it, e.g. .float(), or leave it out of the optimizer)
+    """
     for k, v in tree.items():
         if not (v.is_floating_point() or v.is_complex()):
             raise TypeError(f"{optimizer}: {name}['{k}'] is {v.dtype}; lmo optimizers take floating-point "
@@ -332,7 +338,13 @@ def check_floating(tree: Params, optimizer: str, name: str = "params") -> None:
 
 
 def check_same_shapes(grads: Params, params: Params | None, name: str = "grads") -> None:
-    """Refuse a gradient whose shape is not its parameter's, naming the entry and both shapes."""
+    """Refuse a gradient whose shape is not its parameter's, naming the entry and both shapes.
+
+    >>> check_same_shapes({"w": torch.zeros(4, 4)}, {"w": torch.zeros(4, 4)})
+    >>> check_same_shapes({"w": torch.zeros(4, 3)}, {"w": torch.zeros(4, 4)})
+    Traceback (most recent call last):
+    ValueError: grads['w'] has shape (4, 3) but params['w'] has (4, 4); a gradient has its parameter's shape
+    """
     if params is None:
         return
     for k, g in grads.items():

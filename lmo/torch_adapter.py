@@ -88,7 +88,12 @@ def _is_optimizer(opt) -> bool:
 
 
 def torch_hyper(opt: Optimizer) -> dict:
-    """The hyperparameters of ``opt`` that torch names (:data:`HYPER_KEYS`), from its ``hyper``."""
+    """The hyperparameters of ``opt`` that torch names (:data:`HYPER_KEYS`), from its ``hyper``.
+
+    >>> from lmo.adam_family import adamw
+    >>> torch_hyper(adamw(1e-3, betas=(0.9, 0.95), weight_decay=0.1))
+    {'weight_decay': 0.1, 'betas': (0.9, 0.95), 'eps': 1e-08}
+    """
     hyper = getattr(opt, "hyper", {}) or {}
     return {k: _plain(hyper[k]) for k in HYPER_KEYS if k in hyper}
 

@@ -10,8 +10,9 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 import lmo
-from lmo.alias import LMOMomentumState
-from lmo.transforms import compose, scale_by_learning_rate, scale_by_momentum
+from lmo.steepest_descent import LMOMomentumState
+from lmo.combine import chain
+from lmo.transforms import scale_by_learning_rate, scale_by_momentum
 from theory.dynamics import stability as S
 
 
@@ -126,8 +127,8 @@ def test_noise_floor_against_monte_carlo():
 def test_the_model_is_lmos_own_delayed_update(tau, nesterov):
     # lmo's momentum and learning-rate transforms under lmo.delayed, f = h x^2 / 2 in float64
     mu, eta, h = 0.2, 0.3, 1.5
-    opt = compose("sgdm", eta, scale_by_momentum(mu, nesterov), scale_by_learning_rate(),
-                  state=LMOMomentumState, hyper={})
+    opt = chain(scale_by_momentum(mu, nesterov), scale_by_learning_rate(), name="sgdm", lr=eta,
+                state=LMOMomentumState, hyper={})
     opt = lmo.delayed(opt, tau) if tau else opt
     p = {"x": torch.tensor([1.0], dtype=torch.float64)}
     state, xs = opt.init(p), [1.0]
