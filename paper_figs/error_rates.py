@@ -120,8 +120,15 @@ def design(profile_name="full", kept: KeptStore | None = None) -> Design:
     """The design of ``profile_name`` (a name, or a profile: e.g. the full profile through the
     plan's completed batches) from the kept records (a run without one is missing, as in the
     report: the runs ``paper_figs.planned_runs`` declares)."""
-    p = get_profile(profile_name) if isinstance(profile_name, str) else profile_name
     kept = kept or KeptStore()
+    if isinstance(profile_name, str):
+        p = get_profile(profile_name)
+        if p.name in ("full", "quick"):   # through the plan's batches whose runs are all kept, as the figures
+            from .allocate import completed
+            from .records.plan import through
+            p = through(p, completed(get_profile("full"), kept))
+    else:
+        p = profile_name
     deps = Deps()
     from .records.runs import Runner
     runner = Runner(deps, None, kept=kept)

@@ -24,8 +24,14 @@ def _fwer(design, reps: int, seed: int) -> float:
 
 
 def test_the_design_is_the_kept_records_and_the_null_has_no_difference(design):
-    store = KeptStore()
-    assert set(design.runs) == set(store.keys())          # every kept record, one per training
+    from paper_figs.allocate import batch_runs, completed
+    from paper_figs.records.plan import BATCHES
+    from paper_figs.records.profiles import get_profile
+    store, full = KeptStore(), get_profile("full")
+    pending = {k for b in BATCHES[completed(full, store):] for k in batch_runs(full, b.id)}
+    # every kept record, one per training, but those of plan batches not yet whole (docs/plan.md)
+    assert set(design.runs) <= set(store.keys())
+    assert set(store.keys()) - set(design.runs) <= pending
     null = design.mu["null"]
     for k, (s, _) in design.runs.items():   # a delayed run's null mean is its setting's sync mean
         sync = {f: v for f, v in s.items() if f not in er.VARIANT_FIELDS}
