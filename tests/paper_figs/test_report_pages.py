@@ -3,7 +3,14 @@ to where they are whole instead of '...', the summary grouped by status and clai
 figure, and runs.csv from which a confirmatory effect is recomputed with the csv module alone."""
 from __future__ import annotations
 
+import csv
+import re
+import statistics
+
+from paper_figs_fakes import fake_deps, profile_with
+
 from paper_figs.figures.common import FigureOutput
+from paper_figs.pipeline import run_profile
 from paper_figs.report import confirmatory, verdict_lines
 from paper_figs.statistics.t_tests import FAILS, HOLDS, INCONCLUSIVE
 from paper_figs.statistics.verdicts import Evidence, Verdict
@@ -52,3 +59,25 @@ def test_the_summary_groups_lines_by_status_and_claim():
     assert holds.count("**C1**") == 1 and "[fig3](figures/fig3.md#v1)" in holds and "[table1](figures/table1.md#v1)" in holds
     assert "[much larger](figures/table1.md#v2)" in fails and "**C1**" not in fails
     assert "[fig3](figures/fig3.md#verdicts): 1 line(s)" in open_ and "[table1](figures/table1.md#verdicts): 1 line(s)" in open_
+
+
+def test_runs_csv_recomputes_figure_3s_c1_as_the_report_prints_it(tmp_path):
+    """C1 (AdamW's gap minus Muon's over Figure 3's seeds) from runs.csv alone equals REPORT.md's
+    number; every run in runs.csv has its curve in curves.csv; each figure page links back."""
+    p = profile_with("micro", seeds_main=(0, 1, 2), verdicts_meaningful=True, figures=("fig3",))
+    run_profile(p, tmp_path, deps=fake_deps(), log=lambda _: None)
+    with open(tmp_path / "runs.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    final = {(r["optimizer"], r["mode"], r["seed"]): float(r["final_val_loss"]) for r in rows
+             if "fig3" in r["figures"].split() and r["ef"] == "False"}
+    seeds = sorted({s for _, _, s in final})
+    gap = {o: statistics.fmean(final[o, "2bw", s] - final[o, "sync", s] for s in seeds) for o in ("adamw", "muon")}
+    report = (tmp_path / "REPORT.md").read_text()
+    printed = re.search(r"^\| C1 \|.*?\(holds: > 0\): ([+-]\d+\.\d{4})", report, re.M)
+    assert printed, report[:3000]
+    assert abs(gap["adamw"] - gap["muon"] - float(printed.group(1))) < 5.1e-5
+    with open(tmp_path / "curves.csv", newline="") as f:
+        curves = list(csv.DictReader(f))
+    assert {r["key"] for r in rows} == {c["key"] for c in curves}
+    assert all(r["source"] in ("live", "cache", "kept") and r["commit"] for r in rows)
+    assert "(../REPORT.md#fig-fig3)" in (tmp_path / "figures" / "fig3.md").read_text()
