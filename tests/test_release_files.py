@@ -11,8 +11,6 @@ import sys
 import tomllib
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = "One-Step Gradient Delay is Not a Barrier for Large-Scale Asynchronous Pipeline Parallel LLM Pretraining"
 #: what a build copies from the working tree (everything else: the package's sources and data)
@@ -52,7 +50,6 @@ def test_changelog_newest_version_is_pyprojects():
     assert heads and heads[0] == version(), (heads, version())
 
 
-@pytest.mark.slow   # about a minute on a shared 2-core machine (a build, then --list)
 def test_a_non_editable_build_lists_the_quick_profile_outside_the_repository(tmp_path):
     """pip builds the package from a copy of the working tree (so the build leaves nothing in the
     checkout) into a target folder, offline; from a folder outside the repository, with only
