@@ -17,8 +17,9 @@ setting reruns only the runs it touches, and a killed invocation resumes where i
 a run in flight from its last evaluation's checkpoint in OUT/runs/: "N of M runs cached,
 resuming"); the quick profile reads every other run from the kept
 records in paper_figs/kept/ (made by `python -m paper_figs.keep` from a finished full
-profile's cache). The report is OUT/REPORT.md and says, for every run, which; figures are
-in OUT/figures/*.png|pdf."""
+profile's cache). The report is OUT/REPORT.md, a front page linking a page per figure
+(OUT/figures/NAME.md, which says for every run which); figures are in OUT/figures/*.png|pdf;
+every run used is in OUT/runs.csv, its validation curve in OUT/curves.csv."""
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):

@@ -22,6 +22,7 @@ from .records.kept import KeptStore
 from .records.plan import through
 from .records.profiles import Profile
 from .report.markdown import source_counts, write_report
+from .report.runs_table import write_runs_csv
 from .records.runs import Runner
 from .statistics.seed_stats import NoiseModel, noise_model
 
@@ -177,5 +178,6 @@ def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequenc
     path = write_report(out, profile, outputs, trained=runner.trained, overridden=sorted(deps.overrides),
                         elapsed_s=time.time() - t0, noise=ctx.noise, family=final, headline=head,
                         needs=needs, waiting=waiting)
-    log(f"[paper_figs] report: {path}")
+    runs_csv, curves_csv = write_runs_csv(out, outputs)
+    log(f"[paper_figs] report: {path} (every run used: {runs_csv}, their curves: {curves_csv})")
     return {"report": path, "outputs": outputs, "runner": runner}

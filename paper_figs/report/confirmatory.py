@@ -14,6 +14,7 @@ from typing import Sequence
 
 from ..figures import CATALOG, fig2_table2, fig5, fig6, grids, moe
 from ..statistics.protocol import ALPHA, CLAIMS_BY_ID, EFFECT, FAMILY
+from .verdict_lines import page_link
 
 #: a claim that would cost more CPU hours than this is undecidable at this scale (docs/plan.md §2)
 UNDECIDABLE_CPU_H = 50.0
@@ -155,7 +156,8 @@ def table(final: dict[str, Verdict], p, needs: dict | None = None, waiting: dict
     for c in FAMILY:
         v = final[c.id]
         ours = v.test.effect() if v.test else "n/a"
-        rows.append(f"| {c.id} | {c.paper} | {c.paper_number} | {EFFECT[c.id]}: {_short(ours)} | {horizon(c.id, p)} | "
+        rows.append(f"| {c.id} | {c.paper} | {c.paper_number} | {EFFECT[c.id]}: {fit(ours, page_link(c.figure, c.id))} | "
+                    f"{horizon(c.id, p)} | "
                     f"{status_cell(c.id, v, needs, waiting)} |")
     return rows
 
@@ -185,8 +187,19 @@ def first_screen(final: dict[str, Verdict], needs: dict | None = None, waiting: 
             "**What is not decided, and why:** " + ("; ".join(why) if why else "nothing") + ".", ""]
 
 
-def _short(text: str, limit: int = 160) -> str:
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+def fit(text: str, link: str, limit: int = 160) -> str:
+    """``text`` whole when it fits in ``limit`` characters; else its first parts (split at '; ')
+    that fit, then how many more there are and a link to where the cell is whole (a table cell is
+    never cut with '...')."""
+    if len(text) <= limit:
+        return text
+    parts, kept = text.split("; "), []
+    for part in parts:
+        if len("; ".join(kept + [part])) > limit - 40:
+            break
+        kept.append(part)
+    more = len(parts) - len(kept)
+    return "; ".join(kept + [f"{more} more: [whole on its figure's page]({link})"])
 
 
 def summary_line(final: dict[str, Verdict]) -> str:

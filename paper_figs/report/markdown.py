@@ -1,5 +1,8 @@
-"""REPORT.md: for every figure and table, the paper's claim, this run's measurement, the verdict,
-and where every run behind it comes from (live, this machine's cache, or a kept record)."""
+"""REPORT.md, the front page: the confirmatory family's first screen, a table of contents, the
+summary of verdicts grouped by status and claim, and per figure one short paragraph (its image,
+its decided lines, a link to its page). Each figure's full detail (caption, measurements, every
+verdict line whole, notes, missing runs, every run and its provenance) is on its own page,
+``OUT/figures/NAME.md`` (:mod:`paper_figs.report.pages`)."""
 from __future__ import annotations
 
 import math
@@ -7,60 +10,22 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from . import confirmatory
+from . import confirmatory, verdict_lines
+from .pages import source_counts, sources_line, write_pages
 from ..statistics import machine_noise
 from ..statistics import paper_numbers as pn
 from ..records.machine_regimes import regime_of
 from ..statistics.protocol import ALPHA, M_BENIGN, M_SMALLEST, MUCH_LARGER, OWN_SD_MIN_N
 from ..records.cache import write_atomically
-from ..records.provenance import describe as describe_provenance
 from ..records.provenance import machine
-from ..records.runs import KEEP_HINT
 from ..records.runs import describe as describe_run
 from ..statistics.seed_stats import NO_NOISE
-
-SOURCE_WORDS = {"live": "trained live by this invocation", "cache": "from this machine's cache (`OUT/cache/`)",
-                "kept": "from kept records (`paper_figs/kept/`)", "missing": "missing"}
-
 
 def _rel(path: Path, root: Path) -> str:
     try:
         return str(Path(path).resolve().relative_to(root.resolve()))
     except ValueError:
         return str(path)
-
-
-def role(v) -> str:
-    """'confirmatory C3' for a line of the family, else 'exploratory' (docs/protocol.md §4)."""
-    return f"confirmatory {v.claim}" if getattr(v, "claim", "") else "exploratory"
-
-
-def verdict_table(outputs) -> list[str]:
-    lines = ["| figure / table | claim | kind | verdict |", "|---|---|---|---|"]
-    for o in outputs:
-        if not o.verdicts:
-            lines.append(f"| {o.name} | - | - | {o.status} |")
-        for claim, v in o.verdicts.items():
-            lines.append(f"| {o.name} | {claim} | {role(v)} | {v.status} |")
-    return lines
-
-
-def _source(o) -> str:
-    return o.source if o.ok else "missing"
-
-
-def source_counts(outcomes) -> dict[str, int]:
-    """{source: number of distinct runs} over ``outcomes``."""
-    uniq = {id(o): o for o in outcomes}.values()
-    counts = {k: 0 for k in SOURCE_WORDS}
-    for o in uniq:
-        counts[_source(o)] += 1
-    return counts
-
-
-def sources_line(outcomes) -> str:
-    c = source_counts(outcomes)
-    return ", ".join(f"{n} {SOURCE_WORDS[k]}" for k, n in c.items() if n) or "no training runs"
 
 
 def live_kept_pairs(outcomes) -> list[tuple]:
@@ -148,51 +113,6 @@ def rules_paragraph(noise) -> str:
             f"borrowed: {noise}.")
 
 
-def runs_section(outcomes, prov_index: dict) -> list[str]:
-    """Every run of a figure: its final validation loss, where it comes from and, for a run
-    trained here that also has a kept record, how far the two finals differ."""
-    if not outcomes:
-        return []
-    rows = ["<details><summary>Every run behind this figure (" + sources_line(outcomes) + ")</summary>", "",
-            "| run | final val loss | from | kept record of the same run |", "|---|---|---|---|"]
-    for o in outcomes:
-        src = _source(o)
-        if src in ("live", "cache"):
-            prov = (o.record or {}).get("provenance")
-        elif src == "kept":
-            prov = o.record.get("provenance")
-        else:
-            prov = None
-        ref = ""
-        if prov:
-            ref = f" [{prov_index.setdefault(describe_provenance(prov), len(prov_index) + 1)}]"
-        final = f"{o.final:.4f}" if o.ok and math.isfinite(o.final) else "n/a"
-        kept = "-"
-        if o.kept and src != "kept":
-            kf = o.kept["result"].get("final_val_loss")
-            if kf is not None and o.ok:
-                kept = f"{kf:.4f} (ours minus kept {o.final - kf:+.4f})"
-        rows.append(f"| {describe_run(o.settings)} | {final} | {src}{ref} | {kept} |")
-    return rows + ["", "</details>", ""]
-
-
-def missing_section(missing: Sequence[str], figure: str | None = None) -> list[str]:
-    """The missing runs grouped by reason (one kept-record hint, not 50 copies of it), and
-    for missing kept records the command that trains this ``figure``'s runs alone."""
-    groups: dict[str, list[str]] = {}
-    for m in missing:
-        run, _, why = m.partition(": ")
-        groups.setdefault(why or run, []).append(run)
-    L = ["Missing (not available):", ""]
-    for why, runs in groups.items():
-        shown = "; ".join(runs[:4]) + (f"; and {len(runs) - 4} more" if len(runs) > 4 else "")
-        L.append(f"- {len(runs)} run(s): {why} -- {shown}")
-        if figure and why == KEEP_HINT:
-            L.append(f"  (this figure's runs alone: `python -m paper_figs --profile full --only {figure}`, "
-                     f"`python -m paper_figs --profile full --only {figure} --list` for the time)")
-    return L + [""]
-
-
 def corpus_line(base: dict) -> str:
     """Which corpus every run of the profile trains on, with its tokens' sha256 (part of every key)."""
     data = base.get("data", "stdlib")
@@ -216,7 +136,7 @@ def family_section(family: dict | None, profile, headline: str, needs: dict | No
             *confirmatory.first_screen(family, needs, waiting),
             confirmatory.summary_line(family) + " Each claim is judged on cells with their own spread (3 seeds "
                                                 "or more), at the sequential plan's current look (docs/plan.md); "
-                                                "the detail of each line follows in its figure's section.", "",
+                                                "the detail of each line is on its figure's page.", "",
             *confirmatory.table(family, profile, needs, waiting), "", *([headline, ""] if headline else [])]
 
 
@@ -226,15 +146,61 @@ def machine_section(spread) -> list[str]:
                 "each verdict line says 'one machine kind' or how many pairs mix.", ""]
 
 
+def _section(anchor: str, title: str) -> list[str]:
+    """A front-page heading with an explicit anchor (the table of contents links to it)."""
+    return [f'<a id="{anchor}"></a>', "", f"## {title}", ""]
+
+
+#: the front page's sections after the figures: (anchor, title)
+SECTIONS = {"about": "About this run", "summary": "Summary of verdicts", "figures": "Figures",
+            "rules": "How verdicts are decided", "machine": "The machine as a noise source", "horizon": "Horizon",
+            "discrepancies": "Discrepancies found in the paper's numbers",
+            "ambiguities": "Transcription ambiguities (readings the summary allows; not errors of the paper)"}
+
+
+def contents(outputs, pages: dict) -> list[str]:
+    """The table of contents: every section, and every figure with a link to its page."""
+    L = ['<a id="contents"></a>', "", "## Contents", ""]
+    for anchor, title in SECTIONS.items():
+        L.append(f"- [{title}](#{anchor})")
+        if anchor == "figures":
+            L += [f"  - [{o.title}](#fig-{o.name})" + (f" ([its page]({verdict_lines.page_link(o.name)}))"
+                                                      if o.name in pages else f" ({o.status})") for o in outputs]
+    return L + [""]
+
+
+def figure_paragraph(o, pages: dict, out_dir: Path) -> list[str]:
+    """A figure on the front page: its status, how many lines hold / fail / are open, where its runs
+    come from, a link to its page, its images and its decided lines (at most ~300 characters each)."""
+    L = [f'<a id="fig-{o.name}"></a>', "", f"### {o.title}", ""]
+    if o.name not in pages:
+        return L + [f"Status: {o.status}.", ""]
+    count = {s: sum(v.status == s for v in o.verdicts.values()) for s in verdict_lines.STATUSES}
+    lines = (f"{len(o.verdicts)} verdict line(s): " + ", ".join(f"{n} {s}" for s, n in count.items()) + "; "
+             if o.verdicts else "")
+    runs = f"runs: {sources_line(o.runs)}; " if o.runs else ""
+    L += [f"Status: {o.status}; {lines}{runs}full detail (caption, measurements, every line whole, every run): "
+          f"[{verdict_lines.page_link(o.name)}]({verdict_lines.page_link(o.name)}).", ""]
+    L += [f"![{o.name}]({_rel(f, out_dir)})" for f in o.files if str(f).endswith(".png")]
+    L += [""] if any(str(f).endswith(".png") for f in o.files) else []
+    decided = verdict_lines.decided(o)
+    return L + (["Decided lines:", "", *decided, ""] if decided else [])
+
+
 def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, overridden: Sequence[str],
                  elapsed_s: float, noise=NO_NOISE, family: dict | None = None, headline: str = "",
                  needs: dict | None = None, waiting: dict | None = None) -> Path:
-    """Write ``out_dir/REPORT.md`` and return its path."""
+    """Write every figure's page (``out_dir/figures/NAME.md``) and the front page
+    ``out_dir/REPORT.md``, each atomically; return the front page's path."""
     out_dir = Path(out_dir)
     spread = getattr(noise, "machine", None)
+    pages = write_pages(out_dir, outputs, profile.name, lambda n: confirmatory.figure_horizon(n, profile))
+    every_run = [r for o in outputs for r in o.runs]
     L = [f"# Reproduction report: profile `{profile.name}`", "",
-         *mismatch_warning([r for o in outputs for r in o.runs], spread),
+         *mismatch_warning(every_run, spread),
          *family_section(family, profile, headline, needs, waiting),
+         *contents(outputs, pages),
+         *_section("about", SECTIONS["about"]),
          f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `python -m paper_figs "
          f"--profile {profile.name}`; {trained} run(s) trained this invocation; {elapsed_s:.0f} s.", "",
          f"Profile: {profile.description}.", "",
@@ -244,43 +210,22 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, ove
          "(`paper_figs/statistics/paper_numbers.py` holds each with its source). The paper's losses are "
          "nats/token on FineWeb-Edu at 135M-10B parameters; ours are nats/byte on a small corpus "
          "at CPU scale, so only the qualitative claims are compared.", "",
-         rules_paragraph(noise), "",
-         "Where the numbers come from: " + sources_line([r for o in outputs for r in o.runs]) + ". "
-         "Each figure's 'runs from' column and its list of runs say which; a kept record is a "
-         "run trained earlier and stored in the repository with its provenance (footnotes at the end).",
-         "", agreement_line([r for o in outputs for r in o.runs], spread), "", *machine_section(spread)]
+         "Where the numbers come from: " + sources_line(every_run) + ". Each figure's page lists its runs "
+         "and where each comes from; a kept record is a run trained earlier and stored in the repository "
+         "with its provenance (footnotes on the figure's page). Every run used, with its settings and "
+         "final loss, is in `runs.csv`, its validation curve in `curves.csv`.",
+         "", agreement_line(every_run, spread), ""]
     if overridden:
         L += ["**Test run: dependencies replaced by test doubles (fakes or wrappers): "
               + ", ".join(f"`{n}`" for n in overridden)
               + ". Numbers from a fake are not measurements.**", ""]
-    L += ["## Horizon", "", profile.horizon_note, "", "## Summary of verdicts", "", *verdict_table(outputs), ""]
-    prov_index: dict[str, int] = {}
+    L += [*_section("summary", SECTIONS["summary"]), *verdict_lines.summary(outputs),
+          *_section("figures", SECTIONS["figures"])]
     for o in outputs:
-        L += [f"## {o.title}", "", f"Status: {o.status}", ""]
-        if o.status == "not run in this profile":
-            continue
-        if o.caption:
-            L += [f"Caption: {o.caption}", ""]
-        if o.files:
-            L += ["Files: " + ", ".join(f"`{_rel(f, out_dir)}`" for f in o.files), ""]
-            pngs = [f for f in o.files if str(f).endswith(".png")]
-            L += [f"![{o.name}]({_rel(f, out_dir)})" for f in pngs] + ([""] if pngs else [])
-        if o.paper:
-            L += ["What the paper reports:", ""] + [f"- {x}" for x in o.paper] + [""]
-        if o.measured:
-            L += ["What this run measured:", "", *o.measured, ""]
-        if o.verdicts:
-            at = confirmatory.figure_horizon(o.name, profile)
-            L += [f"Verdicts{' (horizon: ' + at + ')' if at else ''}:", ""]
-            L += [f"- [{role(v)}] {k}: {v}" for k, v in o.verdicts.items()] + [""]
-        if o.notes:
-            L += ["Notes:", ""] + [f"- {x}" for x in o.notes] + [""]
-        if o.missing:
-            L += missing_section(o.missing, o.name)
-        L += runs_section(o.runs, prov_index)
-    L += ["## Discrepancies found in the paper's numbers", ""] + [f"- {d}" for d in pn.DISCREPANCIES] + [""]
-    L += (["## Transcription ambiguities (readings the summary allows; not errors of the paper)", ""]
-          + [f"- {d}" for d in pn.TRANSCRIPTION_AMBIGUITIES] + [""])
-    if prov_index:
-        L += ["## Provenance of the runs", ""] + [f"[{i}] {p}" for p, i in prov_index.items()] + [""]
+        L += figure_paragraph(o, pages, out_dir)
+    L += [*_section("rules", SECTIONS["rules"]), rules_paragraph(noise), ""]
+    L += ['<a id="machine"></a>', "", *machine_section(spread)]
+    L += [*_section("horizon", SECTIONS["horizon"]), profile.horizon_note, ""]
+    L += [*_section("discrepancies", SECTIONS["discrepancies"])] + [f"- {d}" for d in pn.DISCREPANCIES] + [""]
+    L += [*_section("ambiguities", SECTIONS["ambiguities"])] + [f"- {d}" for d in pn.TRANSCRIPTION_AMBIGUITIES] + [""]
     return write_atomically(out_dir / "REPORT.md", "\n".join(L))

@@ -48,14 +48,22 @@ def test_every_figure_renders_files_and_report(micro_run):
             assert f.exists() and f.stat().st_size > 0, f
         assert any(str(f).endswith(".pdf") for f in o.files) or name == "theory" and len(o.files) >= 2
     report = (out / "REPORT.md").read_text()
-    assert "| figure / table | claim | kind | verdict |" in report
+    # the front page: a table of contents, the summary grouped by status, a page per figure linked both ways
+    assert "## Contents" in report and "### Inconclusive (" in report
+    assert len(report.encode()) <= 40_000, len(report.encode())   # a front page, every figure's detail elsewhere
+    for name, o in outputs.items():
+        page = out / "figures" / f"{name}.md"
+        assert f"(figures/{name}.md)" in report and page.exists(), name
+        text = page.read_text()
+        assert f"(../REPORT.md#fig-{name})" in text and f'<a id="fig-{name}"></a>' in report
+        assert all(f"{k}: {v}" in text for k, v in o.verdicts.items())  # every line whole on its page
     # the report opens with the confirmatory table: every claim of the family, before any detail
     head = report.split("## Horizon")[0]
     assert head.index("## The paper's claims: the confirmatory family") < head.index("Verdict rules")
     from paper_figs.statistics.protocol import FAMILY
     assert all(f"| {c.id} | {c.paper} |" in head for c in FAMILY)
     for o in outputs.values():
-        assert o.title in report
+        assert o.title in report and o.title in (out / "figures" / f"{o.name}.md").read_text()
         for v in o.verdicts.values():  # micro verdicts never claim anything
             assert v.status == "inconclusive" and "micro profile" in v.reason
     assert "test doubles" in report and "`train`" in report  # says its numbers are not measurements
@@ -99,7 +107,8 @@ def test_missing_trainer_is_reported_not_faked(tmp_path):
     assert status["fig3"].startswith("not available") and "could not be imported" in status["fig3"]
     assert status["table1"].startswith("not available")
     assert status["pipeline"] == "done"
-    assert not list((tmp_path / "figures").glob("fig3*"))
+    assert not [f for f in (tmp_path / "figures").glob("fig3*") if f.suffix != ".md"]   # no image faked
+    assert "Status: not available" in (tmp_path / "figures" / "fig3.md").read_text()   # its page says why
     assert "not available" in (tmp_path / "REPORT.md").read_text()
 
 

@@ -81,9 +81,10 @@ def test_quick_reads_kept_records_marks_them_and_reports_missing_ones(tmp_path):
     live = [o for o in by["fig3"].runs if o.source == "live"]
     assert all(o.kept is not None for o in live)  # the live retrain is compared with its kept record
     report = (tmp_path / "quick" / "REPORT.md").read_text()
+    fig3_page = (tmp_path / "quick" / "figures" / "fig3.md").read_text()
     assert "kept records (`paper_figs/kept/`)" in report and "trained live by this invocation" in report
-    assert "live+kept" in report  # Figure 3's rows mix a live and a kept seed
-    assert "trained by `python -m paper_figs --profile micro` at commit" in report  # provenance footnote
+    assert "live+kept" in fig3_page  # Figure 3's rows mix a live and a kept seed
+    assert "trained by `python -m paper_figs --profile micro` at commit" in fig3_page  # provenance footnote
     assert ("6 run(s) trained here also have a kept record of the same configuration (same corpus sha256 "
             "included): largest |final val loss here - kept| = 0.0000") in report
     assert "WARNING" not in report
@@ -108,10 +109,10 @@ def test_quick_reads_kept_records_marks_them_and_reports_missing_ones(tmp_path):
     assert trainer.calls == 6
     assert by["fig3"].status == "partial" and len(by["fig3"].missing) == 6
     assert by["table1"].status == "partial"  # its tiny AdamW/Muon seed-0 cells are Figure 3's live runs
-    report = (tmp_path / "bare" / "REPORT.md").read_text()
-    assert "no kept record; produce it with `make figs PROFILE=full`" in report
-    assert "python -m paper_figs.keep" in report
-    assert "this figure's runs alone: `python -m paper_figs --profile full --only table1`" in report
+    table1_page = (tmp_path / "bare" / "figures" / "table1.md").read_text()   # the missing runs: on its page
+    assert "no kept record; produce it with `make figs PROFILE=full`" in table1_page
+    assert "python -m paper_figs.keep" in table1_page
+    assert "this figure's runs alone: `python -m paper_figs --profile full --only table1`" in table1_page
 
 
 def test_a_killed_invocation_resumes_from_the_cache_and_says_so(tmp_path):

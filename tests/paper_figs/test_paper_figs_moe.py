@@ -228,7 +228,7 @@ def test_micro_moe_end_to_end_with_the_real_trainer(tmp_path):
     assert all(f.stat().st_size > 0 for f in o.files)
     assert set(o.verdicts) == {moe.CLOSES, moe.STABLE, moe.GROWS, moe.EF_EACH}
     assert all(v.status == INCONCLUSIVE and "micro profile" in v.reason for v in o.verdicts.values())
-    report = (tmp_path / "REPORT.md").read_text()
+    report = (tmp_path / "figures" / "moe.md").read_text()   # the figure's measurements: on its page
     assert "| *paper: 10B MoE* | 200B tokens | 1.906 | 1.911 | 1.906 | 0.005 | 0.000 |" in report
 
 
