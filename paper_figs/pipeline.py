@@ -173,11 +173,13 @@ def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequenc
             log(f"[paper_figs] layout of {stem}: " + "; ".join(found))
     final = family(ctx)
     confirmatory.apply(outputs, final)
-    head = confirmatory.headline(fig5.horizon_gaps(ctx)) if profile.runs_figure(fig5.NAME) else ""
+    hgaps = fig5.horizon_gaps(ctx) if profile.runs_figure(fig5.NAME) else {}
+    head = confirmatory.headline(hgaps) if hgaps else ""
+    c1 = confirmatory.c1_at_longest_horizon(hgaps)
     needs, waiting = planning(profile, log) if not deps.overrides else (None, None)
     path = write_report(out, profile, outputs, trained=runner.trained, overridden=sorted(deps.overrides),
                         elapsed_s=time.time() - t0, noise=ctx.noise, family=final, headline=head,
-                        needs=needs, waiting=waiting)
+                        needs=needs, waiting=waiting, notes={"C1": c1} if c1 else None)
     runs_csv, curves_csv = write_runs_csv(out, outputs)
     log(f"[paper_figs] report: {path} (every run used: {runs_csv}, their curves: {curves_csv})")
     return {"report": path, "outputs": outputs, "runner": runner}

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 from typing import Sequence
 
 from ..figures import CATALOG, fig2_table2, fig5, fig6, grids, moe
-from ..statistics.protocol import ALPHA, CLAIMS_BY_ID, EFFECT, FAMILY
+from ..statistics.protocol import ALPHA, CLAIMS_BY_ID, EFFECT, FAMILY, OWN_SD_MIN_N
 from .verdict_lines import page_link
 
 #: a claim that would cost more CPU hours than this is undecidable at this scale (docs/plan.md §2)
 UNDECIDABLE_CPU_H = 50.0
 from ..statistics.sequential import SPENDING, sequential_p
-from ..statistics.t_tests import FAILS, HOLDS, INCONCLUSIVE, fmt_p, holm, holm_level, line_p
+from ..statistics.t_tests import FAILS, HOLDS, INCONCLUSIVE, fmt_p, holm, holm_level, line_p, t_quantile
 from ..statistics.verdicts import Evidence, Verdict, gate
 
 
@@ -148,16 +149,42 @@ def status_cell(c: str, v: Verdict, needs: dict | None = None, waiting: dict | N
     return "**inconclusive**"
 
 
-def table(final: dict[str, Verdict], p, needs: dict | None = None, waiting: dict | None = None) -> list[str]:
+def c1_at_longest_horizon(gaps: dict) -> str:
+    """What Figure 5's longest horizon shows for C1 (AdamW's gap minus Muon's), from ``gaps``
+    {optimizer: [(horizon, per-seed gaps)]}: the difference of the means and, with 3 seeds or more
+    each, its Welch 95 % interval; '' without both optimizers.
+
+    >>> c1_at_longest_horizon({"adamw": [(6000, [0.01, 0.002])], "muon": [(6000, [-0.01, -0.01])]})
+    'at 6000 steps (Figure 5): AdamW minus Muon +0.0160 (n = 2, 2 seeds: no own spread, not resolved)'
+    """
+    if not {"adamw", "muon"} <= set(gaps):
+        return ""
+    (h, a), (_, m) = gaps["adamw"][-1], gaps["muon"][-1]
+    a, m = [x for x in a if math.isfinite(x)], [x for x in m if math.isfinite(x)]
+    if not a or not m:
+        return ""
+    d = sum(a) / len(a) - sum(m) / len(m)
+    head = f"at {h} steps (Figure 5): AdamW minus Muon {d:+.4f} (n = {len(a)}, {len(m)} seeds"
+    if min(len(a), len(m)) < OWN_SD_MIN_N:
+        return head + ": no own spread, not resolved)"
+    va, vm = statistics.variance(a) / len(a), statistics.variance(m) / len(m)
+    dof = (va + vm) ** 2 / (va ** 2 / (len(a) - 1) + vm ** 2 / (len(m) - 1)) if va + vm > 0 else math.inf
+    half = t_quantile(0.975, dof) * math.sqrt(va + vm)
+    return head + f"; 95 % interval [{d - half:+.4f}, {d + half:+.4f}])"
+
+
+def table(final: dict[str, Verdict], p, needs: dict | None = None, waiting: dict | None = None,
+          notes: dict | None = None) -> list[str]:
     """The one-screen confirmatory table: claim, the paper's number, ours (what the effect is, its
-    estimate and interval), horizon, verdict."""
+    estimate and interval, and ``notes[claim]``: e.g. C1 at the longest horizon), horizon, verdict."""
     rows = ["| | the paper's claim | paper's number | ours: the effect, its 95 % interval (n) | horizon, model | verdict |",
             "|---|---|---|---|---|---|"]
     for c in FAMILY:
         v = final[c.id]
         ours = v.test.effect() if v.test else "n/a"
-        rows.append(f"| {c.id} | {c.paper} | {c.paper_number} | {EFFECT[c.id]}: {fit(ours, page_link(c.figure, c.id))} | "
-                    f"{horizon(c.id, p)} | "
+        note = (notes or {}).get(c.id)
+        rows.append(f"| {c.id} | {c.paper} | {c.paper_number} | {EFFECT[c.id]}: {fit(ours, page_link(c.figure, c.id))}"
+                    f"{'; ' + note if note else ''} | {horizon(c.id, p)} | "
                     f"{status_cell(c.id, v, needs, waiting)} |")
     return rows
 

@@ -125,7 +125,7 @@ def corpus_line(base: dict) -> str:
 
 
 def family_section(family: dict | None, profile, headline: str, needs: dict | None = None,
-                   waiting: dict | None = None) -> list[str]:
+                   waiting: dict | None = None, notes: dict | None = None) -> list[str]:
     """The opening screen: three sentences (what holds, what does not, what is not decided and
     why), the confirmatory table (docs/protocol.md §4) and the horizon headline. ``needs``: per
     claim the seeds and CPU hours a decision needs (``paper_figs.seeds_needed``); ``waiting``:
@@ -137,7 +137,7 @@ def family_section(family: dict | None, profile, headline: str, needs: dict | No
             confirmatory.summary_line(family) + " Each claim is judged on cells with their own spread (3 seeds "
                                                 "or more), at the sequential plan's current look (docs/plan.md); "
                                                 "the detail of each line is on its figure's page.", "",
-            *confirmatory.table(family, profile, needs, waiting), "", *([headline, ""] if headline else [])]
+            *confirmatory.table(family, profile, needs, waiting, notes), "", *([headline, ""] if headline else [])]
 
 
 def machine_section(spread) -> list[str]:
@@ -189,7 +189,7 @@ def figure_paragraph(o, pages: dict, out_dir: Path) -> list[str]:
 
 def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, overridden: Sequence[str],
                  elapsed_s: float, noise=NO_NOISE, family: dict | None = None, headline: str = "",
-                 needs: dict | None = None, waiting: dict | None = None) -> Path:
+                 needs: dict | None = None, waiting: dict | None = None, notes: dict | None = None) -> Path:
     """Write every figure's page (``out_dir/figures/NAME.md``) and the front page
     ``out_dir/REPORT.md``, each atomically; return the front page's path."""
     out_dir = Path(out_dir)
@@ -198,7 +198,7 @@ def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, ove
     every_run = [r for o in outputs for r in o.runs]
     L = [f"# Reproduction report: profile `{profile.name}`", "",
          *mismatch_warning(every_run, spread),
-         *family_section(family, profile, headline, needs, waiting),
+         *family_section(family, profile, headline, needs, waiting, notes),
          *contents(outputs, pages),
          *_section("about", SECTIONS["about"]),
          f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `python -m paper_figs "

@@ -82,3 +82,18 @@ def test_each_claim_names_the_horizon_and_model_it_is_judged_at():
     assert confirmatory.horizon("C13", p) == "1500 steps, tiny_moe"   # Table 3's horizon
     assert confirmatory.horizon("C14", p) == "1500 -> 3000 -> 6000 steps, tiny_moe"
     assert all(confirmatory.horizon(c.id, p) for c in FAMILY)
+
+
+def test_c1_at_the_longest_horizon_is_welchs_interval():
+    """Issue 47 item 8: C1's row says what Figure 5's longest horizon shows; with 3 seeds or more
+    the interval is Welch's (checked against scipy), with fewer it says it is not resolved."""
+    import re
+    from scipy import stats
+    a, m = [0.012, 0.004, 0.009], [-0.01, -0.006, -0.013, -0.002]
+    got = confirmatory.c1_at_longest_horizon({"adamw": [(1500, [0.1]), (6000, a)], "muon": [(1500, [0.0]), (6000, m)]})
+    lo, hi = (float(x) for x in re.search(r"\[([-+.\d]+), ([-+.\d]+)\]", got).groups())
+    ci = stats.ttest_ind(a, m, equal_var=False).confidence_interval(0.95)
+    assert got.startswith("at 6000 steps") and abs(lo - ci.low) < 1e-4 and abs(hi - ci.high) < 1e-4
+    short = confirmatory.c1_at_longest_horizon({"adamw": [(6000, a[:2])], "muon": [(6000, m)]})
+    assert "not resolved" in short and "[" not in short
+    assert confirmatory.c1_at_longest_horizon({"adamw": [(6000, a)]}) == ""
