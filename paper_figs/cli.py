@@ -152,8 +152,19 @@ def main(argv=None) -> int:
         print(f"python -m paper_figs: error: --out {args.out}: {bad}; nothing was run", file=sys.stderr)
         return 2
     from .pipeline import run_profile
+    from .records.runs import DiskFailed, disk_error
     try:
         result = run_profile(profile, args.out, only=args.only, force=args.force, reuse_kept=args.reuse_kept)
+    except DiskFailed as e:   # the first failed write stops the job (issue 50): one line, nothing after it
+        print(f"python -m paper_figs: error: {e}", file=sys.stderr, flush=True)
+        return 1
+    except OSError as e:
+        if not disk_error(e):
+            raise
+        print(f"python -m paper_figs: error: a write failed ({type(e).__name__}: {e}); the job stopped there, "
+              "every finished run is cached: free space (or fix the disk), then run the same command",
+              file=sys.stderr, flush=True)
+        return 1
     except KeyboardInterrupt as e:    # Ctrl-C: the workers are stopped already (paper_figs.records.stopping)
         what = str(e) if str(e) else "every run that finished is cached"
         again = shlex.join(["python", "-m", "paper_figs", *(sys.argv[1:] if argv is None else argv)])

@@ -21,7 +21,7 @@ import functools
 import json
 from pathlib import Path
 
-from .records.cache import config_hash
+from .records.cache import config_hash, write_atomically
 from .records.identity import diagnosed, run_key
 from .records.machine_regimes import machine_kind
 from .records.kept import KeptError, KeptStore, content_sha256, dumps, seal
@@ -96,7 +96,7 @@ def migrate(store: KeptStore, moves: dict[str, str]) -> dict[str, str]:
         best = next((r for r in recs if diagnosed(r["config"])), recs[0])
         if best["key"] != new or len(recs) > 1:
             kept_from[new] = best["key"]
-            store.path(new).write_text(dumps(seal({**best, "key": new, "provenance": amended(best, recs, new)})))
+            write_atomically(store.path(new), dumps(seal({**best, "key": new, "provenance": amended(best, recs, new)})))
     for old in sorted(old for old in moves if old not in groups):
         store.path(old).unlink()
     return kept_from
@@ -136,7 +136,7 @@ def main(argv=None) -> int:
         return 0
     kept_from = migrate(store, moves)
     old = json.loads(MAP_FILE.read_text()) if MAP_FILE.exists() else {"moves": {}, "kept_from": {}}
-    MAP_FILE.write_text(json.dumps({"moves": {**old["moves"], **changed}, "kept_from": {**old["kept_from"], **kept_from}},
+    write_atomically(MAP_FILE, json.dumps({"moves": {**old["moves"], **changed}, "kept_from": {**old["kept_from"], **kept_from}},
                                    indent=1, sort_keys=True) + "\n")
     print(f"written: {store.root} and {MAP_FILE}")
     return 0

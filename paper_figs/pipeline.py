@@ -23,7 +23,7 @@ from .records.plan import through
 from .records.profiles import Profile
 from .report.markdown import source_counts, write_report
 from .report.runs_table import write_runs_csv
-from .records.runs import Runner
+from .records.runs import Runner, disk_error
 from .statistics.seed_stats import NoiseModel, noise_model
 
 
@@ -161,7 +161,9 @@ def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequenc
             continue
         try:
             o = mod.build(ctx)
-        except Exception as e:  # one broken figure must not hide the others
+        except Exception as e:  # one broken figure must not hide the others; a failed write stops the job
+            if disk_error(e):
+                raise
             import traceback
             log(traceback.format_exc(limit=4))
             o = FigureOutput(n, mod.TITLE, status=f"not available: rendering failed: {type(e).__name__}: {e}")

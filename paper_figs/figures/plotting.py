@@ -11,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from gpu_runs.verified_files import atomic_save  # noqa: E402
 from lmo.variants import LABELS  # noqa: E402
 
 from ..statistics.t_tests import t_quantile  # noqa: E402
@@ -130,8 +131,10 @@ def save(fig, out_dir: Path, name: str) -> list[Path]:
     fig.tight_layout()
     DEFECTS[name] = layout_defects(fig)
     paths = [out_dir / f"{name}.png", out_dir / f"{name}.pdf"]
-    fig.savefig(paths[0], dpi=130)
-    fig.savefig(paths[1])
+    # each written whole or not at all (a temporary file renamed into place): a full disk leaves
+    # the previous figure, never half of one
+    atomic_save(paths[0], lambda tmp: fig.savefig(tmp, format="png", dpi=130))
+    atomic_save(paths[1], lambda tmp: fig.savefig(tmp, format="pdf"))
     plt.close(fig)
     return paths
 

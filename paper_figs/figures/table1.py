@@ -7,10 +7,12 @@ the paper's 135M and the second for 360M.
 from __future__ import annotations
 
 import csv
+import io
 import math
 
 from ..statistics import paper_numbers as pn
 from . import plotting
+from ..records.cache import write_atomically
 from ..statistics.protocol import M_BENIGN
 from ..statistics.seed_stats import scaled, scaled_noise
 from ..statistics.verdicts import below_margin, fmt, larger_gap, mean, most, much_larger_gap
@@ -60,8 +62,9 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                 csv_rows.append([size, o, st["seed"], a, b, b - a])
     ctx.out.joinpath("tables").mkdir(parents=True, exist_ok=True)
     path_csv = ctx.out / "tables" / "table1.csv"
-    with open(path_csv, "w", newline="") as f:
-        csv.writer(f).writerows(csv_rows)
+    buf = io.StringIO(newline="")
+    csv.writer(buf).writerows(csv_rows)
+    write_atomically(path_csv, buf.getvalue())
 
     # ours (nats/byte) and the paper's (nats/token) side by side, each on its own axis from 0:
     # never one plot with two y scales

@@ -25,6 +25,7 @@ invocation loses at most one evaluation interval per process and the next one re
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import shutil
 import sys
@@ -237,6 +238,22 @@ class _Prefixed:
         self.stream.flush()
 
 
+#: the errors of a write that no later run would escape: no space, a disk quota, a failing or
+#: read-only disk. The first one stops the whole job (issue 50): nothing after it can be written.
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
+_DISK_MARK = "disk failed: "
+
+
+class DiskFailed(RuntimeError):
+    """A run's write failed for want of space or a failing disk: the job stops here (its
+    message is the one line the command prints)."""
+
+
+def disk_error(e: BaseException) -> bool:
+    """Is ``e`` a write that failed for a reason no later run would escape (:data:`DISK_ERRNOS`)?"""
+    return isinstance(e, OSError) and e.errno in DISK_ERRNOS
+
+
 def _worker(cache_root: str, key: str, settings: dict, full: dict, threads: int, command: str,
             fresh: bool, deps_factory: Callable[[], Deps] | None = None):
     """Process-pool entry: train one run, cache it, return (key, err, wall).
@@ -253,7 +270,7 @@ def _worker(cache_root: str, key: str, settings: dict, full: dict, threads: int,
             wall = _train_one(deps, Cache(cache_root), key, settings, full, True, command, fresh)
         return key, None, wall
     except Exception as e:  # reported, not cached: it reruns next time
-        return key, f"{type(e).__name__}: {e}", 0.0
+        return key, (_DISK_MARK if disk_error(e) else "") + f"{type(e).__name__}: {e}", 0.0
 
 
 class Runner:
@@ -396,6 +413,11 @@ class Runner:
                                        self.force), None
             except KeyboardInterrupt:
                 raise self._interrupted(todo, [key]) from None
+            except OSError as e:
+                if disk_error(e):
+                    raise DiskFailed(self._disk_line(describe(s), f"{type(e).__name__}: {e}")) from None
+                wall, err = 0.0, f"{type(e).__name__}: {e}"
+                self.log(traceback.format_exc(limit=3))
             except Unavailable as e:
                 wall, err = 0.0, str(e)
             except Exception as e:
@@ -421,6 +443,9 @@ class Runner:
                     key, err, wall = fut.result()
                 except Exception as e:  # the worker process died
                     key, err, wall = futs[fut], f"worker crashed: {type(e).__name__}: {e}", 0.0
+                if err and err.startswith(_DISK_MARK):   # stop every worker: nothing more can be written
+                    stopping.terminate(list((getattr(ex, "_processes", None) or {}).values()))
+                    raise DiskFailed(self._disk_line(describe(todo[key][0]), err[len(_DISK_MARK):]))
                 self._finish(key, err, wall, i, n, t0)
         except KeyboardInterrupt:
             restore = stopping.ignoring_sigint()     # a second Ctrl-C must not cut the clean-up short
@@ -436,6 +461,11 @@ class Runner:
             raise self._interrupted(todo, [k for k in running if run_dir(self.cache, k).exists()]) from None
         finally:
             ex.shutdown(wait=True)
+
+    def _disk_line(self, run: str, what: str) -> str:
+        """The one line of a job stopped by a failed write."""
+        return (f"a write failed while training {run} ({what}); the job stopped there, every finished run is "
+                f"cached: free space (or fix the disk), then run the same command")
 
     def _interrupted(self, todo: dict, running: list[str]) -> stopping.RunsInterrupted:
         """What became of ``todo`` when Ctrl-C came while ``running`` trained."""
