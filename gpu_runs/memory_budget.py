@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import torch
 
+from lmo.variants import Delay
+
 from gpu_runs.model import Llama
 from gpu_runs.recipe import build_optimizer, delay_taus, make_history
 
@@ -189,8 +191,7 @@ def run_cost(cfg, mcfg, *, model_copies: int = 0) -> MemoryCost:
     p = tree_bytes(params)
     delay = cfg.delay
     if delay.wrapped and delay.tau > QUEUE_MEASURED_UP_TO:
-        sync = dataclasses.replace(cfg, mode="sync", ef=False, tau=None, corrector="none", delay_profile="uniform",
-                                   delayed_groups="all", sync_start=0, sync_cooldown=0, dc_asgd=0.0)
+        sync = dataclasses.replace(cfg, delay=Delay())   # the undelayed optimizer: its own state only
         inner = build_optimizer(sync, params)[0]
         state_b, queue = tree_bytes(inner.init(params)), queue_bytes(delay_taus(cfg, params), params)
     else:

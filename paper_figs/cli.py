@@ -107,7 +107,7 @@ def with_plan(profile, k: int | None):
             raise ValueError(f"the plan extends the full profile's grids, not {profile.name!r}'s")
         return profile
     if k is None:
-        from .allocate import completed
+        from .plan_state import completed
         from .records.kept import KeptStore
         k = completed(get_profile("full"), KeptStore())
     return through(profile, k)

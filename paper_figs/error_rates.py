@@ -124,7 +124,7 @@ def design(profile_name="full", kept: KeptStore | None = None) -> Design:
     if isinstance(profile_name, str):
         p = get_profile(profile_name)
         if p.name in ("full", "quick"):   # through the plan's batches whose runs are all kept, as the figures
-            from .allocate import completed
+            from .plan_state import completed
             from .records.plan import through
             p = through(p, completed(get_profile("full"), kept))
     else:

@@ -24,7 +24,7 @@ def _fwer(design, reps: int, seed: int) -> float:
 
 
 def test_the_design_is_the_kept_records_and_the_null_has_no_difference(design):
-    from paper_figs.allocate import batch_runs, completed
+    from paper_figs.plan_state import batch_runs, completed
     from paper_figs.records.plan import BATCHES
     from paper_figs.records.profiles import get_profile
     store, full = KeptStore(), get_profile("full")

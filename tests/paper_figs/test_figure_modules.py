@@ -76,8 +76,10 @@ def test_shared_modules_import_no_figure():
     assert not {m: v for m, v in bad.items() if v}, bad
 
 
-def test_profile_keeps_at_most_15_fields():
-    assert len(dataclasses.fields(Profile)) <= 15, [f.name for f in dataclasses.fields(Profile)]
+def test_profile_keeps_at_most_17_fields():
+    """15 after the last reorganisation, plus the sequential plan's two (docs/plan.md: the batch a
+    profile stands at and the profile before the plan, from which each earlier look is rebuilt)."""
+    assert len(dataclasses.fields(Profile)) <= 17, [f.name for f in dataclasses.fields(Profile)]
 
 
 def test_every_spec_table_has_every_profile():

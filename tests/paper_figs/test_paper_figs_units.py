@@ -351,14 +351,18 @@ def test_paper_ef_recovery_beside_ours_follows_the_summary():
 
 
 @given(st.lists(st.lists(st.floats(-5, 5), min_size=0, max_size=5), min_size=1, max_size=6))
-def test_seed_errorbars_are_the_sample_std(per_seed):
+def test_seed_errorbars_are_the_95_percent_t_interval(per_seed):
+    """Issue 51 item 2: the whiskers are the interval the verdicts use, the 95 % Student-t interval
+    of the mean (scipy's), not the SD."""
+    from scipy import stats
     from paper_figs.figures.plotting import seed_errorbars
     got = seed_errorbars(per_seed)
-    want = [float(np.std(xs, ddof=1)) if len(xs) >= 2 else 0.0 for xs in per_seed]
+    want = [float(np.std(xs, ddof=1) / np.sqrt(len(xs)) * stats.t.ppf(0.975, len(xs) - 1)) if len(xs) >= 2
+            else 0.0 for xs in per_seed]
     if got == {}:
         assert all(w <= 1e-9 for w in want)
     else:
-        assert np.allclose(got["yerr"], want, atol=1e-9)
+        assert np.allclose(got["yerr"], want, atol=1e-7)
 
 
 def test_an_inconclusive_verdict_says_how_many_seeds_would_resolve_it():

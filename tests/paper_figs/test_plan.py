@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from paper_figs.allocate import batch_runs, completed
+from paper_figs.plan_state import batch_runs, completed
 from paper_figs.records.cache import Cache
 from paper_figs.records.kept import KeptStore
 from paper_figs.records.plan import BATCHES, PLAN_DOC, changes_through, through
