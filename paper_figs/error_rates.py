@@ -43,6 +43,8 @@ from .records.identity import settings_identity
 from .records.kept import KeptStore
 from .statistics.machine_noise import same_kind
 from .records.machine_regimes import machine_kind, regime_of
+from .plan_state import completed
+from .records.plan import through
 from .records.profiles import get_profile
 from .statistics.protocol import ALPHA, FAMILY
 from .records.runs import describe
@@ -124,8 +126,6 @@ def design(profile_name="full", kept: KeptStore | None = None) -> Design:
     if isinstance(profile_name, str):
         p = get_profile(profile_name)
         if p.name in ("full", "quick"):   # through the plan's batches whose runs are all kept, as the figures
-            from .plan_state import completed
-            from .records.plan import through
             p = through(p, completed(get_profile("full"), kept))
     else:
         p = profile_name
