@@ -145,7 +145,8 @@ def main(argv=None) -> int:
 
         from .records.cache import Cache
         from .listing import list_profile
-        print(list_profile(profile, only=args.only, force=args.force, cache=Cache(Path(args.out) / "cache")))
+        print(list_profile(profile, only=args.only, force=args.force, cache=Cache(Path(args.out) / "cache"),
+                           reuse_kept=args.reuse_kept))
         return 0
     bad = unusable_out(args.out)
     if bad:

@@ -37,12 +37,13 @@ def _cache_state(cache: Cache | None, key: str, steps: int, force: bool) -> tupl
 
 def list_profile(profile: Profile, only: Sequence[str] | None = None, force: bool = False,
                  kept: KeptStore | None = None, deps: Deps | None = None,
-                 cache: Cache | None = None) -> str:
+                 cache: Cache | None = None, reuse_kept: bool = False) -> str:
     """The text of ``--list``: per figure its runs not shared with an earlier figure, each
     marked live (trained by this profile) or kept, and the total estimate of the live part.
     With ``cache`` (``OUT/cache``), each live run also says whether it is cached or has a
     checkpoint to resume from, and a last line estimates what is left to train:
-    ``remaining = total_seconds(live runs not cached, each with steps - checkpoint step)``."""
+    ``remaining = total_seconds(live runs not cached, each with steps - checkpoint step)``.
+    ``reuse_kept`` (``--reuse-kept``): a live run with a kept record is listed as kept."""
     store = kept if kept is not None else KeptStore()
     TrainConfig = (deps or Deps()).TrainConfig
     fast = bf16_fast()
@@ -51,7 +52,8 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
              f"{'fast (avx512_bf16/AMX)' if fast else 'slow or unknown (AVX2)'}, so the Muon family is "
              f"charged that column of paper_figs/records/estimates.py's STEP_FACTOR)"]
     names = select(only)
-    split = split_runs(profile, names, force)
+    has = (lambda s: _kept_state(store, TrainConfig, s) == "kept record present") if reuse_kept else None
+    split = split_runs(profile, names, force, has_record=has)
     seen, all_live, n_kept, n_absent, ext = set(), [], 0, 0, []
     left, n_cached, n_mid = [], 0, 0
     wanted_keys = set()

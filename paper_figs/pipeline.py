@@ -37,16 +37,22 @@ def select(only: Sequence[str] | None) -> list[str]:
     return [n for n in CATALOG if n in only]
 
 
-def split_runs(profile: Profile, names: Sequence[str], force: bool = False) -> dict[str, dict]:
+def split_runs(profile: Profile, names: Sequence[str], force: bool = False,
+               has_record: Callable[[dict], bool] | None = None) -> dict[str, dict]:
     """{figure: {"live": [settings], "kept": [settings]}} for the figures ``names`` the
-    profile shows; with ``force`` every run is live."""
+    profile shows; with ``force`` every run is live. ``has_record`` (``--reuse-kept``): a run
+    the profile would train live is read instead when ``has_record(settings)``."""
     out = {}
     for n in names:
         if not profile.runs_figure(n):
             continue
         runs = figure_runs(CATALOG[n], profile)
         live = [s for s in runs if force or profile.trains_live(n, s)]
-        out[n] = {"live": live, "kept": [s for s in runs if not (force or profile.trains_live(n, s))]}
+        kept = [s for s in runs if not (force or profile.trains_live(n, s))]
+        if has_record is not None:
+            have = [s for s in live if has_record(s)]
+            live, kept = [s for s in live if s not in have], kept + have
+        out[n] = {"live": live, "kept": kept}
     return out
 
 
@@ -138,12 +144,10 @@ def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequenc
                     command=f"python -m paper_figs --profile {profile.name}")
     ctx = Context(profile, out, runner, deps, cache)
     names = select(only)
-    split = split_runs(profile, names, force)
+    has = (lambda s: runner.kept.get(runner.key_of(s)) is not None) if reuse_kept else None
+    split = split_runs(profile, names, force, has_record=has)
     live = [s for v in split.values() for s in v["live"]]
     from_kept = [s for v in split.values() for s in v["kept"]]
-    if reuse_kept:
-        have = [s for s in live if runner.kept.get(runner.key_of(s)) is not None]
-        live, from_kept = [s for s in live if s not in have], from_kept + have
     log(run_counts(profile.name, list(split), live, from_kept, runner.key_of))
     runner.run_all(live)
     looked_up = runner.run_all(from_kept, train=False)

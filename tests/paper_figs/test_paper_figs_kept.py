@@ -315,3 +315,25 @@ def test_a_diagnostics_request_reads_the_kept_twin_and_leaves_the_live_outcome_t
     assert asked.source == "kept" and asked.final == store.get(key)["result"]["final_val_loss"] != live.final
     (again,) = r.run_all([run], train=False)
     assert again is live and r.outcomes[key] is live     # the live outcome was not replaced
+
+
+def test_list_with_reuse_kept_lists_a_recorded_live_run_as_kept(tmp_path):
+    """``--list --reuse-kept`` says what ``--reuse-kept`` will do: a run the profile trains
+    live but that has a kept record is read, not trained (the listing counted it live)."""
+    from paper_figs.listing import list_profile
+    from paper_figs.pipeline import split_runs
+    from paper_figs.records.runs import full_config
+    from gpu_runs.recipe import TrainConfig
+    full = get_profile("full")
+    live = split_runs(full, ["table1"])["table1"]["live"]
+    s = live[0]
+    cfg = full_config(TrainConfig, s)
+    store = KeptStore(tmp_path)
+    store.put(compact({"key": config_hash(cfg), "config": cfg, "settings": s,
+                       "result": {"final_val_loss": 2.0, "log": [{"step": 1500, "val_loss": 2.0}]}}))
+    plain = list_profile(full, only=["table1"], kept=store)
+    reused = list_profile(full, only=["table1"], kept=store, reuse_kept=True)
+    n = len({repr(sorted(r.items())) for r in live})
+    assert f"live: {n} run(s) to train" in plain and "kept: 0 run(s)" in plain
+    assert f"live: {n - 1} run(s) to train" in reused
+    assert "kept: 1 run(s) read from paper_figs/kept/ (or the cache), 1 present, 0 missing" in reused
