@@ -20,9 +20,7 @@ A short tour::
   (y_t - x_t). PipeDream's stale-point model: ``pipedream_delays``, ``contiguous_stages``
   and the pure history ``history_init`` / ``history_push`` / ``mixed_point``
   (``ParamHistory``: the same as a mutable object). The variants' names, used by every
-  package: ``VARIANTS`` = sync, 2bw, ef, pipedream (``lmo.variants``: ``MODES``, ``ONE_STEP``,
-  ``variant_of(mode, ef)``, ``mode_of(variant)``, and ``wrap(opt, variant, **mitigations)``,
-  the one place a variant becomes its wrapper). A run's delay as one value: ``Delay`` (kind,
+  package: ``VARIANTS`` = sync, 2bw, ef, pipedream (``lmo.variants``: ``MODES``, ``ONE_STEP``). A run's delay as one value: ``Delay`` (kind,
   tau, mitigations; its rules checked once, at construction; ``Delay.of_config`` reads a run
   configuration's flat fields, ``.wrap(opt)`` builds the optimizer).
 - Delay correctors (docs/correctors.md), each ``(opt, delay)`` with an int or per-block delay,
@@ -66,7 +64,7 @@ from lmo.schedules import constant, warmup_cosine
 from lmo.steepest_descent import lion, lmo_momentum, normalized_sgd, signum
 from lmo.step_damping import lr_damping
 from lmo.torch_adapter import TorchOptimizer
-from lmo.variants import VARIANTS, Delay, mode_of, variant_of
+from lmo.variants import VARIANTS, Delay
 
 __all__ = [
     # optimizers
@@ -81,7 +79,7 @@ __all__ = [
     "dc_asgd_adaptive", "dc_asgd_ema", "DCAdaptiveState", "lr_damping", "CORRECTORS", "with_corrector",
     "delay_by_label",
     # the variant names every package uses (lmo.variants)
-    "VARIANTS", "Delay", "variant_of", "mode_of",
+    "VARIANTS", "Delay",
     # geometries
     "Geometry", "Spectral", "Frobenius", "Sign", "L2", "RMSToRMS", "ColNorm", "RowNorm",
     "get_geometry",

@@ -70,21 +70,10 @@ LABELS = {SYNC: "synchronous", TWO_BW: "one-step delay (PipeDream-2BW)", EF: "on
 
 
 # ----------------------------------------------------------------------------- retired
-# The three functions below are the older spellings of the delay, kept only as one-line forwards
-# to Delay for the callers outside gpu_runs and verify that other work moves (lmo/__init__.py,
-# lmo/bench/wrappers.py, paper_figs/figures/common.py): no code path of their own. Delete them
-# once those callers ask Delay (Delay.of_config / .config_fields / .of_run_variant / .wrap).
-
-def variant_of(mode: str, ef: bool = False) -> str:
-    """Retired: ``Delay.of_config(mode, ef).kind``."""
-    return Delay.of_config(mode, ef).kind
-
-
-def mode_of(variant: str) -> dict:
-    """Retired: ``{"mode", "ef"}`` of ``Delay(variant).config_fields``."""
-    fields = Delay(variant).config_fields
-    return dict(mode=fields["mode"], ef=fields["ef"])
-
+# ``wrap`` below is the older spelling of ``Delay.of_run_variant(...).wrap``, kept only as a one-line
+# forward for lmo/bench/wrappers.py and the tests that other work moves: no code path of its own.
+# (``variant_of`` / ``mode_of`` are gone: ``Delay.of_config(mode, ef).kind`` and
+# ``Delay(kind).config_fields``.)
 
 def theory_variant(variant: str) -> str:
     """Which theory variant's bounds describe ``variant`` (2bw, pipedream: delayed)."""

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from lmo.presets import DEFAULT_LR
-from lmo.variants import EF, MITIGATIONS, ONE_STEP, PIPEDREAM, SYNC, TWO_BW, VARIANTS as ALL_VARIANTS, mode_of
+from lmo.variants import EF, MITIGATIONS, ONE_STEP, PIPEDREAM, SYNC, TWO_BW, VARIANTS as ALL_VARIANTS, Delay
 
 from . import plotting
 from ..records.cache import Cache
@@ -138,7 +138,7 @@ def variant(profile: Profile, optimizer: str, kind: str, at: Any = None, **extra
     s = profile.settings(optimizer=optimizer, **extra)
     steps = int(s["steps"])
     if kind in ALL_VARIANTS:
-        fields = mode_of(kind)
+        fields = Delay(kind).config_fields
         s.update(mode=fields["mode"])
         if fields["ef"]:
             s.update(ef=True)           # sync / 2bw settings carry no ef key: their cache keys stay

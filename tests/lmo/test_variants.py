@@ -1,7 +1,7 @@
 """The variant list is named once (lmo.variants) and every package uses those names."""
 import pytest
 
-from lmo.variants import EF, MODES, ONE_STEP, PIPEDREAM, SYNC, TWO_BW, VARIANTS, mode_of, variant_of
+from lmo.variants import EF, MODES, ONE_STEP, PIPEDREAM, SYNC, TWO_BW, VARIANTS, Delay
 
 
 def test_names_are_the_ones_users_type():
@@ -15,16 +15,17 @@ def test_names_are_the_ones_users_type():
 @pytest.mark.parametrize("v, fields", [("sync", dict(mode="sync", ef=False)), ("2bw", dict(mode="2bw", ef=False)),
                                        ("ef", dict(mode="2bw", ef=True)),
                                        ("pipedream", dict(mode="pipedream", ef=False))])
-def test_mode_of_and_variant_of_are_inverse(v, fields):
-    assert mode_of(v) == fields
-    assert variant_of(**fields) == v
+def test_a_kind_and_its_flat_fields_are_inverse(v, fields):
+    got = Delay(v).config_fields
+    assert dict(mode=got["mode"], ef=got["ef"]) == fields
+    assert Delay.of_config(**fields).kind == v
 
 
 def test_bad_names_refused_naming_the_parameter():
     with pytest.raises(ValueError, match="delay kind"):
-        mode_of("2bw+ef")
+        Delay("2bw+ef")
     with pytest.raises(ValueError, match="mode"):
-        variant_of("async")
+        Delay.of_config("async")
     with pytest.raises(ValueError, match="ef"):
-        variant_of("sync", ef=True)
+        Delay.of_config("sync", ef=True)
 

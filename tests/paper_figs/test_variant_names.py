@@ -1,5 +1,5 @@
 """Every package spells the variant list as lmo.variants does (sync / 2bw / ef / pipedream)."""
-from lmo.variants import MODES, ONE_STEP, VARIANTS, variant_of
+from lmo.variants import MODES, ONE_STEP, VARIANTS, Delay
 
 
 def test_every_package_uses_the_one_list():
@@ -14,7 +14,7 @@ def test_every_package_uses_the_one_list():
     p = get_profile("micro")
     for v in VARIANTS:     # a figure's run of variant v is the trainer's configuration of v
         s = common.variant(p, "adamw", v, 2 if v == "pipedream" else None, seed=0)   # PipeDream: its stage count
-        assert variant_of(s["mode"], bool(s.get("ef"))) == v
+        assert Delay.of_config(s["mode"], bool(s.get("ef"))).kind == v
         assert predict.variant(dict(s, ef=bool(s.get("ef")))) == v
 
 
