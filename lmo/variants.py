@@ -69,26 +69,11 @@ LABELS = {SYNC: "synchronous", TWO_BW: "one-step delay (PipeDream-2BW)", EF: "on
           "sync_cooldown": "delay + synchronous cool-down", "dc_asgd": "delay + DC-ASGD"}
 
 
-# ----------------------------------------------------------------------------- retired
-# ``wrap`` below is the older spelling of ``Delay.of_run_variant(...).wrap``, kept only as a one-line
-# forward for lmo/bench/wrappers.py and the tests that other work moves: no code path of its own.
-# (``variant_of`` / ``mode_of`` are gone: ``Delay.of_config(mode, ef).kind`` and
-# ``Delay(kind).config_fields``.)
-
 def theory_variant(variant: str) -> str:
     """Which theory variant's bounds describe ``variant`` (2bw, pipedream: delayed)."""
     if variant not in _THEORY_OF:
         raise ValueError(f"variant must be one of {tuple(_THEORY_OF)}, got {variant!r}")
     return _THEORY_OF[variant]
-
-
-def wrap(opt, variant: str, *, delay=None, sync_start: int = 0, sync_cooldown: int = 0,
-         total_steps: int | None = None, dc_asgd: float = 0.0):
-    """Retired: ``Delay.of_run_variant(variant, delay, sync_start, sync_cooldown, dc_asgd)
-    .wrap(opt, total_steps, taus)``, with ``taus`` = ``delay`` where it is a per-block mapping
-    (pipedream's update-delay model)."""
-    taus = delay if isinstance(delay, Mapping) else None
-    return Delay.of_run_variant(variant, delay, sync_start, sync_cooldown, dc_asgd).wrap(opt, total_steps, taus)
 
 
 def _check_count(name: str, v) -> None:

@@ -13,7 +13,7 @@ import torch
 from lmo.adam_family import adamw
 from lmo.base import state_dict
 from lmo.muon_family import muon
-from lmo.variants import EF, SYNC, TWO_BW, wrap
+from lmo.variants import EF, SYNC, TWO_BW, Delay
 
 
 def llama_like_shapes(d: int = 256, layers: int = 4, mlp: int = 688) -> dict:
@@ -53,7 +53,7 @@ def main(quick: bool = False) -> None:
     print(f"\n== delay / EF wrapper overhead ({len(params)} matrices, {model_bytes / 2**20:.1f} MiB of params) ==")
     print(f"{'optimizer':10s} {'wrapper':16s} {'step ms':>9s} {'ratio':>7s} {'state MiB':>10s} {'extra buffers':>14s}")
     for name, make in (("muon", lambda: muon(0.02)), ("adamw", lambda: adamw(1e-3))):
-        variants = {v: wrap(make(), v) for v in (SYNC, TWO_BW, EF)}   # sync: the bare optimizer
+        variants = {v: Delay(v).wrap(make()) for v in (SYNC, TWO_BW, EF)}   # sync: the bare optimizer
         times = {k: [] for k in variants}
         states = {}
         for _ in range(3):                      # interleave the variants so drift hits all alike

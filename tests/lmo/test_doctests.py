@@ -25,7 +25,7 @@ MODULES = sorted(m.name for m in pkgutil.walk_packages(lmo.__path__, "lmo.")
 WITHOUT_EXAMPLE = {
     "lmo.delay": {"dc_correct", "delayed", "flush_applied", "next_applied", "phase", "virtual_offset"},
     "lmo.torch_adapter": {"TorchOptimizer"},
-    "lmo.variants": {"Delay", "theory_variant", "wrap"},
+    "lmo.variants": {"Delay", "theory_variant"},
 }
 
 

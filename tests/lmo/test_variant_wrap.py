@@ -1,12 +1,20 @@
-"""lmo.variants.wrap is the one place a variant becomes its optimizer: each variant gives the
-wrapper of docs/design.md §4, bit for bit the one the wrappers build by hand."""
+"""``Delay.of_run_variant(...).wrap`` is the one place a variant becomes its optimizer: each
+variant gives the wrapper of docs/design.md §4, bit for bit the one the wrappers build by hand."""
+from collections.abc import Mapping
+
 import pytest
 import torch
 
 from lmo import Spectral, lmo_momentum
 from lmo.delay import delayed
 from lmo.ef_correction import error_feedback
-from lmo.variants import DELAYED, EF, PIPEDREAM, RUN_VARIANTS, SYNC, THEORY_VARIANTS, TWO_BW, theory_variant, wrap
+from lmo.variants import DELAYED, EF, PIPEDREAM, RUN_VARIANTS, SYNC, THEORY_VARIANTS, TWO_BW, Delay, theory_variant
+
+
+def wrap(opt, variant, *, delay=None, total_steps=None, **mitigations):
+    """The verifier's spelling: a run variant, its delay (an int or a per-block mapping)."""
+    taus = delay if isinstance(delay, Mapping) else None
+    return Delay.of_run_variant(variant, delay, **mitigations).wrap(opt, total_steps, taus)
 
 
 def _base():

@@ -43,7 +43,7 @@ def rows():
 # ----------------------------------------------------------------------------- the relations, on the real wrappers
 def _run(variant: str, mu: float, eta: float, steps: int, seed: int = 0):
     """A real run of normalized SGD with momentum (lmo.lmo_momentum, L2 geometry, m_0 = g_0) under the
-    variant's wrapper (lmo.variants.wrap) on f(x) = x^T A x / 2 + b^T x, A symmetric indefinite, in R^3.
+    variant's wrapper (lmo.variants.Delay(...).wrap) on f(x) = x^T A x / 2 + b^T x, A symmetric indefinite, in R^3.
     Returns x_0..x_T, y_0..y_T (opt.virtual_iterate), g_0..g_T, m_0..m_T and d_t = -eta m_t/||m_t||,
     the last computed from the momentum, not from the wrapper's bookkeeping."""
     from lmo import L2, lmo_momentum
@@ -51,8 +51,8 @@ def _run(variant: str, mu: float, eta: float, steps: int, seed: int = 0):
     gen = torch.Generator().manual_seed(seed)
     A = torch.randn(3, 3, generator=gen, dtype=torch.float64)
     A, b = (A + A.T) / 2, torch.randn(3, generator=gen, dtype=torch.float64)
-    opt = V.wrap(lmo_momentum(eta, L2(event_ndim=1), mu=mu, init_momentum="grad"),
-                 {SYNC: V.SYNC, DELAYED: V.TWO_BW, EF: V.EF}[variant])
+    opt = V.Delay({SYNC: V.SYNC, DELAYED: V.TWO_BW, EF: V.EF}[variant]).wrap(
+        lmo_momentum(eta, L2(event_ndim=1), mu=mu, init_momentum="grad"))
     x = {"w": torch.randn(3, generator=gen, dtype=torch.float64)}
     state = opt.init(x)
     xs, ys, gs, ms, ds = [], [], [], [], []
@@ -148,8 +148,8 @@ def test_a_real_run_attains_the_certificate(variant):
     from lmo import variants as V
     pep = _pep()
     mu, eta, t = 0.3, 0.1, 4
-    opt = V.wrap(lmo_momentum(eta, L2(event_ndim=1), mu=mu, init_momentum="grad"),
-                 {SYNC: V.SYNC, DELAYED: V.TWO_BW}[variant])
+    opt = V.Delay({SYNC: V.SYNC, DELAYED: V.TWO_BW}[variant]).wrap(
+        lmo_momentum(eta, L2(event_ndim=1), mu=mu, init_momentum="grad"))
     x = {"w": torch.tensor([100.0], dtype=torch.float64)}
     state = opt.init(x)
     for _ in range(t + 1):
