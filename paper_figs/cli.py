@@ -6,7 +6,8 @@ import argparse
 import shlex
 import sys
 
-from .records.profiles import ALL_FIGURES, PROFILES, get_profile
+from .figures import CATALOG
+from .records.profiles import PROFILES, get_profile
 
 EPILOG = """profiles:
 """ + "\n".join(f"  {n:6s} {p.description}" for n, p in PROFILES.items()) + """
@@ -40,8 +41,8 @@ def parser() -> argparse.ArgumentParser:
         epilog=EPILOG, formatter_class=HelpFormatter)
     ap.add_argument("--profile", default="quick", choices=sorted(PROFILES),
                     help="scale of the experiments and which runs train live")
-    ap.add_argument("--only", nargs="+", metavar="NAME", choices=list(ALL_FIGURES), default=None,
-                    help="only these figures/tables (default: all of them): " + ", ".join(ALL_FIGURES))
+    ap.add_argument("--only", nargs="+", metavar="NAME", choices=list(CATALOG), default=None,
+                    help="only these figures/tables (default: all of them): " + ", ".join(CATALOG))
     ap.add_argument("--out", default="figs_out", help="output directory")
     ap.add_argument("--force", action="store_true",
                     help="regenerate everything: retrain every run, those otherwise read from the "

@@ -29,11 +29,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-ALL_FIGURES = (
-    "fig3", "table1", "lr_tuning", "fig3_tuned", "fig2_table2", "fig2_tuned", "fig4", "fig5", "fig6", "moe",
-    "correctors", "theory_training", "theory", "pipeline",
-)
-
 TABLE1_OPTIMIZERS = ("adamw", "muon", "normuon", "adamuon", "soap", "nadam", "adan", "mars", "lion")
 
 HORIZON_NOTE = (
@@ -67,7 +62,7 @@ class Profile:
     base: dict
     steps: int
     evals: int
-    figures: tuple
+    figures: tuple | None = None   # None: every figure (paper_figs.figures.CATALOG, the one list)
     sizes: tuple = ("tiny", "small")
     seeds: tuple = (0,)
     jobs: int = 1
@@ -103,7 +98,7 @@ class Profile:
         return s
 
     def runs_figure(self, name: str) -> bool:
-        return name in self.figures
+        return self.figures is None or name in self.figures
 
     def trains_live(self, figure: str, settings: dict) -> bool:
         """Is this run of ``figure`` trained by this profile (else read from kept records)?"""
@@ -132,7 +127,6 @@ FULL = _register(Profile(
                 "MARS / Adan / Lion cells, 2 for the horizons 1500 / 3000 / 6000, the MoE figure on tiny_moe "
                 "(Muon, 2 seeds, every horizon)",
     base=_CPU_BASE, steps=1500, evals=15,
-    figures=ALL_FIGURES,
     jobs=2, threads_per_job=1,
 ))
 QUICK = _register(replace(
@@ -149,7 +143,6 @@ _register(Profile(
                 "theory diagnostics every 500 steps; give --data with token shards of a real corpus",
     base={"batch_size": 64, "seq_len": 512, "device": "cuda", "ns_dtype": "bfloat16", "diag_every": 500},
     steps=5000, evals=25,
-    figures=ALL_FIGURES,
     sizes=("135m", "360m"),
 ))
 _register(Profile(
@@ -158,7 +151,6 @@ _register(Profile(
                 "'inconclusive: micro profile'",
     base={"batch_size": 2, "seq_len": 16, "device": "cpu", "eval_batches": 1, "ns_dtype": "float32"},
     steps=4, evals=2,
-    figures=ALL_FIGURES,
     verdicts_meaningful=False,
 ))
 
