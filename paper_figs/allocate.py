@@ -23,9 +23,10 @@ from .records.profiles import Profile, get_profile
 
 
 def commands(k: int) -> list[str]:
-    """The commands that train batch ``k`` (one process, resumable) and keep its records."""
+    """The commands that train batch ``k`` (one process, resumable; ``--plan-only``: its runs
+    alone, not the figures' other declared runs, which wait: docs/plan.md §2) and keep its records."""
     only = " ".join(BY_ID[k].figures)
-    return [f"python -m paper_figs --profile full --plan-batch {k} --reuse-kept --jobs 1 --only {only}",
+    return [f"python -m paper_figs --profile full --plan-batch {k} --plan-only --reuse-kept --jobs 1 --only {only}",
             "python -m paper_figs.keep --profile full"]
 
 

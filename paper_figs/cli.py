@@ -66,6 +66,10 @@ def parser() -> argparse.ArgumentParser:
                     help="the full profile through batch K of the sequential plan (docs/plan.md; "
                          "`python -m paper_figs.allocate` lists the batches); default: through the last "
                          "batch whose runs are all kept")
+    ap.add_argument("--plan-only", action="store_true",
+                    help="with --plan-batch K: train only batch K's runs; every other run of the figures "
+                         "is read from the kept records or the cache, or reported missing (the profile's "
+                         "other declared runs wait until the plan's batches are trained: docs/plan.md)")
     ap.add_argument("--list", action="store_true",
                     help="list the figures, their runs (live or kept; with what OUT's cache already holds) "
                          "and the time estimate, then exit")
@@ -138,6 +142,12 @@ def main(argv=None) -> int:
         print("paper_figs: warning: the gpu profile trains on the built-in 7.5 MB byte corpus "
               "(about 22 epochs at 135M parameters: memorization, not pretraining); give --data with "
               "token shards of a real corpus", file=sys.stderr)
+    train_only = None
+    if args.plan_only:
+        if not args.plan_batch:
+            parser().error("--plan-only: needs --plan-batch K >= 1 (the batch whose runs train)")
+        from .plan_state import batch_runs
+        train_only = set(batch_runs(profile.plan_base, args.plan_batch))
     from .records.kept import KeptStore
     if KeptStore().refuse_broken(lambda line: print(f"paper_figs: {line}", file=sys.stderr)):
         return 1
@@ -147,7 +157,7 @@ def main(argv=None) -> int:
         from .records.cache import Cache
         from .listing import list_profile
         print(list_profile(profile, only=args.only, force=args.force, cache=Cache(Path(args.out) / "cache"),
-                           reuse_kept=args.reuse_kept))
+                           reuse_kept=args.reuse_kept, train_only=train_only))
         return 0
     bad = unusable_out(args.out)
     if bad:
@@ -156,7 +166,8 @@ def main(argv=None) -> int:
     from .pipeline import run_profile
     from .records.runs import DiskFailed, disk_error
     try:
-        result = run_profile(profile, args.out, only=args.only, force=args.force, reuse_kept=args.reuse_kept)
+        result = run_profile(profile, args.out, only=args.only, force=args.force, reuse_kept=args.reuse_kept,
+                             train_only=train_only)
     except DiskFailed as e:   # the first failed write stops the job (issue 50): one line, nothing after it
         print(f"python -m paper_figs: error: {e}", file=sys.stderr, flush=True)
         return 1

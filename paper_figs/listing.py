@@ -2,7 +2,7 @@
 record exists), and the time estimate of what would be trained (:mod:`paper_figs.records.estimates`)."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Collection, Sequence
 
 from .records.cache import Cache
 from .records.identity import run_key
@@ -11,7 +11,7 @@ from .records.estimates import (RENDER_S, STARTUP_S, bf16_fast, external_seconds
     total_seconds)
 from .figures import CATALOG
 from .records.kept import KeptError, KeptStore
-from .pipeline import select, split_runs
+from .pipeline import read_instead, select, split_runs
 from .records.profiles import Profile
 from .records.runs import KEEP_HINT, checkpoint_step, describe, full_config
 
@@ -37,13 +37,15 @@ def _cache_state(cache: Cache | None, key: str, steps: int, force: bool) -> tupl
 
 def list_profile(profile: Profile, only: Sequence[str] | None = None, force: bool = False,
                  kept: KeptStore | None = None, deps: Deps | None = None,
-                 cache: Cache | None = None, reuse_kept: bool = False) -> str:
+                 cache: Cache | None = None, reuse_kept: bool = False,
+                 train_only: Collection[str] | None = None) -> str:
     """The text of ``--list``: per figure its runs not shared with an earlier figure, each
     marked live (trained by this profile) or kept, and the total estimate of the live part.
     With ``cache`` (``OUT/cache``), each live run also says whether it is cached or has a
     checkpoint to resume from, and a last line estimates what is left to train:
     ``remaining = total_seconds(live runs not cached, each with steps - checkpoint step)``.
-    ``reuse_kept`` (``--reuse-kept``): a live run with a kept record is listed as kept."""
+    ``reuse_kept`` (``--reuse-kept``): a live run with a kept record is listed as kept;
+    ``train_only`` (``--plan-only``): run keys, every other live run is listed as kept."""
     store = kept if kept is not None else KeptStore()
     TrainConfig = (deps or Deps()).TrainConfig
     fast = bf16_fast()
@@ -53,7 +55,8 @@ def list_profile(profile: Profile, only: Sequence[str] | None = None, force: boo
              f"charged that column of paper_figs/records/estimates.py's STEP_FACTOR)"]
     names = select(only)
     has = (lambda s: _kept_state(store, TrainConfig, s) == "kept record present") if reuse_kept else None
-    split = split_runs(profile, names, force, has_record=has)
+    split = split_runs(profile, names, force, read_instead=read_instead(
+        has, train_only, lambda s: run_key(full_config(TrainConfig, s))))
     seen, all_live, n_kept, n_absent, ext = set(), [], 0, 0, []
     left, n_cached, n_mid = [], 0, 0
     wanted_keys = set()

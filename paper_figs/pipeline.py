@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Collection, Sequence
 
 from .report import confirmatory
 from .statistics import machine_noise
@@ -38,10 +38,11 @@ def select(only: Sequence[str] | None) -> list[str]:
 
 
 def split_runs(profile: Profile, names: Sequence[str], force: bool = False,
-               has_record: Callable[[dict], bool] | None = None) -> dict[str, dict]:
+               read_instead: Callable[[dict], bool] | None = None) -> dict[str, dict]:
     """{figure: {"live": [settings], "kept": [settings]}} for the figures ``names`` the
-    profile shows; with ``force`` every run is live. ``has_record`` (``--reuse-kept``): a run
-    the profile would train live is read instead when ``has_record(settings)``."""
+    profile shows; with ``force`` every run is live. ``read_instead`` (``--reuse-kept``: the
+    run has a kept record; ``--plan-only``: it is not the plan batch's): a run the profile
+    would train live is read instead (kept, cached or missing) when ``read_instead(settings)``."""
     out = {}
     for n in names:
         if not profile.runs_figure(n):
@@ -49,11 +50,21 @@ def split_runs(profile: Profile, names: Sequence[str], force: bool = False,
         runs = figure_runs(CATALOG[n], profile)
         live = [s for s in runs if force or profile.trains_live(n, s)]
         kept = [s for s in runs if not (force or profile.trains_live(n, s))]
-        if has_record is not None:
-            have = [s for s in live if has_record(s)]
+        if read_instead is not None:
+            have = [s for s in live if read_instead(s)]
             live, kept = [s for s in live if s not in have], kept + have
         out[n] = {"live": live, "kept": kept}
     return out
+
+
+def read_instead(has_record: Callable[[dict], bool] | None, train_only: Collection[str] | None,
+                 key_of: Callable[[dict], str]) -> Callable[[dict], bool] | None:
+    """The rule :func:`split_runs` reads a live run by instead of training it: it has a record
+    (``has_record``, ``--reuse-kept``) or its key is not in ``train_only`` (``--plan-only``)."""
+    if has_record is None and train_only is None:
+        return None
+    keys = None if train_only is None else set(train_only)
+    return lambda s: (has_record is not None and has_record(s)) or (keys is not None and key_of(s) not in keys)
 
 
 def run_counts(name: str, figures: list, live: list, looked_up: list, key_of) -> str:
@@ -124,14 +135,15 @@ def planning(profile: Profile, log) -> tuple[dict | None, dict | None]:
 def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequence[str] | None = None,
                 force: bool = False, deps: Deps | None = None, progress: bool = True,
                 log: Callable[[str], None] | None = None, kept: KeptStore | None = None,
-                reuse_kept: bool = False) -> dict:
+                reuse_kept: bool = False, train_only: Collection[str] | None = None) -> dict:
     """Run ``profile``; returns ``{"report": path, "outputs": [FigureOutput], "runner": Runner}``.
 
     Figures the profile leaves out are reported as "not run in this profile". Each figure's
     failure is contained: its entry says why, the others still render. ``kept``: the kept
     records (default: ``paper_figs/kept/``). ``reuse_kept``: a run the profile would train
     live is read from its kept record when it has one (to extend a profile's grid: only the
-    new runs train).
+    new runs train). ``train_only``: run keys; every other run is read, not trained
+    (``--plan-only``: the plan batch's runs).
     """
     t0 = time.time()
     out = Path(out)
@@ -144,8 +156,8 @@ def run_profile(profile: Profile, out: str | Path = "figs_out", *, only: Sequenc
                     command=f"python -m paper_figs --profile {profile.name}")
     ctx = Context(profile, out, runner, deps, cache)
     names = select(only)
-    has = (lambda s: runner.kept.get(runner.key_of(s)) is not None) if reuse_kept else None
-    split = split_runs(profile, names, force, has_record=has)
+    split = split_runs(profile, names, force, read_instead=read_instead(
+        (lambda s: runner.kept.get(runner.key_of(s)) is not None) if reuse_kept else None, train_only, runner.key_of))
     live = [s for v in split.values() for s in v["live"]]
     from_kept = [s for v in split.values() for s in v["kept"]]
     log(run_counts(profile.name, list(split), live, from_kept, runner.key_of))

@@ -80,3 +80,25 @@ def test_every_kept_plan_record_was_launched_after_the_plan_was_committed():
             bad.append(f"{k} (launch commit {launch or 'none'})")
     assert not bad, f"plan records not launched from the plan's commit {plan_commit[:12]} or later: {bad}"
     assert 0 <= completed(full, store) <= len(BATCHES)
+
+
+def test_plan_only_trains_the_batch_and_nothing_else():
+    """``--plan-only``: the figure's other declared runs (Figure 5 on the small model) are read,
+    not trained, so a batch's command trains exactly ``batch_runs`` (docs/plan.md §2)."""
+    from paper_figs.listing import list_profile
+    full = get_profile("full")
+    keys = batch_runs(full, 2)
+    store = KeptStore(ROOT / "paper_figs" / "kept")
+    plain = list_profile(through(full, 2), only=["fig5"], kept=store, reuse_kept=True)
+    only = list_profile(through(full, 2), only=["fig5"], kept=store, reuse_kept=True, train_only=set(keys))
+    missing = [k for k in keys if store.get(k) is None]
+    assert f"live: {len(missing)} run(s) to train" in only
+    assert "small steps" not in "\n".join(l for l in only.splitlines() if l.strip().startswith("live "))
+    assert "small steps" in plain      # without it the small-model runs would train too
+
+
+def test_plan_only_needs_a_batch(capsys):
+    from paper_figs.cli import main
+    with pytest.raises(SystemExit):
+        main(["--plan-only", "--list"])
+    assert "--plan-only: needs --plan-batch K >= 1" in capsys.readouterr().err
