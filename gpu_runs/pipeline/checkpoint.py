@@ -33,7 +33,7 @@ from lmo.base import state_dict
 from gpu_runs import verified_files
 from gpu_runs.interrupt import resume_command, stopped_line
 from gpu_runs.checkpoint import RESUME_SAFE, config_differences, holds_run, save_checkpoint
-from gpu_runs.pipeline.args import MODEL_KNOBS, Job, build_parser, run_spec
+from gpu_runs.pipeline.args import LAUNCHER, MODEL_KNOBS, Job, build_parser, run_spec
 from gpu_runs.pipeline.llama import run_config, spec_dict, spec_of
 from gpu_runs.recipe import resolved, resumed
 
@@ -42,7 +42,8 @@ from gpu_runs.recipe import resolved, resumed
 def interrupted_line(out, P: int, world: int, argv: list[str] | None) -> str:
     """``gpu_runs.interrupt.stopped_line`` of a pipeline run of ``P`` stages (``world`` ranks)
     writing to ``out`` (None: no --out): the newest set of stage checkpoints intact on every
-    stage (:func:`find_set`), and the torchrun command that resumes from it."""
+    stage (:func:`find_set`), and the command that resumes from it (through the quiet launcher,
+    ``args.LAUNCHER``)."""
     prog = "gpu_runs.pipeline"
     if out is None:
         return f"{prog}: interrupted (no --out: nothing was saved)"
@@ -53,7 +54,7 @@ def interrupted_line(out, P: int, world: int, argv: list[str] | None) -> str:
     else:
         where = (f"{out}/ckpt_stage{{s}}.pt (the final set)" if k is None
                  else f"{out}/ckpt_step{k}_stage{{s}}.pt (step {k}, every stage)")
-    return stopped_line(prog, where, resume_command(["torchrun", "--nproc-per-node", str(world), "-m",
+    return stopped_line(prog, where, resume_command([*LAUNCHER, "--nproc-per-node", str(world), "-m",
                                                      "gpu_runs.pipeline"], argv),
                         f"start again with another --out, or remove {out}")
 

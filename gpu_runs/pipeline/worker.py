@@ -23,9 +23,9 @@ import torch.distributed as dist
 from lmo.registry import lr_at
 
 from gpu_runs.pipeline import diagnostics as pipeline_diag
-from gpu_runs.pipeline.args import Job, build_parser, parse_job
+from gpu_runs.pipeline.args import PROG, Job, build_parser, parse_job
 from gpu_runs.pipeline import data_parallel as dpar
-from gpu_runs import interrupt, run_lock, verified_files
+from gpu_runs import interrupt, memory_budget, run_lock, verified_files
 from gpu_runs.recorder import RunRecorder, ckpt_cadence, ckpt_due, eval_due, step_record
 from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, interrupted_line,
                                           load_resume, prune_stage, resume_step, save_stage)
@@ -87,8 +87,7 @@ def lock_out(job: Job, rank: int):
 
 
 TORCHRUN_HINT = ("not started by torchrun (RANK / MASTER_ADDR unset): run "
-                 "torchrun --nproc-per-node P -m gpu_runs.pipeline ... (one process per stage; "
-                 "--nproc-per-node 1 for a single stage)")
+                 f"{PROG} ... (one process per stage; --nproc-per-node 1 for a single stage)")
 
 
 def make_problem(job: Job) -> Problem:
@@ -365,6 +364,18 @@ def eval_steps_of(run) -> list[int]:
     return [t for t in range(run.steps) if eval_due(run.eval_every, t + 1, run.steps)]
 
 
+def says_refusal(e: ValueError, rank: int, device: str) -> bool:
+    """Does this rank print its refusal ``e``? Every rank runs the same checks on the same
+    command line and files, so rank 0 says it for all (one line, not one per rank); a rank says
+    its own where the check depends on the rank: its lock on ``--out`` (``run_lock``) and the
+    memory of its device (one rank per machine, every rank on CUDA: each has its own GPU)."""
+    if isinstance(e, (run_lock.RunLockError, run_lock.RunDirUnusable)):
+        return True
+    if isinstance(e, memory_budget.DoesNotFit):
+        return os.environ.get("LOCAL_RANK", str(rank)) == "0" or str(device).startswith("cuda")
+    return rank == 0
+
+
 def main(argv=None) -> int:
     """``python -m gpu_runs.pipeline``: parse, check (:func:`prepare`), start the process
     group, run this rank's stage; exit 2 for a refused setting, 0 for a finished run."""
@@ -384,7 +395,8 @@ def main(argv=None) -> int:
             print(f"{tag} {e}", flush=True)
         return 0
     except ValueError as e:
-        print(f"{tag} refused: {e}", file=sys.stderr, flush=True)
+        if says_refusal(e, rank, args.device):
+            print(f"{tag} refused: {e}", file=sys.stderr, flush=True)
         return 2
     except KeyboardInterrupt:
         print(f"{tag} interrupted before training started; nothing was written", file=sys.stderr, flush=True)
