@@ -26,6 +26,7 @@ The trainer's single ``ckpt.pt`` and these files, one into the other:
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from lmo.base import state_dict
@@ -62,6 +63,32 @@ def interrupted_line(out, P: int, world: int, argv: list[str] | None) -> str:
 # ----------------------------------------------------------------------------- stage files
 def stage_file(run_dir, s: int, step: int | None = None) -> Path:
     return Path(run_dir) / (f"ckpt_stage{s}.pt" if step is None else f"ckpt_step{step}_stage{s}.pt")
+
+
+def writes(final: str, rank: int, P: int) -> bool:
+    """Is ``final`` (a file name in ``--out`` or its ``diag/``) one that global rank ``rank`` of
+    a P-stage pipeline writes? Its stage's checkpoints and their sidecars (replica 0 only),
+    config.json and log.jsonl (replica 0's last stage), its own comm log. A rank that holds its
+    lock removes the temporary files of these that a killed writer left (:func:`sweep_temps`)."""
+    stage, replica = rank % P, rank // P
+    name = final.removesuffix(verified_files.SUFFIX)
+    if name == f"comm_rank{rank}.json":
+        return True
+    if replica != 0:
+        return False
+    if name in ("config.json", "log.jsonl"):
+        return stage == P - 1
+    return re.fullmatch(rf"ckpt_(step\d+_)?stage{stage}\.pt", name) is not None
+
+
+def sweep_temps(out, rank: int, P: int) -> list[str]:
+    """Remove the temporary files a killed writer of rank ``rank`` left in ``out`` and
+    ``out/diag`` (only under that rank's lock: no writer of them is alive); the names removed."""
+    gone = []
+    for d in (Path(out), Path(out) / "diag"):
+        if d.is_dir():
+            gone += verified_files.remove_stale_temps(d, owns=lambda final: writes(final, rank, P))
+    return gone
 
 
 def save_stage(out: Path, rank: int, engine, step: int, job: Job, final: bool = False) -> None:

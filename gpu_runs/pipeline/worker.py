@@ -28,7 +28,7 @@ from gpu_runs.pipeline import data_parallel as dpar
 from gpu_runs import interrupt, memory_budget, run_lock, verified_files
 from gpu_runs.recorder import RunRecorder, ckpt_cadence, ckpt_due, eval_due, step_record
 from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, interrupted_line,
-                                          load_resume, prune_stage, resume_step, save_stage)
+                                          load_resume, prune_stage, resume_step, save_stage, sweep_temps)
 from gpu_runs.parallelism import applies_at_once, flushed_steps, looks_ahead
 from gpu_runs.pipeline.delay import wrap_stage
 from gpu_runs.pipeline.llama import check_memory, llama_problem, run_config
@@ -68,9 +68,11 @@ def validate_args(args, num_stages: int, num_layers: int | None) -> list[str]:
     return prepare(args, num_stages, num_layers)[1]
 
 
-def lock_out(job: Job, rank: int):
+def lock_out(job: Job, rank: int, P: int):
     """This rank's lock on ``--out`` (gpu_runs.run_lock; None without --out), then the
-    fresh-run check again under the lock (a run that started meanwhile is not overwritten)."""
+    fresh-run check again under the lock (a run that started meanwhile is not overwritten);
+    once it passes, the temporary files a killed writer of this rank left are removed
+    (``checkpoint.sweep_temps``: a refusal removes nothing and leaves nothing)."""
     if job.run.out is None:
         return None
     created = not Path(job.run.out).exists()
@@ -83,6 +85,7 @@ def lock_out(job: Job, rank: int):
             with contextlib.suppress(OSError):
                 Path(job.run.out).rmdir()
         raise
+    sweep_temps(job.run.out, rank, P)
     return fd
 
 
@@ -389,7 +392,7 @@ def main(argv=None) -> int:
         check_finished(job)
         if "RANK" not in os.environ or "MASTER_ADDR" not in os.environ:
             raise ValueError(TORCHRUN_HINT)
-        lock = lock_out(job, rank)     # held until the process exits
+        lock = lock_out(job, rank, P)     # held until the process exits
     except RunFinished as e:
         if rank == 0:
             print(f"{tag} {e}", flush=True)
