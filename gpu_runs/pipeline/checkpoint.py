@@ -149,6 +149,18 @@ def _complete(path: Path) -> str | None:
     return None
 
 
+def any_set(run_dir, P: int) -> bool:
+    """Does every stage of ``run_dir`` have a checkpoint at the same step (the final files or
+    one ``ckpt_step{k}``), intact or not? (A damaged set is no first set never written.)"""
+    run_dir = Path(run_dir)
+    if all(stage_file(run_dir, s).exists() for s in range(P)):
+        return True
+    common = set(_periodic_steps(run_dir, 0))
+    for s in range(1, P):
+        common &= set(_periodic_steps(run_dir, s))
+    return bool(common)
+
+
 def find_set(run_dir, P: int) -> tuple[int | None, list[str]]:
     """(k, skipped): the newest complete set of stage checkpoints, tried in this order: the
     final files ``ckpt_stage{s}.pt`` when every stage has one (k = None), then the
@@ -259,13 +271,15 @@ class RunFinished(ValueError):
 
 
 def restartable(job: Job) -> bool:
-    """A llama run that stopped before its first checkpoint (a kill, a full disk): ``--out``
-    holds its log but no checkpoint, the log stops before ``--steps``, and its config.json is
-    this run's (no field outside ``RESUME_SAFE`` differs): the same command starts it again
-    from step 0 (a run is a function of its configuration: nothing computed is lost)."""
+    """A llama run that stopped before its first checkpoint set (a kill, a full disk): ``--out``
+    holds its log but no set of checkpoints (:func:`any_set`: some stages may have written
+    theirs, not every stage), the log stops before ``--steps``, and its config.json is this
+    run's (no field outside ``RESUME_SAFE`` differs): the same command starts it again from
+    step 0 (a run is a function of its configuration: nothing computed is lost; the stages'
+    files of that first set are written again)."""
     out = Path(job.run.out)
     if job.opts.model != "llama" or job.opts.resume is not None or not holds_pipeline_run(out) \
-            or any(out.glob("ckpt*.pt")):
+            or any_set(out, job.run.stages):
         return False
     try:
         saved = json.loads((out / "config.json").read_text())
