@@ -148,12 +148,15 @@ def _temps(out: Path) -> list[str]:
 def _whole(out: Path, name: str, ref_log: list, ref_config: dict, killed: bool) -> None:
     f = out / name
     assert f.exists(), f"{name} existed before the fault and is gone"
-    if name == "config.json":
-        assert json.loads(f.read_text()) == ref_config | {"out": json.loads(f.read_text())["out"]}
-    elif name == "log.jsonl":
-        log = _log(f)
-        assert log == ref_log[:len(log)], "log.jsonl is not a whole prefix of the run's log"
-    elif name.endswith(".pt"):
+    try:
+        if name == "config.json":
+            assert json.loads(f.read_text()) == ref_config | {"out": json.loads(f.read_text())["out"]}
+        elif name == "log.jsonl":
+            log = _log(f)
+            assert log == ref_log[:len(log)], "log.jsonl is not a whole prefix of the run's log"
+    except ValueError as e:
+        raise AssertionError(f"{name} is not whole: {e}") from None
+    if name.endswith(".pt"):
         why = verified_files.check(f)
         assert why is None or (killed and "does not match its sha256" in why), f"{name} fails its check: {why}"
 
@@ -191,6 +194,23 @@ def check_fault(reference, tmp: Path, kind: str, rank: int, k: int) -> None:
         assert got.keys() == want.keys() and all(torch.equal(got[n], want[n]) for n in got)
     assert not _temps(out), _temps(out)
     assert not list(out.glob(run_lock.LOCK + "*"))
+
+
+def in_place(path, write) -> str:
+    """A writer that is not atomic: ``path`` opened for writing and written where it is."""
+    with open(path, "wb") as f:
+        w = verified_files._HashingWriter(f)
+        write(w)
+    return w.h.hexdigest()
+
+
+def test_the_property_fails_when_one_write_is_not_atomic(reference, tmp_path, monkeypatch):
+    """The property test can fail: with the atomic write of config.json and the log replaced by
+    an in-place one (in every rank), a full disk while rank 1 rewrites the log (its 3rd file:
+    the log's first record, config.json, then the log again) truncates it."""
+    monkeypatch.setattr(verified_files, "atomic_write", in_place)
+    with pytest.raises(AssertionError, match="log.jsonl is not whole"):
+        check_fault(reference, tmp_path, "enospc", 1, 3)
 
 
 def faults():
