@@ -149,33 +149,52 @@ def _complete(path: Path) -> str | None:
     return None
 
 
-def any_set(run_dir, P: int) -> bool:
-    """Does every stage of ``run_dir`` have a checkpoint at the same step (the final files or
-    one ``ckpt_step{k}``), intact or not? (A damaged set is no first set never written.)"""
+def logged_step(run_dir) -> int | None:
+    """The last step ``run_dir/log.jsonl`` records (0: none; None: no readable log)."""
+    try:
+        lines = (Path(run_dir) / "log.jsonl").read_text().splitlines()
+        return max((int(json.loads(line)["step"]) for line in lines if line.strip()), default=0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _sets(run_dir, P: int) -> tuple[list[int | None], list[int]]:
+    """(sets, ahead): the checkpoint sets every stage has a file of, newest first (the final
+    files, k = None, then ``ckpt_step{k}``), and the periodic ones left out because the run's
+    log stops before their step. The last stage checkpoints step k at U(k - 1), before step k's
+    log record (an evaluation step's waits for E(k - 1)): a run that died in between has a set
+    that the log does not reach, and a resume from it would lose step k's record. The final
+    set is written after the last record."""
     run_dir = Path(run_dir)
-    if all(stage_file(run_dir, s).exists() for s in range(P)):
-        return True
     common = set(_periodic_steps(run_dir, 0))
     for s in range(1, P):
         common &= set(_periodic_steps(run_dir, s))
-    return bool(common)
+    upto = logged_step(run_dir)
+    ahead = sorted((k for k in common if upto is not None and k > upto), reverse=True)
+    sets = sorted(common - set(ahead), reverse=True)
+    if all(stage_file(run_dir, s).exists() for s in range(P)):
+        sets = [None] + sets
+    return sets, ahead
+
+
+def any_set(run_dir, P: int) -> bool:
+    """Does every stage of ``run_dir`` have a checkpoint at the same step that its log reaches
+    (:func:`_sets`), intact or not? (A damaged set is no first set never written.)"""
+    return bool(_sets(run_dir, P)[0])
 
 
 def find_set(run_dir, P: int) -> tuple[int | None, list[str]]:
     """(k, skipped): the newest complete set of stage checkpoints, tried in this order: the
     final files ``ckpt_stage{s}.pt`` when every stage has one (k = None), then the
-    ``ckpt_step{k}_stage{s}.pt`` sets every stage has, largest k first (a killed run). A
-    set is usable only when every stage's file in it is intact: one that fails its sha256
-    check (truncated, garbage, a flipped bit) or does not load makes the whole set skipped,
-    and ``skipped`` says which file and why; ValueError when no complete set remains."""
+    ``ckpt_step{k}_stage{s}.pt`` sets every stage has, largest k first (a killed run), but
+    for a set the run's log does not reach (:func:`_sets`). A set is usable only when every
+    stage's file in it is intact: one that fails its sha256 check (truncated, garbage, a
+    flipped bit) or does not load makes the whole set skipped, and ``skipped`` says which file
+    and why; ValueError when no complete set remains."""
     run_dir = Path(run_dir)
-    common = set(_periodic_steps(run_dir, 0))
-    for s in range(1, P):
-        common &= set(_periodic_steps(run_dir, s))
-    sets = sorted(common, reverse=True)
-    if all(stage_file(run_dir, s).exists() for s in range(P)):
-        sets = [None] + sets
-    skipped = []
+    sets, ahead = _sets(run_dir, P)
+    skipped = [f"ckpt_step{k}_stage{{s}}.pt: written after the last record of log.jsonl (step "
+               f"{logged_step(run_dir)})" for k in ahead]
     for k in sets:
         bad = [why for s in range(P) if (why := _complete(stage_file(run_dir, s, k))) is not None]
         if not bad:
