@@ -401,8 +401,9 @@ def main(argv=None) -> int:
         if says_refusal(e, rank, args.device):
             print(f"{tag} refused: {e}", file=sys.stderr, flush=True)
         return 2
-    except KeyboardInterrupt:
-        print(f"{tag} interrupted before training started; nothing was written", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:    # Ctrl-C reaches every rank: rank 0 says it for all
+        if rank == 0:
+            print(f"{tag} interrupted before training started; nothing was written", file=sys.stderr, flush=True)
         return 130
     run, opts = job.run, job.opts
     if skipped and rank == 0:

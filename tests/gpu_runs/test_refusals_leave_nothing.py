@@ -214,3 +214,16 @@ def test_a_rank_sweeps_only_its_own_temporary_files(tmp_path):
                                   + [".ckpt_step4_stage1.pt.a1b2c3d4.tmp"])
     left = sorted(p.name for p in tmp_path.glob(".*.tmp"))
     assert left == sorted(f".{n}.a1b2c3d4.tmp" for n, r in names.items() if r != 1)
+
+
+@pytest.mark.parametrize("rank, lines", [("0", 1), ("1", 0)])
+def test_ctrl_c_before_training_is_rank_0s_one_line(rank, lines, tmp_path, torchrun_env, monkeypatch, capsys):
+    """Ctrl-C reaches every rank while they check the run: rank 0 says it, the others exit quietly."""
+    def interrupted(*a, **kw):
+        raise KeyboardInterrupt
+    monkeypatch.setenv("RANK", rank)
+    monkeypatch.setattr(worker, "prepare", interrupted)
+    assert pipeline_main([*TOY, "--out", str(tmp_path / "run")]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == lines and all("interrupted before training started" in line for line in err), err
+    assert not (tmp_path / "run").exists()
