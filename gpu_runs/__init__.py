@@ -24,7 +24,7 @@ A short tour::
 - ``gpu_runs.diagnostics``: ||d_t||, r_t, local L, sigma, rho, momentum error (``--diag-every``).
 - ``gpu_runs.sweep`` / ``gpu_runs.predict``: grids of diagnosed runs, measured constants into
   ``theory`` bounds; ``gpu_runs.bench``: tokens/s per delay.
-- ``gpu_runs.pipeline``: multi-process pipeline parallelism (``torchrun ... -m gpu_runs.pipeline``; a
+- ``gpu_runs.pipeline``: multi-process pipeline parallelism (``python -m gpu_runs.pipeline.torchrun ... -m gpu_runs.pipeline``; a
   subpackage, see its docstring);
   ``gpu_runs/device_check.sh``: the single-GPU check (135m, then a short moe_2b-shaped MoE step).
 """

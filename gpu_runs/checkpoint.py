@@ -250,7 +250,7 @@ def find_resume(out: Path, config_now: dict, map_location=None, note=None) -> tu
         log = out / "log.jsonl"
         if any(out.glob("ckpt_stage*.pt")) or any(out.glob("ckpt_step*_stage*.pt")):
             raise RunDirError(f"--resume: {out} holds a pipeline run (ckpt_stage{{s}}.pt files), not a trainer's: "
-                              f"continue it with torchrun --nproc-per-node P -m gpu_runs.pipeline ... --resume "
+                              f"continue it with python -m gpu_runs.pipeline.torchrun --nproc-per-node P -m gpu_runs.pipeline ... --resume "
                               f"(or convert it: python -m gpu_runs.pipeline.convert to-trainer {out})")
         what = (f"{log} has {sum(1 for _ in open(log))} records but no checkpoint was written "
                 f"(the run had --ckpt-every 0 or was killed before its first checkpoint)"

@@ -1,5 +1,9 @@
-"""Multi-process pipeline-parallel training: ``torchrun --nproc-per-node P -m gpu_runs.pipeline``
-(with ``--dp D``: ``--nproc-per-node P x D``, data parallel x pipeline parallel).
+"""Multi-process pipeline-parallel training: ``python -m gpu_runs.pipeline.torchrun --nproc-per-node P
+-m gpu_runs.pipeline`` (with ``--dp D``: ``--nproc-per-node P x D``, data parallel x pipeline parallel).
+``gpu_runs.pipeline.torchrun`` is torchrun with the same arguments, silent after a rank's own
+one-line refusal or interruption; plain ``torchrun`` works too, but its elastic agent prints a
+ChildFailedError (or SignalException) traceback after any rank's non-zero exit, which no exit
+status of a rank can avoid.
 
 Each process is one stage (rank s holds layers ``split_layers(n, P)[s]``, the embedding
 on the first, the final norm, head and loss on the last). Stages exchange activations
@@ -84,15 +88,17 @@ balance loss): the trainer's objective with ``aux_groups = M``, which config.jso
 the balance terms of every stage, ``routing`` holds every layer's load and L_aux (sent to the
 last stage once per step), and ``val_loss`` is cross-entropy alone, as the trainer's. Not yet combined with ``--dp > 1`` (refused).
 
-Failure handling: bad arguments are refused before any process group starts; any
+Failure handling: bad arguments are refused before any process group starts, in one line
+printed by rank 0 (every rank runs the same checks; a rank prints its own refusal only where it
+depends on that rank: its lock on ``--out``, the memory of its own device); any
 exception, a peer's death (gloo reports a closed connection) or ``--timeout`` seconds
 without progress (a watchdog thread) make the rank print ``[pipeline rank s/P] …`` and
 exit non-zero at once; torchrun then stops the remaining ranks. Ctrl-C (SIGINT to every
 rank) stops every rank at once (exit 130); rank 0 prints one line naming the newest set of
-stage checkpoints intact on every stage and the torchrun command that resumes from it
+stage checkpoints intact on every stage and the launcher command that resumes from it
 (``gpu_runs.interrupt``). Stage checkpoints carry sha256 sidecars (``gpu_runs.verified_files``).
 
-Example: ``torchrun --nproc-per-node 2 -m gpu_runs.pipeline --schedule 2bw -M 4
+Example: ``python -m gpu_runs.pipeline.torchrun --nproc-per-node 2 -m gpu_runs.pipeline --schedule 2bw -M 4
 --config tiny --optimizer muon --steps 200 --out runs/pp_2bw``.
 
 Run spec: the command line is parsed once into a :class:`gpu_runs.recipe.TrainConfig`, the

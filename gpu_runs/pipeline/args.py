@@ -58,13 +58,21 @@ HELP = {
 }
 
 
+#: the launcher every command line of the package names: torchrun, silent after a rank's own one-line
+#: refusal or interruption (``python -m gpu_runs.pipeline.torchrun``; plain torchrun prints its
+#: ChildFailedError traceback after any rank's non-zero exit, which no exit status of a rank avoids)
+LAUNCHER = ("python", "-m", "gpu_runs.pipeline.torchrun")
+#: how the package spells a pipeline command (``--help``, refusals, the resume line)
+PROG = " ".join(LAUNCHER) + " --nproc-per-node P -m gpu_runs.pipeline"
+
+
 #: the value of a bare ``--resume``: the run in ``--out`` (check_options replaces it)
 RESUME_OUT = "(--out)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="torchrun --nproc-per-node P -m gpu_runs.pipeline",
+        prog=PROG,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         description="Pipeline-parallel LM training, one process per stage (P = WORLD_SIZE). "
                     "--delay is the trainer's: sync runs on --schedule gpipe or 1f1b (default), 2bw and ef "

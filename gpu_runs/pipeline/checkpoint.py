@@ -26,6 +26,7 @@ The trainer's single ``ckpt.pt`` and these files, one into the other:
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from lmo.base import state_dict
@@ -33,7 +34,7 @@ from lmo.base import state_dict
 from gpu_runs import verified_files
 from gpu_runs.interrupt import resume_command, stopped_line
 from gpu_runs.checkpoint import RESUME_SAFE, config_differences, holds_run, save_checkpoint
-from gpu_runs.pipeline.args import MODEL_KNOBS, Job, build_parser, run_spec
+from gpu_runs.pipeline.args import LAUNCHER, MODEL_KNOBS, Job, build_parser, run_spec
 from gpu_runs.pipeline.llama import run_config, spec_dict, spec_of
 from gpu_runs.recipe import resolved, resumed
 
@@ -42,7 +43,8 @@ from gpu_runs.recipe import resolved, resumed
 def interrupted_line(out, P: int, world: int, argv: list[str] | None) -> str:
     """``gpu_runs.interrupt.stopped_line`` of a pipeline run of ``P`` stages (``world`` ranks)
     writing to ``out`` (None: no --out): the newest set of stage checkpoints intact on every
-    stage (:func:`find_set`), and the torchrun command that resumes from it."""
+    stage (:func:`find_set`), and the command that resumes from it (through the quiet launcher,
+    ``args.LAUNCHER``)."""
     prog = "gpu_runs.pipeline"
     if out is None:
         return f"{prog}: interrupted (no --out: nothing was saved)"
@@ -53,7 +55,7 @@ def interrupted_line(out, P: int, world: int, argv: list[str] | None) -> str:
     else:
         where = (f"{out}/ckpt_stage{{s}}.pt (the final set)" if k is None
                  else f"{out}/ckpt_step{k}_stage{{s}}.pt (step {k}, every stage)")
-    return stopped_line(prog, where, resume_command(["torchrun", "--nproc-per-node", str(world), "-m",
+    return stopped_line(prog, where, resume_command([*LAUNCHER, "--nproc-per-node", str(world), "-m",
                                                      "gpu_runs.pipeline"], argv),
                         f"start again with another --out, or remove {out}")
 
@@ -61,6 +63,32 @@ def interrupted_line(out, P: int, world: int, argv: list[str] | None) -> str:
 # ----------------------------------------------------------------------------- stage files
 def stage_file(run_dir, s: int, step: int | None = None) -> Path:
     return Path(run_dir) / (f"ckpt_stage{s}.pt" if step is None else f"ckpt_step{step}_stage{s}.pt")
+
+
+def writes(final: str, rank: int, P: int) -> bool:
+    """Is ``final`` (a file name in ``--out`` or its ``diag/``) one that global rank ``rank`` of
+    a P-stage pipeline writes? Its stage's checkpoints and their sidecars (replica 0 only),
+    config.json and log.jsonl (replica 0's last stage), its own comm log. A rank that holds its
+    lock removes the temporary files of these that a killed writer left (:func:`sweep_temps`)."""
+    stage, replica = rank % P, rank // P
+    name = final.removesuffix(verified_files.SUFFIX)
+    if name == f"comm_rank{rank}.json":
+        return True
+    if replica != 0:
+        return False
+    if name in ("config.json", "log.jsonl"):
+        return stage == P - 1
+    return re.fullmatch(rf"ckpt_(step\d+_)?stage{stage}\.pt", name) is not None
+
+
+def sweep_temps(out, rank: int, P: int) -> list[str]:
+    """Remove the temporary files a killed writer of rank ``rank`` left in ``out`` and
+    ``out/diag`` (only under that rank's lock: no writer of them is alive); the names removed."""
+    gone = []
+    for d in (Path(out), Path(out) / "diag"):
+        if d.is_dir():
+            gone += verified_files.remove_stale_temps(d, owns=lambda final: writes(final, rank, P))
+    return gone
 
 
 def save_stage(out: Path, rank: int, engine, step: int, job: Job, final: bool = False) -> None:
@@ -121,21 +149,52 @@ def _complete(path: Path) -> str | None:
     return None
 
 
-def find_set(run_dir, P: int) -> tuple[int | None, list[str]]:
-    """(k, skipped): the newest complete set of stage checkpoints, tried in this order: the
-    final files ``ckpt_stage{s}.pt`` when every stage has one (k = None), then the
-    ``ckpt_step{k}_stage{s}.pt`` sets every stage has, largest k first (a killed run). A
-    set is usable only when every stage's file in it is intact: one that fails its sha256
-    check (truncated, garbage, a flipped bit) or does not load makes the whole set skipped,
-    and ``skipped`` says which file and why; ValueError when no complete set remains."""
+def logged_step(run_dir) -> int | None:
+    """The last step ``run_dir/log.jsonl`` records (0: none; None: no readable log)."""
+    try:
+        lines = (Path(run_dir) / "log.jsonl").read_text().splitlines()
+        return max((int(json.loads(line)["step"]) for line in lines if line.strip()), default=0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _sets(run_dir, P: int) -> tuple[list[int | None], list[int]]:
+    """(sets, ahead): the checkpoint sets every stage has a file of, newest first (the final
+    files, k = None, then ``ckpt_step{k}``), and the periodic ones left out because the run's
+    log stops before their step. The last stage checkpoints step k at U(k - 1), before step k's
+    log record (an evaluation step's waits for E(k - 1)): a run that died in between has a set
+    that the log does not reach, and a resume from it would lose step k's record. The final
+    set is written after the last record."""
     run_dir = Path(run_dir)
     common = set(_periodic_steps(run_dir, 0))
     for s in range(1, P):
         common &= set(_periodic_steps(run_dir, s))
-    sets = sorted(common, reverse=True)
+    upto = logged_step(run_dir)
+    ahead = sorted((k for k in common if upto is not None and k > upto), reverse=True)
+    sets = sorted(common - set(ahead), reverse=True)
     if all(stage_file(run_dir, s).exists() for s in range(P)):
         sets = [None] + sets
-    skipped = []
+    return sets, ahead
+
+
+def any_set(run_dir, P: int) -> bool:
+    """Does every stage of ``run_dir`` have a checkpoint at the same step that its log reaches
+    (:func:`_sets`), intact or not? (A damaged set is no first set never written.)"""
+    return bool(_sets(run_dir, P)[0])
+
+
+def find_set(run_dir, P: int) -> tuple[int | None, list[str]]:
+    """(k, skipped): the newest complete set of stage checkpoints, tried in this order: the
+    final files ``ckpt_stage{s}.pt`` when every stage has one (k = None), then the
+    ``ckpt_step{k}_stage{s}.pt`` sets every stage has, largest k first (a killed run), but
+    for a set the run's log does not reach (:func:`_sets`). A set is usable only when every
+    stage's file in it is intact: one that fails its sha256 check (truncated, garbage, a
+    flipped bit) or does not load makes the whole set skipped, and ``skipped`` says which file
+    and why; ValueError when no complete set remains."""
+    run_dir = Path(run_dir)
+    sets, ahead = _sets(run_dir, P)
+    skipped = [f"ckpt_step{k}_stage{{s}}.pt: written after the last record of log.jsonl (step "
+               f"{logged_step(run_dir)})" for k in ahead]
     for k in sets:
         bad = [why for s in range(P) if (why := _complete(stage_file(run_dir, s, k))) is not None]
         if not bad:
@@ -231,13 +290,15 @@ class RunFinished(ValueError):
 
 
 def restartable(job: Job) -> bool:
-    """A llama run that stopped before its first checkpoint (a kill, a full disk): ``--out``
-    holds its log but no checkpoint, the log stops before ``--steps``, and its config.json is
-    this run's (no field outside ``RESUME_SAFE`` differs): the same command starts it again
-    from step 0 (a run is a function of its configuration: nothing computed is lost)."""
+    """A llama run that stopped before its first checkpoint set (a kill, a full disk): ``--out``
+    holds its log but no set of checkpoints (:func:`any_set`: some stages may have written
+    theirs, not every stage), the log stops before ``--steps``, and its config.json is this
+    run's (no field outside ``RESUME_SAFE`` differs): the same command starts it again from
+    step 0 (a run is a function of its configuration: nothing computed is lost; the stages'
+    files of that first set are written again)."""
     out = Path(job.run.out)
     if job.opts.model != "llama" or job.opts.resume is not None or not holds_pipeline_run(out) \
-            or any(out.glob("ckpt*.pt")):
+            or any_set(out, job.run.stages):
         return False
     try:
         saved = json.loads((out / "config.json").read_text())

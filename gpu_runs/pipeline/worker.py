@@ -23,12 +23,12 @@ import torch.distributed as dist
 from lmo.registry import lr_at
 
 from gpu_runs.pipeline import diagnostics as pipeline_diag
-from gpu_runs.pipeline.args import Job, build_parser, parse_job
+from gpu_runs.pipeline.args import PROG, Job, build_parser, parse_job
 from gpu_runs.pipeline import data_parallel as dpar
-from gpu_runs import interrupt, run_lock, verified_files
+from gpu_runs import interrupt, memory_budget, run_lock, verified_files
 from gpu_runs.recorder import RunRecorder, ckpt_cadence, ckpt_due, eval_due, step_record
 from gpu_runs.pipeline.checkpoint import (RunFinished, check_finished, check_fresh, check_run_dir, interrupted_line,
-                                          load_resume, prune_stage, resume_step, save_stage)
+                                          load_resume, prune_stage, resume_step, save_stage, sweep_temps)
 from gpu_runs.parallelism import applies_at_once, flushed_steps, looks_ahead
 from gpu_runs.pipeline.delay import wrap_stage
 from gpu_runs.pipeline.llama import check_memory, llama_problem, run_config
@@ -68,9 +68,11 @@ def validate_args(args, num_stages: int, num_layers: int | None) -> list[str]:
     return prepare(args, num_stages, num_layers)[1]
 
 
-def lock_out(job: Job, rank: int):
+def lock_out(job: Job, rank: int, P: int):
     """This rank's lock on ``--out`` (gpu_runs.run_lock; None without --out), then the
-    fresh-run check again under the lock (a run that started meanwhile is not overwritten)."""
+    fresh-run check again under the lock (a run that started meanwhile is not overwritten);
+    once it passes, the temporary files a killed writer of this rank left are removed
+    (``checkpoint.sweep_temps``: a refusal removes nothing and leaves nothing)."""
     if job.run.out is None:
         return None
     created = not Path(job.run.out).exists()
@@ -83,12 +85,12 @@ def lock_out(job: Job, rank: int):
             with contextlib.suppress(OSError):
                 Path(job.run.out).rmdir()
         raise
+    sweep_temps(job.run.out, rank, P)
     return fd
 
 
 TORCHRUN_HINT = ("not started by torchrun (RANK / MASTER_ADDR unset): run "
-                 "torchrun --nproc-per-node P -m gpu_runs.pipeline ... (one process per stage; "
-                 "--nproc-per-node 1 for a single stage)")
+                 f"{PROG} ... (one process per stage; --nproc-per-node 1 for a single stage)")
 
 
 def make_problem(job: Job) -> Problem:
@@ -365,6 +367,18 @@ def eval_steps_of(run) -> list[int]:
     return [t for t in range(run.steps) if eval_due(run.eval_every, t + 1, run.steps)]
 
 
+def says_refusal(e: ValueError, rank: int, device: str) -> bool:
+    """Does this rank print its refusal ``e``? Every rank runs the same checks on the same
+    command line and files, so rank 0 says it for all (one line, not one per rank); a rank says
+    its own where the check depends on the rank: its lock on ``--out`` (``run_lock``) and the
+    memory of its device (one rank per machine, every rank on CUDA: each has its own GPU)."""
+    if isinstance(e, (run_lock.RunLockError, run_lock.RunDirUnusable)):
+        return True
+    if isinstance(e, memory_budget.DoesNotFit):
+        return os.environ.get("LOCAL_RANK", str(rank)) == "0" or str(device).startswith("cuda")
+    return rank == 0
+
+
 def main(argv=None) -> int:
     """``python -m gpu_runs.pipeline``: parse, check (:func:`prepare`), start the process
     group, run this rank's stage; exit 2 for a refused setting, 0 for a finished run."""
@@ -378,16 +392,18 @@ def main(argv=None) -> int:
         check_finished(job)
         if "RANK" not in os.environ or "MASTER_ADDR" not in os.environ:
             raise ValueError(TORCHRUN_HINT)
-        lock = lock_out(job, rank)     # held until the process exits
+        lock = lock_out(job, rank, P)     # held until the process exits
     except RunFinished as e:
         if rank == 0:
             print(f"{tag} {e}", flush=True)
         return 0
     except ValueError as e:
-        print(f"{tag} refused: {e}", file=sys.stderr, flush=True)
+        if says_refusal(e, rank, args.device):
+            print(f"{tag} refused: {e}", file=sys.stderr, flush=True)
         return 2
-    except KeyboardInterrupt:
-        print(f"{tag} interrupted before training started; nothing was written", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:    # Ctrl-C reaches every rank: rank 0 says it for all
+        if rank == 0:
+            print(f"{tag} interrupted before training started; nothing was written", file=sys.stderr, flush=True)
         return 130
     run, opts = job.run, job.opts
     if skipped and rank == 0:

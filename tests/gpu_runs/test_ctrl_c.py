@@ -69,7 +69,7 @@ def test_ctrl_c_stops_every_pipeline_rank(tmp_path):
     k, _ = find_set(out, 2)                       # the newest set intact on both ranks
     assert line.startswith(f"[pipeline rank 0/2] gpu_runs.pipeline: interrupted; newest checkpoint "
                            f"{out}/ckpt_step{k}_stage{{s}}.pt (step {k}, every stage); resume with: ")
-    assert line.endswith(shlex.join(["torchrun", "--nproc-per-node", "2", "-m", "gpu_runs.pipeline", *argv,
+    assert line.endswith(shlex.join(["python", "-m", "gpu_runs.pipeline.torchrun", "--nproc-per-node", "2", "-m", "gpu_runs.pipeline", *argv,
                                      "--resume"]))
     assert not [f for f in out.iterdir() if f.name.endswith(".tmp")]
     assert survivors(p.pid) == []

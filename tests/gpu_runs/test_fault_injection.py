@@ -152,15 +152,18 @@ def _whole(out: Path, name: str, ref_log: list, ref_config: dict, killed: bool) 
     falls back to an older checkpoint, which the rerun below then shows)."""
     f = out / name
     assert f.exists(), f"{name} existed before the fault and is gone"
-    if name == "config.json":
-        drop = lambda c: {k: v for k, v in c.items() if k != "out"}      # the one field that names the place
-        assert drop(json.loads(f.read_text())) == drop(ref_config)
-    elif name == "result.json":
-        json.loads(f.read_text())
-    elif name == "log.jsonl":
-        log = _log(f)
-        assert log == ref_log[:len(log)], "log.jsonl is not a whole prefix of the run's log"
-    elif name.endswith(".pt"):
+    try:
+        if name == "config.json":
+            drop = lambda c: {k: v for k, v in c.items() if k != "out"}      # the one field that names the place
+            assert drop(json.loads(f.read_text())) == drop(ref_config)
+        elif name == "result.json":
+            json.loads(f.read_text())
+        elif name == "log.jsonl":
+            log = _log(f)
+            assert log == ref_log[:len(log)], "log.jsonl is not a whole prefix of the run's log"
+    except ValueError as e:
+        raise AssertionError(f"{name} is not whole: {e}") from None
+    if name.endswith(".pt"):
         why = verified_files.check(f)
         assert why is None or (killed and "does not match its sha256" in why), f"{name} fails its check: {why}"
 
@@ -169,6 +172,28 @@ def _whole(out: Path, name: str, ref_log: list, ref_config: dict, killed: bool) 
           suppress_health_check=[HealthCheck.function_scoped_fixture])   # capsys is read out per example
 @given(kind=st.sampled_from(["enospc", "eio", "replace", "kill", "sigint"]), k=st.integers(1, MAX_K))
 def test_a_fault_anywhere_loses_nothing_and_the_same_command_finishes_the_run(reference, capsys, kind, k):
+    check_fault(reference, capsys, kind, k)
+
+
+def in_place(path, write) -> str:
+    """A writer that is not atomic: ``path`` opened for writing and written where it is."""
+    with open(path, "wb") as f:
+        w = verified_files._HashingWriter(f)
+        write(w)
+    return w.h.hexdigest()
+
+
+def test_the_property_fails_when_one_write_is_not_atomic(reference, capsys, monkeypatch):
+    """The property test can fail: with the package's atomic write (config.json, log.jsonl,
+    result.json) replaced by an in-place one, a full disk while the log is rewritten (the 3rd
+    file opened: config.json, the log's first record, then its rewrite) truncates the log."""
+    monkeypatch.setattr(verified_files, "atomic_write", in_place)
+    with pytest.raises(AssertionError, match="log.jsonl is not"):
+        check_fault(reference, capsys, "enospc", 3)
+
+
+def check_fault(reference, capsys, kind: str, k: int) -> None:
+    """The module's properties for one fault."""
     ref_log, ref_params, ref_config = reference
     k = min(k, 5) if kind == "sigint" else k
     with tempfile.TemporaryDirectory() as d:

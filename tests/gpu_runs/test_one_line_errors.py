@@ -30,12 +30,16 @@ def test_the_launchers_exit_code_is_the_failed_ranks():
     assert exit_code(SignalException("x", signal.SIGINT)) == 130
 
 
-def test_nothing_after_a_ranks_refusal(tmp_path):
+def test_a_refused_two_rank_run_is_one_line(tmp_path):
+    """The quiet launcher: rank 0's refusal is the only line (stdout and stderr together), rc 2,
+    and the refusal leaves nothing behind (tmp_path as it was)."""
+    before = sorted(tmp_path.rglob("*"))
     r = subprocess.run([sys.executable, "-m", "gpu_runs.pipeline.torchrun", "--nproc-per-node", "2",
                         "-m", "gpu_runs.pipeline", "--model", "toy", "--optimizer", "sgd", "--schedule", "2bw", "--tau", "8",
                         "--steps", "4", "--out", str(tmp_path / "run")],
                        capture_output=True, text=True, timeout=300)
-    lines = (r.stdout + r.stderr).strip().splitlines()
     assert r.returncode == 2, r.stderr
-    assert lines and all("refused:" in line and "--tau" in line for line in lines), lines
-    assert not (tmp_path / "run").exists()
+    assert r.stdout == "", r.stdout
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("[pipeline rank 0/2] refused: ") and "--tau" in lines[0], lines
+    assert sorted(tmp_path.rglob("*")) == before
