@@ -24,7 +24,7 @@ Properties:
    parameters are bit-identical to an uninterrupted run's, and no temporary file or lock is
    left (a killed writer's temporary files go with the next run that holds the rank's lock).
 
-``PIPELINE_FAULT_EXAMPLES`` (default 3) sets how many faults one test run draws; the
+``PIPELINE_FAULT_EXAMPLES`` (default 2) sets how many faults one test run draws; the
 ``slow`` test draws 25.
 """
 from __future__ import annotations
@@ -225,7 +225,7 @@ def _run(reference, tmp_path_factory, fault):
     check_fault(reference, tmp_path_factory.mktemp(f"{kind}{rank}_{k}"), kind, rank, k)
 
 
-@settings(max_examples=int(os.environ.get("PIPELINE_FAULT_EXAMPLES", "3")), deadline=None,
+@settings(max_examples=int(os.environ.get("PIPELINE_FAULT_EXAMPLES", "2")), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(fault=faults())
 def test_a_fault_in_a_pipeline_rank_loses_nothing_and_the_same_command_finishes(reference, tmp_path_factory, fault):
