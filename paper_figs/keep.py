@@ -201,9 +201,10 @@ def main(argv=None) -> int:
               "commit the code and retrain them before committing the records")
     if wanted is not None and res["absent"]:
         from .records.runs import describe
-        absent = set(res["absent"])
-        print(f"{len(absent)} of the {a.profile} profile's {len(wanted)} runs are not in {cache_dir} yet "
-              f"(train them: python -m paper_figs --profile {a.profile} --out {a.out}):")
+        absent = {k for k in res["absent"] if store.get(k) is None}   # kept already: nothing to train
+        if absent:
+            print(f"{len(absent)} of the {a.profile} profile's {len(wanted)} runs are neither in {cache_dir} nor "
+                  f"kept yet (train them: python -m paper_figs --profile {a.profile} --reuse-kept --out {a.out}):")
         todo = [describe(s) for s in wanted if s["_key"] in absent]
         for line in todo[:20]:
             print(f"  {line}")
