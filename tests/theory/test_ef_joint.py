@@ -119,6 +119,7 @@ def test_runs_do_not_violate_the_joint_constant():
         for g in ("sign", "spectral"):
             r = runs(m, g, T=20, seeds=4)
             assert r["ratio"] <= 1 + 1e-9, r
+            assert r["premise_ratio"] <= 1 + 1e-9, r      # D_t <= L J_t (A2), the first drift premise
 
 
 def test_docs_hold_the_section_with_the_old_rows():

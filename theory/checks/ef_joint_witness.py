@@ -16,7 +16,8 @@ EF steps of norm <= eta. Three kinds of witness, ratio = D_t / (L eta C(mu, t)):
   the nuclear norm from the matrices.
 * ``runs``: EF LMO runs (theory.checks.witness_runs.simulate, d_t = eta lmo(m_t)) at sigma = 0 on the
   sign (d = 6) and spectral (4 x 3) quadratics, far from the minimiser, max over t >= 2 and seeds
-  (a violation check: aligned LMO steps far from the minimiser are far from the worst case).
+  (a violation check: aligned LMO steps far from the minimiser are far from the worst case); on the
+  same runs the first premise D_t <= L J_t, J_t = sum_j w_{t,j} ||y_t - x_j|| (``premise_ratio`` <= 1).
 
 In l_inf the proof's star bound sum_j w_j ||y_t - x_j|| reaches the old constant (each j on its own
 coordinate), so these witnesses test the joint constant there; they do not prove it.
@@ -102,7 +103,13 @@ def runs(mu: float, geometry: str = "sign", T: int = 40, seeds: int = 16, eta: f
     bound = np.array([H["L"] * eta * c_step(mu, tt) for tt in range(T)])
     r = D[:, 2:] / bound[None, 2:]
     i = np.unravel_index(int(np.nanargmax(r)), r.shape)
-    return {"geometry": geometry, "mu": mu, "ratio": float(r[i]), "t": int(i[1]) + 2, "T": T}
+    # the first premise, D_t <= L J_t with J_t = sum_j w_{t,j} ||y_t - x_j||, on the same run
+    nm = H["geometry"].norm
+    Jt = np.stack([nm(H["y"][:, tt][:, None] - H["x"][:, : tt + 1]) @ weights(mu, tt) for tt in range(T)], 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        prem = np.where(Jt > 0, D / (H["L"] * Jt), 0.0)
+    return {"geometry": geometry, "mu": mu, "ratio": float(r[i]), "t": int(i[1]) + 2, "T": T,
+            "premise_ratio": float(np.nanmax(prem))}
 
 
 def table(mus=(0.05, 0.1, 0.3, 0.5, 0.9, 1.0), t: int = 8, with_pep: bool = True) -> list[dict]:
