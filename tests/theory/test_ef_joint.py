@@ -122,6 +122,13 @@ def test_runs_do_not_violate_the_joint_constant():
             assert r["premise_ratio"] <= 1 + 1e-9, r      # D_t <= L J_t (A2), the first drift premise
 
 
+def test_package_confrontation_passes_the_lemma_and_refutes_the_planted_constant():
+    """theory.checks.confront (grid, rho ladder, seeded search; sign and spectral) on the whole lemma."""
+    ok, planted = CJ.confront_joint(), CJ.confront_joint(0.9)
+    assert ok["ok"] and ok["instances"] > 40, ok
+    assert not planted["ok"], planted
+
+
 def test_docs_hold_the_section_with_the_old_rows():
     from pathlib import Path
     text = (Path(__file__).resolve().parents[2] / "docs" / "proof.md").read_text()

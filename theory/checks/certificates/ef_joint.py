@@ -168,10 +168,26 @@ def _witness_md(mus) -> list[str]:
         sw, rs_, rp = sign_worst(m, 8), runs(m, "sign"), runs(m, "spectral")
         out.append(f"| {m:g} | {sw['ratio']:.4f} | {rs_['ratio']:.4f} (t = {rs_['t']}) | {rp['ratio']:.4f} (t = {rp['t']})"
                    f" | {rs_['premise_ratio']:.4f} / {rp['premise_ratio']:.4f} |")
-    out += ["", "The star bound's maximum in l_inf is the old constant (each j on its own coordinate), so these"
+    ok, planted = confront_joint(), confront_joint(0.9)
+    out += ["", "The package's own confrontation (`theory.checks.confront`: the witness grid, the rho ladder and the"
+            f" seeded search, sign and spectral, sigma from 0 to 50) of the whole lemma on its {ok['instances']} EF"
+            " instances: " + ("not refuted" if ok["ok"] else f"REFUTED on {ok['failed_on']}")
+            + "; the planted 0.9 C(mu): " + (f"refuted on {planted['failed_on']}" if not planted["ok"] else "NOT refuted")
+            + ".", "", "The star bound's maximum in l_inf is the old constant (each j on its own coordinate), so these"
             " witnesses test the joint constant outside its proof's geometry: none exceeds it; whether a"
             " non-separable f in the sign or spectral geometry does is open."]
     return out
+
+
+def confront_joint(scale: float = 1.0) -> dict:
+    """theory.checks.confront.confront of derived_ef_lemma_joint with its constant scaled by ``scale``
+    (a planted error below 1) on the EF instances check() confronts every registered bound with."""
+    import sympy as sp
+    from ..confront import confront
+    from ...records.ef_joint import DERIVED_EF_LEMMA_JOINT as B, c_uniform_expr
+    from ...records.symbols import L, eta
+    expr = B.expr - (1 - sp.nsimplify(scale)) * L * eta * c_uniform_expr()
+    return confront(B.name if scale == 1 else f"{B.name} x {scale:g}", expr, B.quantity, B.variant)
 
 
 if __name__ == "__main__":   # pragma: no cover
