@@ -70,13 +70,3 @@ def ef_lemma_joint() -> Derivation:
                       "EF worst case, lag and perturbation jointly (Euclidean norm, A5): E||m_t - grad f(y_t)||_*"
                       " <= (1-mu)^t rho sigma + sqrt(mu) rho sigma + L eta C(mu)", steps, start=E_t)
 
-
-def check_all(n: int = 2000) -> dict:
-    """Every step checked (theory.proofs.derivation.Step.check) and the chain assembled against the
-    bound's expression (theory.checks.chain.chain_check, the bound passed in since it is kept out of
-    the registry): {'steps': [(name, ok, method, detail)], 'chain': (ok, detail)}."""
-    from ..checks.chain import chain_check
-    d = ef_lemma_joint()
-    steps = [(s.name, r.ok, r.method, r.detail) for s, r in d.check(n=n)]
-    c = chain_check(d, bound_expr=J.DERIVED_EF_LEMMA_JOINT.expr)
-    return {"steps": steps, "chain": (c.ok, c.detail)}

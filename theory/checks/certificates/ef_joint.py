@@ -144,11 +144,18 @@ def markdown(rs=None) -> str:
 def _steps_md() -> list[str]:
     """The derivation's steps as a numbered list (statements only: tests/theory/test_ef_joint.py checks
     them, the algebra by sympy, 'uniform in t' numerically, the chain by theory.checks.chain)."""
+    import sympy as sp
     from ...proofs.ef_joint import ef_lemma_joint
-    from ...proofs.render import _REL_TEX, _tex
+    names = {"r_w": "r_w(t)", "J_t": "J_t", "Phi_t": r"\Phi_t", "D_t": "D_t", "E_t": "E_t", "N_t": "N_t"}
+
+    def tex(e):   # the abstract quantities by their names (theory.proofs.render.TEX_NAMES' convention)
+        e = sp.sympify(e)
+        return sp.latex(e, symbol_names={x: names[x.name] for x in e.free_symbols if x.name in names})
+
+    rel = {"==": "=", "<=": r"\le"}
     out = ["Derivation `ef_lemma_joint` (steps 1-6 are Lemma 1's noise half, reused):", ""]
     for i, s in enumerate(ef_lemma_joint().steps):
-        out.append(f"{i + 1}. **{s.name}** ({s.kind}): ${_tex(s.lhs)} {_REL_TEX[s.rel]} {_tex(s.rhs)}$  ")
+        out.append(f"{i + 1}. **{s.name}** ({s.kind}): ${tex(s.lhs)} {rel[s.rel]} {tex(s.rhs)}$  ")
         out.append(f"   because {s.reason}.")
     return out
 
