@@ -240,5 +240,6 @@ def proof_markdown() -> str:
     from ..results.slack import tightness_markdown
     from ..checks.certificates.table import certificates_markdown
     from ..checks.certificates.tau_step import markdown as tau_markdown
+    from ..checks.certificates.ef_joint import markdown as ef_joint_markdown
     return (text + "\n".join(rows) + "\n\n" + tightness_markdown() + "\n" + certificates_markdown() + "\n\n"
-            + tau_markdown())
+            + ef_joint_markdown() + "\n\n" + tau_markdown())
