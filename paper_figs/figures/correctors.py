@@ -333,9 +333,11 @@ def tau_law_rows(s: Spec, res: dict) -> list[str]:
             confront_markdown(confront(measured, pred)), ""]
 
 
-def readings(ctx: Context, s: Spec, g: dict, res: dict, verdicts: dict, shares: dict, intervals: dict) -> list[str]:
+def readings(ctx: Context, s: Spec, g: dict, res: dict, verdicts: dict, shares: dict,
+             intervals: dict) -> tuple[list[str], list[str]]:
     """How §8's lines are to be read (correctors_readings): stall or diverge by the curves, the
-    model against the measured shares, what the tau = 1 lines understate, DC-ASGD as the data allow."""
+    model against the measured shares, what the tau = 1 lines understate, DC-ASGD as the data
+    allow. Returns (the page's lines, one sentence per reading for the front page)."""
     courses = {(plotting.label(o), t): curves(ctx, g[("tau", o, f"tau{t}")]) for o in s.tau_optimizers
                for t in s.taus if t != 1 and ("tau", o, f"tau{t}") in g}
     corr = {(tau, o): res[(f"corr{tau}", o)] for tau in s.corrector_taus for o in s.corrector_optimizers
@@ -354,7 +356,8 @@ def readings(ctx: Context, s: Spec, g: dict, res: dict, verdicts: dict, shares: 
     for head, lines in blocks:
         if lines:
             out += [head, "", *(f"- {x}" for x in lines), ""]
-    return out
+    short = [R.course_summary(courses)] + [lines[-1] for _, lines in blocks[1:] if lines]
+    return out, [x for x in short if x]
 
 
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
@@ -368,6 +371,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     for ax, o in zip(axes[2:], s.corrector_optimizers):
         corr_rows += _corrector_panel(ax, s, res, shares, intervals, o)
     out.files = plotting.save(fig, ctx.fig_dir, "correctors_gap_vs_tau")
+    read, out.highlights = readings(ctx, s, g, res, verdicts, shares, intervals)
     out.caption = (f"First panel: the size of the sync-async gap |L(delay tau) - L(sync)| (nats/byte, log axis) vs the "
                    f"delay tau ({p.main_size} model, {p.steps} steps, seeds {', '.join(map(str, s.seeds))}); filled "
                    "markers: the mean gap is positive (the delay costs loss), hollow: negative; whiskers: the 95 % t "
@@ -384,8 +388,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     out.measured = (["Gap vs tau (final val loss minus sync, per seed; mean ± SD):", "", *tau_rows, "",
                      "Correctors (recovered share = 1 - mean h / mean g; h, g: the corrector's and the plain delay's "
                      "gaps to sync; 95 % Fieller interval):", "", *corr_rows, "", "Attribution:", "",
-                     *_attribution_rows(ctx, s, res), "", *tau_law_rows(s, res),
-                     *readings(ctx, s, g, res, verdicts, shares, intervals)])
+                     *_attribution_rows(ctx, s, res), "", *tau_law_rows(s, res), *read])
     out.verdicts = {k: ctx.verdict(v) for k, v in verdicts.items()}
     out.notes = ["lr damping at tau = 1 is the plain delay itself (eta tau^-1 = eta): not trained there, its share "
                  "is 0 by construction. The theory's predicted order, written before these runs, is "

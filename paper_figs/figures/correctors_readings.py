@@ -48,6 +48,10 @@ EXTRAPOLATING = (EF, "weight_prediction", "nesterov_lookahead")
 NEAR_ZERO = ("dc_asgd_adaptive", "dc_asgd_ema")
 
 
+#: shorter names for one-sentence summaries
+SHORT_LABEL = {"nesterov_lookahead": "damped weight prediction"}
+
+
 def corrector_label(c: str) -> str:
     return CORRECTOR_LABEL.get(c, c)
 
@@ -176,6 +180,20 @@ def course_lines(cells: dict, margin: float = RISE_MARGIN) -> list[str]:
     return out
 
 
+def course_summary(cells: dict, margin: float = RISE_MARGIN) -> str:
+    """One sentence over ``cells`` (as :func:`course_lines`): per optimizer, at which tau its seeds
+    all stall, all diverge, or mix."""
+    by: dict = {}
+    for (name, tau), curves in cells.items():
+        kinds = {curve_course(c[1], margin) for c in curves if c and c[1]}
+        if kinds:
+            by.setdefault(name, {}).setdefault(kinds.pop() if len(kinds) == 1 else "mixed", []).append(tau)
+    parts = [f"{name} " + " and ".join(f"{'stalls' if k == STALL else k if k == DIVERGES else 'mixes'} at tau = "
+                                        f"{', '.join(map(str, ts))}" for k, ts in ks.items()) for name, ks in by.items()]
+    head = f"By the validation curve (a rise over {margin} nats/byte, or ending above the start, diverges): "
+    return head + "; ".join(parts) + "." if parts else ""
+
+
 # --- the recovered share's interval and the model against the measurement
 
 def _aligned(*cols: Sequence[float]) -> list[list[float]]:
@@ -212,7 +230,8 @@ def model_lines(shares: dict, intervals: dict, predicted: Callable[[str, str, in
     """The model's predicted shares (§4) against the measured ones over every cell (tau, o, c) of
     ``shares`` where both are finite: Spearman's rank correlation over all of them and within the
     extrapolating correctors (:data:`EXTRAPOLATING`), and each cell where the prediction lies
-    outside the measured share's 95 % interval (``intervals``): the model's level refuted there."""
+    outside the measured share's 95 % interval (``intervals``): the model's level refuted there;
+    the last line says it in one sentence."""
     cells = [(k, predicted(k[1], k[2], k[0]), v) for k, v in shares.items()
              if math.isfinite(v) and math.isfinite(predicted(k[1], k[2], k[0]))]
     if len(cells) < 3:
@@ -232,6 +251,16 @@ def model_lines(shares: dict, intervals: dict, predicted: Callable[[str, str, in
     out.append("The model's level is refuted (its prediction outside the measured share's 95 % interval) at: "
                + "; ".join(refuted) + "." if refuted else
                "The model's level is not refuted at any cell (every prediction inside its share's 95 % interval).")
+    groups: dict = {}
+    for (tau, o, c), p, m in cells:
+        lo, hi = intervals.get((tau, o, c), (-math.inf, math.inf))
+        if not lo <= p <= hi:
+            groups.setdefault((label(o), tau, round(p, 2)), []).append(m)
+    where = "; ".join(f"{name} tau = {tau} (predicted {p:.0%}, measured " + (
+        f"{min(ms):.0%}-{max(ms):.0%}" if len(ms) > 1 else f"{ms[0]:.0%}") + ")" for (name, tau, p), ms in groups.items())
+    out.append(f"Model vs measured shares: Spearman {rho:.2f} over {len(cells)} cells, {rho_ext:.2f} within the "
+               f"extrapolating correctors (n = {len(ext)}); " + (f"its level refuted at {where}." if where else
+                                                                 "its level refuted nowhere."))
     return out
 
 
@@ -243,8 +272,8 @@ def beats_plain_lines(res: dict, recovers: dict, noise_of: Callable[[str], objec
     delay's own gap g = L(plain) - L(sync) is not resolved (its 95 % interval reaches 0), while the
     corrector's loss is decidedly below the plain delay's (paired, :func:`verdicts.lower_is_better`):
     there the line understates the corrector. ``res``: {(tau, o): {kind: losses}}; ``recovers``:
-    {(tau, o, c): that line's Verdict}."""
-    out = []
+    {(tau, o, c): that line's Verdict}. The last line, when there is any, says it in one sentence."""
+    out, short = [], {}
     for (tau, o, c), v in recovers.items():
         r = res.get((tau, o)) or {}
         if v.status == HOLDS or not {c, "none", SYNC} <= set(r):
@@ -258,6 +287,13 @@ def beats_plain_lines(res: dict, recovers: dict, noise_of: Callable[[str], objec
                        f"L(corrector) - L(plain) = {-b.test.est:+.3f} [{-b.test.hi:+.3f}, {-b.test.lo:+.3f}] nats/byte "
                        f"(paired, n = {b.test.n}), although its 'recovers' line is {v.status}: the plain delay's own "
                        "gap is not resolved at these seeds, so that line understates it")
+            short.setdefault((tau, label(o)), []).append(f"{SHORT_LABEL.get(c, corrector_label(c))} "
+                                                         f"{-b.test.est:+.3f}")
+    if short:
+        out.append("Understated: " + "; ".join(f"at tau = {tau}, {name}, " + ", ".join(xs) for (tau, name), xs
+                                                in short.items())
+                   + " nats/byte against the plain delay, each decided (paired), while the 'recovers' lines stay "
+                   "open because the plain delay's own gap is not resolved.")
     return out
 
 
@@ -266,8 +302,9 @@ def near_zero_lines(res: dict, noise_of: Callable[[str], object], label: Callabl
     """DC-ASGD-a / -EMA against the plain delay, L(corrector) - L(plain) with its 95 % interval,
     worded as the data allow: 'differs from 0' when the interval excludes 0; 'equivalent within
     +-margin' only when the equivalence test holds; else 'not distinguishable from 0', and when the
-    interval's half-width exceeds the margin, that equivalence cannot be shown at this spread."""
-    out = []
+    interval's half-width exceeds the margin, that equivalence cannot be shown at this spread. The
+    last line, when there is any, counts the cells by wording."""
+    out, words = [], []
     for (tau, o), r in res.items():
         for c in NEAR_ZERO:
             if c not in r or "none" not in r:
@@ -286,6 +323,14 @@ def near_zero_lines(res: dict, noise_of: Callable[[str], object], label: Callabl
                     f"{(hi - lo) / 2:.3f} > {margin})" if (hi - lo) / 2 > margin else ", equivalence not decided")
             out.append(f"tau = {tau}, {label(o)}, {corrector_label(c)}: L(corrector) - L(plain) = {e.mean:+.3f} "
                        f"[{lo:+.3f}, {hi:+.3f}] nats/byte (n = {e.n}): {word}")
+            words.append(word.split(";")[0].split(",")[0])
+    if words:
+        nd = words.count("not distinguishable from 0")
+        untestable = sum("cannot be shown" in x for x in out)
+        out.append(f"DC-ASGD-a / -EMA against the plain delay: not distinguishable from 0 in {nd} of {len(words)} "
+                   f"cells ({untestable} of them too wide to test equivalence within +-{margin}), equivalent in "
+                   f"{sum(w.startswith('equivalent') for w in words)}, different from 0 in "
+                   f"{words.count('differs from 0')}.")
     return out
 
 

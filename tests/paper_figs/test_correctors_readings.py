@@ -59,6 +59,9 @@ def test_course_lines_count_the_seeds():
     cells = {("AdamW", 4): [([100, 200, 300], [3.3, 3.0, 2.5])] * 2 + [([100, 200, 300], [3.3, 9.0, 3.0])]}
     (line,) = R.course_lines(cells)
     assert "**mixed**" in line and "2 of 3 seeds stall, 1 diverge" in line and "3.30 -> 2.67" in line
+    cells[("scion", 8)] = [([100, 200], [5.0, 13.0, 3.0])] * 3
+    cells[("AdamW", 2)] = [([100, 200], [3.0, 2.0])] * 3
+    assert R.course_summary(cells).endswith("AdamW mixes at tau = 4 and stalls at tau = 2; scion diverges at tau = 8.")
 
 
 # --- the share, the model against the measurement
@@ -112,6 +115,7 @@ def test_model_lines_compute_the_correlation_and_name_the_refuted_levels():
     assert "AdamW tau = 1, EF: predicted 55%, measured 85%" in lines[1]
     assert "AdamW tau = 1, weight prediction: predicted 55%" in lines[1]
     assert "Muon tau = 4" not in lines[1]
+    assert lines[2].endswith("its level refuted at AdamW tau = 1 (predicted 55%, measured 79%-85%).")
 
 
 # --- what the lines understate, DC-ASGD worded as the data allow
@@ -129,9 +133,10 @@ def test_a_corrector_below_an_unresolved_plain_delay_is_named():
     res = {(1, "muon"): r}
     v, _ = C.judge(_Ctx(), {("corr1", "muon"): r})
     recovers = {(1, "muon", "weight_prediction"): v[C.recovers_line(1, "muon", "weight_prediction")]}
-    (line,) = R.beats_plain_lines(res, recovers, lambda o: NO_NOISE, plotting.label)
+    line, summary = R.beats_plain_lines(res, recovers, lambda o: NO_NOISE, plotting.label)
     assert "tau = 1, Muon: weight prediction is decidedly below the plain delay" in line
     assert "L(corrector) - L(plain) = -0.019" in line
+    assert summary.startswith("Understated: at tau = 1, Muon, weight prediction -0.019")
     # a resolved plain gap: the line is undecided for another reason, nothing is said
     r2 = _cell(0.2, {"weight_prediction": (0.18, (0.011, -0.012, 0.001))})
     v2, _ = C.judge(_Ctx(), {("corr1", "muon"): r2})
@@ -141,14 +146,15 @@ def test_a_corrector_below_an_unresolved_plain_delay_is_named():
 
 def test_dc_asgd_is_not_distinguishable_from_zero_never_equivalent_when_the_margin_cannot_be_tested():
     wide = _cell(1.0, {"dc_asgd_adaptive": (0.95, (0.09, -0.1, 0.06))})
-    (line,) = R.near_zero_lines({(4, "adamw"): wide}, lambda o: NO_NOISE, plotting.label, 0.005)
+    line, summary = R.near_zero_lines({(4, "adamw"): wide}, lambda o: NO_NOISE, plotting.label, 0.005)
     assert "not distinguishable from 0" in line and "cannot be shown" in line and "equivalent" not in line
+    assert "not distinguishable from 0 in 1 of 1 cells (1 of them too wide" in summary and "equivalent in 0" in summary
     tight = _cell(1.0, {"dc_asgd_ema": (1.0, (0.0130, -0.0118, 0.0021))})   # diffs 0.001, 0.0012, 0.0001
-    (line,) = R.near_zero_lines({(4, "adamw"): tight}, lambda o: NO_NOISE, plotting.label, 0.005)
-    assert "equivalent to the plain delay within +-0.005" in line
+    line, summary = R.near_zero_lines({(4, "adamw"): tight}, lambda o: NO_NOISE, plotting.label, 0.005)
+    assert "equivalent to the plain delay within +-0.005" in line and "equivalent in 1" in summary
     off = _cell(1.0, {"dc_asgd_ema": (0.9, (0.011, -0.012, 0.004))})
-    (line,) = R.near_zero_lines({(4, "adamw"): off}, lambda o: NO_NOISE, plotting.label, 0.005)
-    assert "differs from 0" in line
+    line, summary = R.near_zero_lines({(4, "adamw"): off}, lambda o: NO_NOISE, plotting.label, 0.005)
+    assert "differs from 0" in line and "different from 0 in 1" in summary
 
 
 def test_the_scion_line_names_its_confound():
@@ -196,3 +202,12 @@ def test_every_kept_correctors_record_still_resolves():
     assert not missing, missing[:3]
     assert R.corrector_label("nesterov_lookahead").startswith("damped weight prediction")
     assert "nesterov" not in C.recovers_line(4, "muon", "nesterov_lookahead")
+
+
+def test_the_front_page_shows_a_figures_readings(tmp_path):
+    from paper_figs.figures.common import FigureOutput
+    from paper_figs.report.markdown import figure_paragraph
+    o = FigureOutput("correctors", "T", highlights=["Model vs measured shares: Spearman 0.85 over 18 cells."])
+    text = "\n".join(figure_paragraph(o, {"correctors": None}, tmp_path))
+    assert "- Model vs measured shares: Spearman 0.85 over 18 cells." in text
+    assert "How to read them" not in "\n".join(figure_paragraph(FigureOutput("x", "T"), {"x": None}, tmp_path))
