@@ -49,12 +49,13 @@ class Spec:
                          "lr_damping")
     attribution_optimizer: str = "muon"   # "": no attribution panel
     seeds: tuple = (0, 1, 2)
+    published_nesterov: float = 0.99      # the published Nesterov method's momentum at each corrector cell; 0: none
 
 
 SPECS = {"full": Spec(), "quick": Spec(), "gpu": Spec(seeds=(0, 1)),
          "micro": Spec(tau_optimizers=("adamw",), taus=(1, 2), corrector_optimizers=("adamw",),
                        corrector_taus=(1, 2), correctors=("weight_prediction", "lr_damping"),
-                       seeds=(0, 1))}
+                       seeds=(0, 1), published_nesterov=0.0)}
 
 
 def spec(p) -> Spec:
@@ -70,6 +71,13 @@ def delayed(p, o: str, tau: int, seed: int, corrector: str = PLAIN, groups: str 
     return variant(p, o, TWO_BW, seed=seed, **extra)
 
 
+def published(p, o: str, tau: int, seed: int, beta: float) -> dict:
+    """The published Nesterov method as a corrector of ``o``'s plain delay (issue 51; declared, not trained here): no
+    forward extrapolation, Nesterov momentum ``beta`` at the preset lr, AdamW -> NAdamW (R.PUBLISHED_OPTIMIZER)."""
+    return variant(p, R.PUBLISHED_OPTIMIZER.get(o, o), TWO_BW, seed=seed, momentum=beta,
+                   **({"tau": tau} if tau != 1 else {}))
+
+
 def _applies(corrector: str, tau: int) -> bool:
     """lr damping by delay (eta tau^-p) is the identity at tau = 1: the plain delay's run."""
     return not (corrector == "lr_damping" and tau == 1)
@@ -78,7 +86,7 @@ def _applies(corrector: str, tau: int) -> bool:
 def grid(p) -> dict:
     """{(panel, optimizer, kind): [settings per seed]}, in the order the runs are worth training:
     the attribution, the gap vs tau, then the correctors. Panels: ("attr", o, sync | all |
-    matrix | other), ("tau", o, sync | tau<k>), ("corr<tau>", o, none | ef | corrector)."""
+    matrix | other), ("tau", o, sync | tau<k>), ("corr<tau>", o, none | ef | corrector | published_nesterov)."""
     s = spec(p)
     g, a = {}, s.attribution_optimizer
     if a:   # "": no attribution panel
@@ -99,6 +107,8 @@ def grid(p) -> dict:
             for c in s.correctors:
                 if _applies(c, tau):
                     g[(panel, o, c)] = [delayed(p, o, tau, x, corrector=c) for x in s.seeds]
+            if s.published_nesterov:
+                g[(panel, o, R.PUBLISHED)] = [published(p, o, tau, x, s.published_nesterov) for x in s.seeds]
     return g
 
 
@@ -257,17 +267,6 @@ def share_intervals(ctx: Context, s: Spec, res: dict, shares: dict) -> dict:
 SHARE_LIM = (-1.0, 1.5)   # the corrector panels' y range; a whisker cut by it runs further
 
 
-def _whiskers(vals: list, ivs: list) -> list:
-    """[below, above] whisker lengths of bars ``vals`` with intervals ``ivs``; an infinite end is drawn
-    past the panel's edge (:data:`SHARE_LIM`), a missing bar gets none."""
-    edge = SHARE_LIM[1] - SHARE_LIM[0] + 1
-    below = [0.0 if not math.isfinite(v) else edge if not math.isfinite(lo) else max(v - lo, 0.0)
-             for v, (lo, _) in zip(vals, ivs)]
-    above = [0.0 if not math.isfinite(v) else edge if not math.isfinite(hi) else max(hi - v, 0.0)
-             for v, (_, hi) in zip(vals, ivs)]
-    return [below, above]
-
-
 def _corrector_panel(ax, s: Spec, res: dict, shares: dict, intervals: dict, o: str) -> list[str]:
     rows = []
     names = list(dict.fromkeys(c for tau in s.corrector_taus for c in (res.get((f"corr{tau}", o)) or {})
@@ -277,7 +276,8 @@ def _corrector_panel(ax, s: Spec, res: dict, shares: dict, intervals: dict, o: s
         xs = [j + i * width for j in range(len(names))]
         vals = [shares.get((tau, o, c), float("nan")) for c in names]
         ivs = [intervals.get((tau, o, c), (math.nan, math.nan)) for c in names]
-        ax.bar(xs, [v if math.isfinite(v) else 0 for v in vals], width=width, label=f"tau = {tau}", yerr=_whiskers(vals, ivs),
+        ax.bar(xs, [v if math.isfinite(v) else 0 for v in vals], width=width, label=f"tau = {tau}",
+               yerr=plotting.interval_whiskers(vals, ivs, SHARE_LIM),
                capsize=2, ecolor="dimgray")
         ax.scatter(xs, [predicted_share(o, c, tau) for c in names], marker="_", s=200, color="k",
                    label="model (§4)" if i == 0 else None, zorder=3)
@@ -285,15 +285,14 @@ def _corrector_panel(ax, s: Spec, res: dict, shares: dict, intervals: dict, o: s
         for c in names:
             if c in r:
                 lo, hi = intervals.get((tau, o, c), (math.nan, math.nan))
+                sh = shares.get((tau, o, c), float("nan"))
                 rows.append(f"| {plotting.label(o)} | {tau} | {R.corrector_label(c)} | {_gap_row(r, PLAIN)} | "
-                            f"{_gap_row(r, c)} | {pct(shares.get((tau, o, c), float('nan')))} "
-                            f"{R.pct_interval(lo, hi)} | {pct(predicted_share(o, c, tau))} |")
+                            f"{_gap_row(r, c)} | {pct(sh) + ' ' + R.pct_interval(lo, hi) if math.isfinite(sh) else '-'}"
+                            f" | {pct(predicted_share(o, c, tau))} |")
     ax.axhline(0, color="k", lw=0.5)
     ax.set_ylim(*SHARE_LIM)
-    short = {"nesterov_lookahead": "damped\nWP", "weight_prediction": "weight\npred.", "dc_asgd_adaptive": "DC-\nASGD-a",
-             "dc_asgd_ema": "DC-ASGD\n-EMA", "lr_damping": "lr\ndamping"}
     ax.set_xticks([j + width * (len(s.corrector_taus) - 1) / 2 for j in range(len(names))],
-                  [short.get(c, R.corrector_label(c)) for c in names], fontsize=7)
+                  [R.TICK_LABEL.get(c, R.corrector_label(c)) for c in names], fontsize=7)
     ax.set_ylabel("recovered share of the gap (fraction)")
     ax.set_xlabel("corrector (damped WP: weight prediction, c = sum 0.99^j)")
     ax.set_title(f"{plotting.label(o)}: correctors (bars measured, whiskers Fieller 95 %, - model)", fontsize=9)
@@ -364,7 +363,7 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     p, s = ctx.profile, spec(ctx.profile)
     verdicts, shares = judge(ctx, res)
     intervals = share_intervals(ctx, s, res, shares)
-    fig, axes = plotting.new(ncols=2 + len(s.corrector_optimizers), width=4.6)
+    fig, axes = plotting.new(ncols=2 + len(s.corrector_optimizers), width=5.0)
     tau_rows = _tau_panel(axes[0], axes[1], s, res)
     corr_rows = ["| optimizer | tau | corrector | plain delay's gap | corrector's gap | recovered [95 %] | model |",
                  "|---|---|---|---|---|---|---|"]
@@ -380,7 +379,8 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                    "unresolved gap(1), is not drawn), against the bound's r_plain(tau) (dotted). Right: each "
                    "corrector's recovered share 1 - gap(corrector) / gap(plain delay) at tau = "
                    f"{' and '.join(map(str, s.corrector_taus))}; whiskers: its Fieller 95 % interval (one cut by the "
-                   "panel's edge runs further or is unbounded); black dashes: the model's prediction "
+                   "panel's edge runs further or is unbounded; no bar: runs not trained, listed as missing); black "
+                   "dashes: the model's prediction "
                    "(docs/correctors.md §4). 'Damped weight prediction' is `lmo.nesterov_lookahead`, the package's "
                    "own weight prediction with c = sum_j 0.99^j, not a published Nesterov method.")
     out.paper = ["The paper studies one delay (one step) and one corrector (EF); these lines are the package's own "

@@ -42,14 +42,23 @@ CORRECTOR_LABEL = {
     EF: "EF", "weight_prediction": "weight prediction",
     "nesterov_lookahead": "damped weight prediction (c = sum 0.99^j)",
     "dc_asgd_adaptive": "DC-ASGD-a", "dc_asgd_ema": "DC-ASGD-EMA", "lr_damping": "lr damping",
+    "published_nesterov": "published Nesterov (NAdamW / Muon, momentum 0.99)",
 }
+#: the published Nesterov method for asynchronous pipelines (NAdamW with momentum 0.99, no forward
+#: extrapolation), run as a corrector of each optimizer's plain delay: its cell kind, and the
+#: optimizer it trains in place of AdamW (Muon keeps Muon, whose momentum is Nesterov already)
+PUBLISHED = "published_nesterov"
+PUBLISHED_OPTIMIZER = {"adamw": "nadam"}
 #: the correctors that extrapolate the gradient point along the last applied update (the model's own kind)
 EXTRAPOLATING = (EF, "weight_prediction", "nesterov_lookahead")
 NEAR_ZERO = ("dc_asgd_adaptive", "dc_asgd_ema")
 
 
-#: shorter names for one-sentence summaries
+#: shorter names for one-sentence summaries, and for a figure's tick labels
 SHORT_LABEL = {"nesterov_lookahead": "damped weight prediction"}
+TICK_LABEL = {"nesterov_lookahead": "damped\nWP", "published_nesterov": "published\nNesterov",
+              "weight_prediction": "weight\npred.", "dc_asgd_adaptive": "DC-\nASGD-a", "dc_asgd_ema": "DC-ASGD\n-EMA",
+              "lr_damping": "lr\ndamping"}
 
 
 def corrector_label(c: str) -> str:
@@ -188,8 +197,9 @@ def course_summary(cells: dict, margin: float = RISE_MARGIN) -> str:
         kinds = {curve_course(c[1], margin) for c in curves if c and c[1]}
         if kinds:
             by.setdefault(name, {}).setdefault(kinds.pop() if len(kinds) == 1 else "mixed", []).append(tau)
-    parts = [f"{name} " + " and ".join(f"{'stalls' if k == STALL else k if k == DIVERGES else 'mixes'} at tau = "
-                                        f"{', '.join(map(str, ts))}" for k, ts in ks.items()) for name, ks in by.items()]
+    verb = {STALL: "stalls", DIVERGES: "diverges", "mixed": "mixes"}
+    parts = [f"{name} " + " and ".join(f"{verb[k]} at tau = {', '.join(map(str, ts))}" for k, ts in ks.items())
+             for name, ks in by.items()]
     head = f"By the validation curve (a rise over {margin} nats/byte, or ending above the start, diverges): "
     return head + "; ".join(parts) + "." if parts else ""
 
@@ -256,8 +266,9 @@ def model_lines(shares: dict, intervals: dict, predicted: Callable[[str, str, in
         lo, hi = intervals.get((tau, o, c), (-math.inf, math.inf))
         if not lo <= p <= hi:
             groups.setdefault((label(o), tau, round(p, 2)), []).append(m)
-    where = "; ".join(f"{name} tau = {tau} (predicted {p:.0%}, measured " + (
-        f"{min(ms):.0%}-{max(ms):.0%}" if len(ms) > 1 else f"{ms[0]:.0%}") + ")" for (name, tau, p), ms in groups.items())
+    where = "; ".join(f"{name} tau = {tau} (predicted {p:.0%}, measured "
+                      + (f"{min(ms):.0%}-{max(ms):.0%}" if len(ms) > 1 else f"{ms[0]:.0%}") + ")"
+                      for (name, tau, p), ms in groups.items())
     out.append(f"Model vs measured shares: Spearman {rho:.2f} over {len(cells)} cells, {rho_ext:.2f} within the "
                f"extrapolating correctors (n = {len(ext)}); " + (f"its level refuted at {where}." if where else
                                                                  "its level refuted nowhere."))

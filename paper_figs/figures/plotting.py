@@ -248,6 +248,18 @@ def sign_handles() -> list:
             Patch(facecolor="white", edgecolor="gray", hatch="///", label="hollow: gap < 0 (below sync)")]
 
 
+def interval_whiskers(vals: Sequence[float], ivs: Sequence[tuple], lim: tuple) -> list:
+    """[below, above] whisker lengths for values ``vals`` with intervals ``ivs`` [(lo, hi)]: an
+    infinite end is drawn past the axis range ``lim`` (so it is seen to run off), a missing value
+    gets none."""
+    edge = lim[1] - lim[0] + 1
+    below = [0.0 if not math.isfinite(v) else edge if not math.isfinite(lo) else max(v - lo, 0.0)
+             for v, (lo, _) in zip(vals, ivs)]
+    above = [0.0 if not math.isfinite(v) else edge if not math.isfinite(hi) else max(hi - v, 0.0)
+             for v, (_, hi) in zip(vals, ivs)]
+    return [below, above]
+
+
 def mark_paper(ax, xs: Sequence[float], values: Sequence[float | None], label: str | None) -> None:
     """The paper's value of each bar as a short black line at ``xs`` (None: not given, no mark)."""
     pts = [(x, v) for x, v in zip(xs, values) if v is not None]
