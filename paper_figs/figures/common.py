@@ -60,6 +60,7 @@ class FigureOutput:
     notes: list = field(default_factory=list)
     missing: list = field(default_factory=list)
     runs: list = field(default_factory=list)  # the Outcome of every run behind it (the report lists them)
+    highlights: list = field(default_factory=list)  # one sentence each, shown on the front page with the figure
 
 
 @dataclass

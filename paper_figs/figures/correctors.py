@@ -18,17 +18,17 @@ Three panels, all on the main (tiny) model at the profile's horizon, seeds ``Spe
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass
 
 from lmo.variants import EF, SYNC, TWO_BW
 
 from . import plotting
-from ..statistics.seed_stats import estimate, fieller, paired
-from ..statistics.t_tests import t_quantile
+from . import correctors_readings as R
+from .correctors_readings import MODEL_RHO, measured_growth, predicted_growth, predicted_share, r_model  # noqa: F401
+from ..statistics.seed_stats import estimate, paired
 from ..statistics.verdicts import (both, equivalent, every, ef_recovers, fmt, larger_gap, lower_is_better,
     mean, spread)
-from .common import Context, FigureOutput, grid_figure, pct, spec_of, variant
+from .common import Context, FigureOutput, curves, grid_figure, pct, spec_of, variant
 
 NAME = "correctors"
 TITLE = "Delays beyond one step, the delay correctors, and where Muon's delay penalty lives"
@@ -49,12 +49,13 @@ class Spec:
                          "lr_damping")
     attribution_optimizer: str = "muon"   # "": no attribution panel
     seeds: tuple = (0, 1, 2)
+    published_nesterov: float = 0.99      # the published Nesterov method's momentum at each corrector cell; 0: none
 
 
 SPECS = {"full": Spec(), "quick": Spec(), "gpu": Spec(seeds=(0, 1)),
          "micro": Spec(tau_optimizers=("adamw",), taus=(1, 2), corrector_optimizers=("adamw",),
                        corrector_taus=(1, 2), correctors=("weight_prediction", "lr_damping"),
-                       seeds=(0, 1))}
+                       seeds=(0, 1), published_nesterov=0.0)}
 
 
 def spec(p) -> Spec:
@@ -70,6 +71,13 @@ def delayed(p, o: str, tau: int, seed: int, corrector: str = PLAIN, groups: str 
     return variant(p, o, TWO_BW, seed=seed, **extra)
 
 
+def published(p, o: str, tau: int, seed: int, beta: float) -> dict:
+    """The published Nesterov method as a corrector of ``o``'s plain delay (issue 51; declared, not trained here): no
+    forward extrapolation, Nesterov momentum ``beta`` at the preset lr, AdamW -> NAdamW (R.PUBLISHED_OPTIMIZER)."""
+    return variant(p, R.PUBLISHED_OPTIMIZER.get(o, o), TWO_BW, seed=seed, momentum=beta,
+                   **({"tau": tau} if tau != 1 else {}))
+
+
 def _applies(corrector: str, tau: int) -> bool:
     """lr damping by delay (eta tau^-p) is the identity at tau = 1: the plain delay's run."""
     return not (corrector == "lr_damping" and tau == 1)
@@ -78,7 +86,7 @@ def _applies(corrector: str, tau: int) -> bool:
 def grid(p) -> dict:
     """{(panel, optimizer, kind): [settings per seed]}, in the order the runs are worth training:
     the attribution, the gap vs tau, then the correctors. Panels: ("attr", o, sync | all |
-    matrix | other), ("tau", o, sync | tau<k>), ("corr<tau>", o, none | ef | corrector)."""
+    matrix | other), ("tau", o, sync | tau<k>), ("corr<tau>", o, none | ef | corrector | published_nesterov)."""
     s = spec(p)
     g, a = {}, s.attribution_optimizer
     if a:   # "": no attribution panel
@@ -99,42 +107,9 @@ def grid(p) -> dict:
             for c in s.correctors:
                 if _applies(c, tau):
                     g[(panel, o, c)] = [delayed(p, o, tau, x, corrector=c) for x in s.seeds]
+            if s.published_nesterov:
+                g[(panel, o, R.PUBLISHED)] = [published(p, o, tau, x, s.published_nesterov) for x in s.seeds]
     return g
-
-
-# --- the theory's prediction (docs/correctors.md §4, its model: unit steps with lag-k correlation rho^k)
-
-#: the model's rho per optimizer: its momentum (docs/correctors.md §4, assumption (i))
-MODEL_RHO = {"adamw": 0.9, "muon": 0.95, "scion": 0.95}
-
-
-def r_model(rho: float, tau: int, c: float) -> float:
-    """r_t / eta = ||sum_{j=1..tau} u_{t-j} - c u_{t-1-tau}|| for unit steps with
-    <u_s, u_{s-k}> = rho^k: sqrt(tau + 2 sum_{k<tau} (tau-k) rho^k + c^2 - 2 c sum_{k=1..tau} rho^k)."""
-    s = tau + 2 * sum((tau - k) * rho ** k for k in range(1, tau))
-    cross = sum(rho ** k for k in range(1, tau + 1))
-    return math.sqrt(max(s + c * c - 2 * c * cross, 0.0))
-
-
-def predicted_share(optimizer: str, corrector: str, tau: int) -> float:
-    """The recovered share 1 - r(corrector) / r(plain) the model predicts (nan: no model line;
-    DC-ASGD-a / -EMA: 0, their z_t is x_t; lr damping: 0 at tau = 1, tau^-1 = 1)."""
-    rho = MODEL_RHO.get(optimizer)
-    if rho is None:
-        return float("nan")
-    coef = {"weight_prediction": float(tau), "nesterov_lookahead": math.fsum(0.99 ** j for j in range(1, tau + 1)),
-            EF: 1.0 if tau == 1 else float("nan")}.get(corrector)
-    if corrector in ("dc_asgd_adaptive", "dc_asgd_ema") or (corrector == "lr_damping" and tau == 1):
-        return 0.0
-    if coef is None or not math.isfinite(coef):
-        return float("nan")
-    return 1 - r_model(rho, tau, coef) / r_model(rho, tau, 0.0)
-
-
-def predicted_growth(optimizer: str, tau: int) -> float:
-    """gap(tau) / gap(1) as the plain delay's r grows: r_plain(tau) / r_plain(1) (§5)."""
-    rho = MODEL_RHO[optimizer]
-    return r_model(rho, tau, 0.0) / r_model(rho, 1, 0.0)
 
 
 # --- the verdicts (docs/correctors.md §8)
@@ -142,14 +117,15 @@ def predicted_growth(optimizer: str, tau: int) -> float:
 ATTRIBUTION = "Muon's delay penalty lives in its AdamW group (AdamW-group-only gap > 0 and matrix-only below it)"
 GROWS = "the gap grows with tau (L at the largest tau above L at tau = 1, every optimizer)"
 ADAMW_ABOVE = "AdamW's gap above Muon's at every tau (D - R > 0)"
-SCION_BELOW = "the all-LMO variant removes the residual gap: scion's gap below Muon's at every tau"
+SCION_BELOW = ("the all-LMO variant removes the residual gap: scion's gap below Muon's at every tau (confounded: "
+               f"scion's head steps at {R.scion_head_radius():g} x its hidden radius)")
 EQUIV_MARGIN = 0.005
 
 
 def recovers_line(tau: int, o: str, corrector: str) -> str:
     """§8's line per corrector (one line each, as §8 declared them: a merged "every corrector"
     line would fail by design on DC-ASGD, which §5 predicts recovers about nothing)."""
-    return f"tau = {tau}, {plotting.label(o)}: {corrector} recovers part of the gap (1 - h / g > 0)"
+    return f"tau = {tau}, {plotting.label(o)}: {R.corrector_label(corrector)} recovers part of the gap (1 - h / g > 0)"
 
 
 def best_line(tau: int, o: str) -> str:
@@ -192,8 +168,8 @@ def judge(ctx: Context, res: dict) -> tuple[dict, dict]:
                 shares[(tau, o, c)] = frac
             ranked = sorted(names, key=lambda c: (lambda m: m if math.isfinite(m) else math.inf)(mean(r[c])))
             if len(ranked) >= 2:
-                out[best_line(tau, o)] = lower_is_better(r[ranked[0]], r[ranked[1]],
-                                                         f"{ranked[0]} below {ranked[1]}", nz[o])
+                out[best_line(tau, o)] = lower_is_better(r[ranked[0]], r[ranked[1]], f"{R.corrector_label(ranked[0])} "
+                                                         f"below {R.corrector_label(ranked[1])}", nz[o])
             for c, line in ((("weight_prediction", EF), "(a) weight prediction ~ EF"),
                             (("dc_asgd_adaptive", PLAIN), "(b) DC-ASGD-a ~ the plain delay"),
                             (("dc_asgd_ema", PLAIN), "(b) DC-ASGD-EMA ~ the plain delay")):
@@ -215,57 +191,111 @@ def _gap_row(r: dict, kind: str) -> str:
     return fmt(g) if g else "missing"
 
 
+def _growth_cell(g: tuple | None, model: float) -> str:
+    """A measured growth ratio with its Fieller interval (a ratio whose interval is unbounded is
+    not printed as a number) and the model's value."""
+    if g is None:
+        return f"missing ({model:.2f})"
+    point, lo, hi = g
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return f"unresolved, interval [{lo:.1f}, {hi:.1f}] ({model:.2f})"
+    return f"{point:.2f} [{lo:.2f}, {hi:.2f}] ({model:.2f})"
+
+
 def _tau_panel(ax, ax_ratio, s: Spec, res: dict) -> list[str]:
+    """Left: |gap| on a log axis, filled markers where the mean gap is positive (the delay costs
+    loss), hollow where negative; whiskers the 95 % t interval of the mean gap, one that reaches
+    the bottom edge includes 0. Right: gap(tau) / gap(1) with its Fieller interval, bounded ones only."""
+    later = [t for t in s.taus if t != 1]
+    growth = measured_growth(s, res, {o: [(t, 1) for t in later] for o in s.tau_optimizers})
     rows = ["| optimizer | sync | " + " | ".join(f"gap tau={t}" for t in s.taus)
-            + " | gap(tau)/gap(1), measured (model) |", "|---|" + "---|" * (len(s.taus) + 2)]
+            + " | gap(tau)/gap(1) [Fieller 95 %] (model), tau = " + ", ".join(map(str, later)) + " |",
+            "|---|" + "---|" * (len(s.taus) + 2)]
+    floor = 1e-3    # nats/byte: the axis' bottom; a whisker that reaches it includes 0
     for o in s.tau_optimizers:
         r = res.get(("tau", o))
         if not r:
             continue
         gaps = [paired(r[SYNC], r[f"tau{t}"]) for t in s.taus]
         ms = [mean(g) if g else float("nan") for g in gaps]
-        ax.errorbar(s.taus, ms, yerr=[plotting.t_halfwidth(g) for g in gaps], marker="o", capsize=3,
-                    label=plotting.label(o))
-        ratio = [m / ms[0] if ms[0] and math.isfinite(ms[0]) else float("nan") for m in ms]
-        ax_ratio.plot(s.taus, ratio, marker="o", label=f"{plotting.label(o)} measured")
-        ax_ratio.plot(s.taus, [predicted_growth(o, t) for t in s.taus], ls=":", color=ax_ratio.lines[-1].get_color(),
+        hw = [plotting.t_halfwidth(g) for g in gaps]
+        size = [max(abs(m), floor) for m in ms]
+        low = [a - max(a - h, floor) for a, h in zip(size, hw)]
+        line = ax.errorbar(s.taus, size, yerr=[low, hw], capsize=3, label=plotting.label(o))[0]
+        pos = [m > 0 for m in ms]
+        for filled in (True, False):
+            xs = [t for t, p in zip(s.taus, pos) if p == filled]
+            ax.plot(xs, [a for a, p in zip(size, pos) if p == filled], ls="none", marker="o",
+                    color=line.get_color(), mfc=line.get_color() if filled else "white")
+        gr = growth.get(o, {})
+        shown = [(t, gr[(t, 1)]) for t in later if (t, 1) in gr and all(map(math.isfinite, gr[(t, 1)]))]
+        ax_ratio.errorbar([t for t, _ in shown], [g[0] for _, g in shown],
+                          yerr=[[g[0] - g[1] for _, g in shown], [g[2] - g[0] for _, g in shown]], marker="o",
+                          capsize=3, color=line.get_color(), ls="none",
+                          label=f"{plotting.label(o)} measured" + ("" if shown else " (none bounded)"))
+        ax_ratio.plot(s.taus, [predicted_growth(o, t) for t in s.taus], ls=":", color=line.get_color(),
                       label=f"{plotting.label(o)} model (rho {MODEL_RHO[o]})")
         rows.append(f"| {plotting.label(o)} | {fmt(r[SYNC])} | " + " | ".join(fmt(g) if g else "missing" for g in gaps)
-                    + " | " + ", ".join(f"{x:.2f} ({predicted_growth(o, t):.2f})" for x, t in zip(ratio, s.taus))
-                    + " |")
-    for a, yl in ((ax, "final val loss gap to sync"), (ax_ratio, "gap(tau) / gap(1)")):
+                    + " | " + ", ".join(_growth_cell(gr.get((t, 1)), predicted_growth(o, t)) for t in later) + " |")
+    ax.plot([], [], ls="none", marker="o", color="gray", label="filled: gap > 0")
+    ax.plot([], [], ls="none", marker="o", color="gray", mfc="white", label="hollow: gap < 0")
+    for a, yl in ((ax, "|final val loss - sync| (nats/byte, log)"), (ax_ratio, "gap(tau) / gap(1) (ratio, log)")):
         a.set_xscale("log", base=2)
+        a.set_yscale("log")
         a.set_xticks(list(s.taus), [str(t) for t in s.taus])
+        a.minorticks_off()
         a.set_xlabel("delay tau (steps)")
         a.set_ylabel(yl)
         a.legend(fontsize=7)
-    ax.set_yscale("symlog", linthresh=0.01)   # gaps span 0.01 to 1 nats (and may be negative)
-    ax.set_title("gap vs delay (tiny model, 3 seeds; bars: 95 % t interval; symlog)", fontsize=9)
-    ax_ratio.set_title("growth vs the bound's r_plain(tau) (dotted)", fontsize=9)
+    ax.set_ylim(bottom=floor)
+    ax.set_title("size of the gap vs delay (whiskers: 95 % t interval; to the bottom edge: includes 0)", fontsize=9)
+    ax_ratio.set_title("growth (whiskers: Fieller 95 %; unbounded not drawn) vs the bound's r_plain (dotted)",
+                       fontsize=9)
     return rows
 
 
-def _corrector_panel(ax, s: Spec, res: dict, shares: dict, o: str) -> list[str]:
+def share_intervals(ctx: Context, s: Spec, res: dict, shares: dict) -> dict:
+    """{(tau, o, c): the 95 % interval of the recovered share} (correctors_readings.share_interval)."""
+    out = {}
+    for tau, o, c in shares:
+        r = res.get((f"corr{tau}", o)) or {}
+        if c in r:
+            out[(tau, o, c)] = R.share_interval(r[SYNC], r[PLAIN], r[c], ctx.noise_for(o))
+    return out
+
+
+SHARE_LIM = (-1.0, 1.5)   # the corrector panels' y range; a whisker cut by it runs further
+
+
+def _corrector_panel(ax, s: Spec, res: dict, shares: dict, intervals: dict, o: str) -> list[str]:
     rows = []
     names = list(dict.fromkeys(c for tau in s.corrector_taus for c in (res.get((f"corr{tau}", o)) or {})
                                if c not in (SYNC, PLAIN)))
     width = 0.8 / max(1, len(s.corrector_taus))
     for i, tau in enumerate(s.corrector_taus):
         xs = [j + i * width for j in range(len(names))]
-        ax.bar(xs, [shares.get((tau, o, c), float("nan")) for c in names], width=width, label=f"tau = {tau}")
+        vals = [shares.get((tau, o, c), float("nan")) for c in names]
+        ivs = [intervals.get((tau, o, c), (math.nan, math.nan)) for c in names]
+        ax.bar(xs, [v if math.isfinite(v) else 0 for v in vals], width=width, label=f"tau = {tau}",
+               yerr=plotting.interval_whiskers(vals, ivs, SHARE_LIM),
+               capsize=2, ecolor="dimgray")
         ax.scatter(xs, [predicted_share(o, c, tau) for c in names], marker="_", s=200, color="k",
                    label="model (§4)" if i == 0 else None, zorder=3)
         r = res.get((f"corr{tau}", o)) or {}
         for c in names:
             if c in r:
-                rows.append(f"| {plotting.label(o)} | {tau} | {c} | {_gap_row(r, PLAIN)} | {_gap_row(r, c)} | "
-                            f"{pct(shares.get((tau, o, c), float('nan')))} | {pct(predicted_share(o, c, tau))} |")
+                lo, hi = intervals.get((tau, o, c), (math.nan, math.nan))
+                sh = shares.get((tau, o, c), float("nan"))
+                rows.append(f"| {plotting.label(o)} | {tau} | {R.corrector_label(c)} | {_gap_row(r, PLAIN)} | "
+                            f"{_gap_row(r, c)} | {pct(sh) + ' ' + R.pct_interval(lo, hi) if math.isfinite(sh) else '-'}"
+                            f" | {pct(predicted_share(o, c, tau))} |")
     ax.axhline(0, color="k", lw=0.5)
+    ax.set_ylim(*SHARE_LIM)
     ax.set_xticks([j + width * (len(s.corrector_taus) - 1) / 2 for j in range(len(names))],
-                  [c.replace("_", "\n") for c in names], fontsize=6)
-    ax.set_ylabel("recovered share of the gap")
-    ax.set_xlabel("corrector")
-    ax.set_title(f"{plotting.label(o)}: correctors (bars measured, - model)", fontsize=9)
+                  [R.TICK_LABEL.get(c, R.corrector_label(c)) for c in names], fontsize=7)
+    ax.set_ylabel("recovered share of the gap (fraction)")
+    ax.set_xlabel("corrector (damped WP: weight prediction, c = sum 0.99^j)")
+    ax.set_title(f"{plotting.label(o)}: correctors (bars measured, whiskers Fieller 95 %, - model)", fontsize=9)
     ax.legend(fontsize=7)
     return rows
 
@@ -286,32 +316,6 @@ def _attribution_rows(ctx: Context, s: Spec, res: dict) -> list[str]:
     return rows
 
 
-def measured_growth(s: Spec, res: dict, pairs) -> dict:
-    """{optimizer: {(hi, lo): (gap(hi) / gap(lo), Fieller 95 % interval)}} of the mean paired gaps
-    (same seeds, so the two means covary: cov = cov_s(g_hi, g_lo) / n; z = t_{0.975, n - 1});
-    an unresolved denominator gives an unbounded interval."""
-    out: dict = {}
-    for o in s.tau_optimizers:
-        r = res.get(("tau", o))
-        if not r:
-            continue
-        gaps = {t: paired(r[SYNC], r[f"tau{t}"]) for t in s.taus}
-        for hi, lo in pairs.get(o, ()):
-            a, b = gaps.get(hi) or [], gaps.get(lo) or []
-            n = min(len(a), len(b))
-            if n < 2:
-                continue
-            a, b = a[:n], b[:n]
-            ma, mb = mean(a), mean(b)
-            va, vb = statistics.variance(a) / n, statistics.variance(b) / n
-            cov = sum((x - ma) * (y - mb) for x, y in zip(a, b)) / (n - 1) / n
-            lo_, hi_ = fieller(ma, mb, va, vb, cov, t_quantile(0.975, n - 1))
-            point = ma / mb if mb else float("nan")
-            if math.isfinite(point):
-                out.setdefault(o, {})[(hi, lo)] = (point, min(lo_, point), max(hi_, point))
-    return out
-
-
 def tau_law_rows(s: Spec, res: dict) -> list[str]:
     """The tau law (docs/tau_law.md, theory.dynamics: its predictions were committed before this
     confrontation was computed) against the measured growth of the gap, with fits / fails."""
@@ -328,30 +332,67 @@ def tau_law_rows(s: Spec, res: dict) -> list[str]:
             confront_markdown(confront(measured, pred)), ""]
 
 
+def readings(ctx: Context, s: Spec, g: dict, res: dict, verdicts: dict, shares: dict,
+             intervals: dict) -> tuple[list[str], list[str]]:
+    """How §8's lines are to be read (correctors_readings): stall or diverge by the curves, the
+    model against the measured shares, what the tau = 1 lines understate, DC-ASGD as the data
+    allow. Returns (the page's lines, one sentence per reading for the front page)."""
+    courses = {(plotting.label(o), t): curves(ctx, g[("tau", o, f"tau{t}")]) for o in s.tau_optimizers
+               for t in s.taus if t != 1 and ("tau", o, f"tau{t}") in g}
+    corr = {(tau, o): res[(f"corr{tau}", o)] for tau in s.corrector_taus for o in s.corrector_optimizers
+            if (f"corr{tau}", o) in res}
+    recovers = {k: verdicts[recovers_line(*k)] for k in shares if recovers_line(*k) in verdicts}
+    blocks = [(f"Stall or diverge, by the validation curve (`correctors_readings.curve_course`: diverges when the "
+               f"final loss is above the first recorded one or the curve rises more than {R.RISE_MARGIN} nats/byte "
+               "above its running minimum; otherwise a stall, a slower fall):", R.course_lines(courses)),
+              ("The corrector model against the measurement:", R.model_lines(shares, intervals, predicted_share,
+                                                                             plotting.label)),
+              ("Where a 'recovers' line understates the corrector:", R.beats_plain_lines(corr, recovers, ctx.noise_for,
+                                                                                         plotting.label)),
+              ("DC-ASGD-a / -EMA against the plain delay, worded as the data allow:",
+               R.near_zero_lines(corr, ctx.noise_for, plotting.label, EQUIV_MARGIN))]
+    out = []
+    for head, lines in blocks:
+        if lines:
+            out += [head, "", *(f"- {x}" for x in lines), ""]
+    short = [R.course_summary(courses)] + [lines[-1] for _, lines in blocks[1:] if lines]
+    return out, [x for x in short if x]
+
+
 def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput:
     p, s = ctx.profile, spec(ctx.profile)
     verdicts, shares = judge(ctx, res)
-    fig, axes = plotting.new(ncols=2 + len(s.corrector_optimizers), width=4.6)
+    intervals = share_intervals(ctx, s, res, shares)
+    fig, axes = plotting.new(ncols=2 + len(s.corrector_optimizers), width=5.0)
     tau_rows = _tau_panel(axes[0], axes[1], s, res)
-    corr_rows = ["| optimizer | tau | corrector | plain delay's gap | corrector's gap | recovered | model |",
+    corr_rows = ["| optimizer | tau | corrector | plain delay's gap | corrector's gap | recovered [95 %] | model |",
                  "|---|---|---|---|---|---|---|"]
     for ax, o in zip(axes[2:], s.corrector_optimizers):
-        corr_rows += _corrector_panel(ax, s, res, shares, o)
+        corr_rows += _corrector_panel(ax, s, res, shares, intervals, o)
     out.files = plotting.save(fig, ctx.fig_dir, "correctors_gap_vs_tau")
-    out.caption = (f"Left: the sync-async gap vs the delay tau ({p.main_size} model, {p.steps} steps, seeds "
-                   f"{', '.join(map(str, s.seeds))}); second: its growth against the bound's r_plain(tau). Right: "
-                   "each corrector's recovered share 1 - gap(corrector) / gap(plain delay) at tau = "
-                   f"{' and '.join(map(str, s.corrector_taus))}, with the model's prediction (docs/correctors.md §4).")
+    read, out.highlights = readings(ctx, s, g, res, verdicts, shares, intervals)
+    out.caption = (f"First panel: the size of the sync-async gap |L(delay tau) - L(sync)| (nats/byte, log axis) vs the "
+                   f"delay tau ({p.main_size} model, {p.steps} steps, seeds {', '.join(map(str, s.seeds))}); filled "
+                   "markers: the mean gap is positive (the delay costs loss), hollow: negative; whiskers: the 95 % t "
+                   "interval of the mean gap over seeds, a whisker reaching the bottom edge includes 0. Second: the "
+                   "growth gap(tau) / gap(1) with its Fieller 95 % interval (a ratio whose interval is unbounded, an "
+                   "unresolved gap(1), is not drawn), against the bound's r_plain(tau) (dotted). Right: each "
+                   "corrector's recovered share 1 - gap(corrector) / gap(plain delay) at tau = "
+                   f"{' and '.join(map(str, s.corrector_taus))}; whiskers: its Fieller 95 % interval (one cut by the "
+                   "panel's edge runs further or is unbounded; no bar: runs not trained, listed as missing); black "
+                   "dashes: the model's prediction "
+                   "(docs/correctors.md §4). 'Damped weight prediction' is `lmo.nesterov_lookahead`, the package's "
+                   "own weight prediction with c = sum_j 0.99^j, not a published Nesterov method.")
     out.paper = ["The paper studies one delay (one step) and one corrector (EF); these lines are the package's own "
                  "(issue 41), exploratory, judged by docs/correctors.md §8.", MARIN + "."]
     out.measured = (["Gap vs tau (final val loss minus sync, per seed; mean ± SD):", "", *tau_rows, "",
                      "Correctors (recovered share = 1 - mean h / mean g; h, g: the corrector's and the plain delay's "
-                     "gaps to sync):", "", *corr_rows, "", "Attribution:", "", *_attribution_rows(ctx, s, res), "",
-                     *tau_law_rows(s, res)])
+                     "gaps to sync; 95 % Fieller interval):", "", *corr_rows, "", "Attribution:", "",
+                     *_attribution_rows(ctx, s, res), "", *tau_law_rows(s, res), *read])
     out.verdicts = {k: ctx.verdict(v) for k, v in verdicts.items()}
     out.notes = ["lr damping at tau = 1 is the plain delay itself (eta tau^-1 = eta): not trained there, its share "
                  "is 0 by construction. The theory's predicted order, written before these runs, is "
-                 "docs/correctors.md §5; §7 lists the sharpest predictions."]
+                 "docs/correctors.md §5; §7 lists the sharpest predictions.", R.scion_confound()]
     return out
 
 

@@ -210,6 +210,56 @@ def seed_errorbars(per_seed: Sequence[Sequence[float]]) -> dict:
     return {"yerr": errs, "capsize": 3, "ecolor": "dimgray"} if any(errs) else {}
 
 
+#: the bottom of a log axis of a gap's size (nats/byte): a whisker that reaches it includes 0
+SIZE_FLOOR = 1e-3
+
+
+def size_bars(ax, xs: Sequence[float], per_seed: Sequence[Sequence[float]], width: float, color: str,
+              label: str | None = None, floor: float = SIZE_FLOOR) -> None:
+    """Bars of the size |m| of each mean m of ``per_seed`` (a gap that may be negative) on a log
+    axis, from ``floor``: filled where m > 0, hollow and hatched (edge in ``color``) where m < 0, so
+    magnitudes stay readable from 0.001 to 1 and the sign is still seen (no symlog). Whiskers: the 95 %
+    t interval of the mean (:func:`t_halfwidth`, n >= 2), its lower end drawn at ``floor`` where the
+    interval reaches 0; a bar without one is one seed. Missing means draw nothing."""
+    pts = []
+    for x, seeds in zip(xs, per_seed):
+        v = [y for y in seeds if y is not None and math.isfinite(y)]
+        if v:
+            m = sum(v) / len(v)
+            size, h = max(abs(m), floor), t_halfwidth(v)
+            pts.append((x, m > 0, size, size - max(size - h, floor), h))
+    for filled in (True, False):
+        sel = [p for p in pts if p[1] == filled]
+        if not sel:
+            continue
+        style = dict(color=color) if filled else dict(facecolor="white", edgecolor=color, hatch="///")
+        err = {"yerr": [[p[3] for p in sel], [p[4] for p in sel]], "capsize": 3, "ecolor": "dimgray"} \
+            if any(p[4] for p in sel) else {}
+        ax.bar([p[0] for p in sel], [p[2] - floor for p in sel], width=width, bottom=floor, **style, **err,
+               label=label if filled or not any(p[1] for p in pts) else None)
+    ax.set_yscale("log")
+    ax.set_ylim(bottom=floor)
+
+
+def sign_handles() -> list:
+    """Legend entries that say what a filled and a hollow bar of :func:`size_bars` mean."""
+    from matplotlib.patches import Patch
+    return [Patch(facecolor="gray", label="filled: gap > 0 (delay costs loss)"),
+            Patch(facecolor="white", edgecolor="gray", hatch="///", label="hollow: gap < 0 (below sync)")]
+
+
+def interval_whiskers(vals: Sequence[float], ivs: Sequence[tuple], lim: tuple) -> list:
+    """[below, above] whisker lengths for values ``vals`` with intervals ``ivs`` [(lo, hi)]: an
+    infinite end is drawn past the axis range ``lim`` (so it is seen to run off), a missing value
+    gets none."""
+    edge = lim[1] - lim[0] + 1
+    below = [0.0 if not math.isfinite(v) else edge if not math.isfinite(lo) else max(v - lo, 0.0)
+             for v, (lo, _) in zip(vals, ivs)]
+    above = [0.0 if not math.isfinite(v) else edge if not math.isfinite(hi) else max(hi - v, 0.0)
+             for v, (_, hi) in zip(vals, ivs)]
+    return [below, above]
+
+
 def mark_paper(ax, xs: Sequence[float], values: Sequence[float | None], label: str | None) -> None:
     """The paper's value of each bar as a short black line at ``xs`` (None: not given, no mark)."""
     pts = [(x, v) for x, v in zip(xs, values) if v is not None]

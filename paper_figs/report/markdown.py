@@ -184,7 +184,9 @@ def figure_paragraph(o, pages: dict, out_dir: Path) -> list[str]:
     L += [f"![{o.name}]({_rel(f, out_dir)})" for f in o.files if str(f).endswith(".png")]
     L += [""] if any(str(f).endswith(".png") for f in o.files) else []
     decided = verdict_lines.decided(o)
-    return L + (["Decided lines:", "", *decided, ""] if decided else [])
+    L += ["Decided lines:", "", *decided, ""] if decided else []
+    return L + (["How to read them (computed; the figure's page has the detail):", "",
+                 *(f"- {x}" for x in o.highlights), ""] if getattr(o, "highlights", None) else [])
 
 
 def write_report(out_dir: Path, profile, outputs: Sequence, *, trained: int, overridden: Sequence[str],

@@ -11,7 +11,7 @@ from paper_figs.records.profiles import PROFILES, Profile, get_profile, with_gri
 
 FIGURES_DIR = Path(__file__).resolve().parents[2] / "paper_figs" / "figures"
 #: the modules of paper_figs/figures that are not figures: what every figure (or several) shares
-SHARED = {"__init__", "common", "grids", "best_lrs", "external", "plotting", "tuned_lrs"}
+SHARED = {"__init__", "common", "grids", "best_lrs", "external", "plotting", "tuned_lrs", "correctors_readings"}
 
 
 def _module_of(entry) -> str:
