@@ -94,8 +94,11 @@ class Context:
 
 def spec_of(profile: Profile, figure: str, table: dict) -> Any:
     """A figure's knobs in ``profile``: the row of ``table`` ({profile name: frozen spec})
-    named by ``profile.name``, with ``profile.grid_changes[figure]`` ({field: value}) applied."""
-    return dataclasses.replace(table[profile.name], **profile.grid_changes.get(figure, {}))
+    named by ``profile.name``, else the full profile's row (a new profile is one entry in
+    ``paper_figs/records/profiles.py``; a figure names it only where its knobs differ), with
+    ``profile.grid_changes[figure]`` ({field: value}) applied."""
+    row = table.get(profile.name, table["full"])
+    return dataclasses.replace(row, **profile.grid_changes.get(figure, {}))
 
 
 @dataclass(frozen=True)

@@ -82,14 +82,29 @@ def test_profile_keeps_at_most_17_fields():
     assert len(dataclasses.fields(Profile)) <= 17, [f.name for f in dataclasses.fields(Profile)]
 
 
-def test_every_spec_table_has_every_profile():
-    """A figure's knobs are looked up by profile name: a profile missing from a table would
-    fail only when that figure runs."""
+def test_every_spec_table_names_full_and_only_profiles():
+    """A figure's knobs are looked up by profile name, a profile a table does not name taking
+    the full profile's row: every table has that row, and names no profile that does not exist."""
     import importlib
     for m in sorted(figure_modules() | {"grids", "external"}):
         mod = importlib.import_module(f"paper_figs.figures.{m}")
         if hasattr(mod, "SPECS"):
-            assert set(mod.SPECS) == set(PROFILES), m
+            assert "full" in mod.SPECS and set(mod.SPECS) <= set(PROFILES), m
+
+
+def test_a_new_profile_is_one_entry_in_one_file(monkeypatch):
+    """Registering a profile (profiles.py alone) gives every figure its grid: the full
+    profile's, at the new profile's scale; and a figure's own row still wins where it has one."""
+    from paper_figs.pipeline import split_runs
+    from paper_figs.records import profiles as P
+    full = get_profile("full")
+    new = dataclasses.replace(full, name="workstation", description="a throwaway profile", jobs=4)
+    monkeypatch.setitem(P.PROFILES, "workstation", new)
+    names = list(CATALOG)
+    got, want = split_runs(new, names), split_runs(full, names)
+    assert {n: v["live"] for n, v in got.items()} == {n: v["live"] for n, v in want.items()}
+    micro_like = dataclasses.replace(get_profile("micro"), name="micro")
+    assert split_runs(micro_like, ["fig5"])["fig5"]["live"] != want["fig5"]["live"]   # micro's own row
 
 
 def test_catalog_names_are_the_cli_names():
