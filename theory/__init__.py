@@ -36,7 +36,8 @@ stability (the delayed momentum's stability edge), lmo_oscillation (the LMO step
 cycle), predictions (the tau sweep's predicted growth, ``python -m theory.dynamics.predictions``).
 
 theory.examples.delayed_lemma reads one bound from statement to check
-(``python -m theory.examples.delayed_lemma``).
+(``python -m theory.examples.delayed_lemma``); theory.examples.bounds has every registered bound's
+runnable example (``theory.examples.bounds.derived_delayed_lemma()`` -> (bound, measured)).
 ``python -m theory --help`` lists the command line.
 """
 from .checks.full import check
