@@ -3,8 +3,10 @@
 docs/design.md §2: `lmo` and `theory` import nothing of ours; `verify` imports `lmo` and
 `theory`; `gpu_runs` imports `lmo` and `theory`; `paper_figs` may import everything;
 nothing imports `paper_figs`. Inside `theory`, every module lives in one of its parts (records,
-proofs, checks, results, examples), a part's `__init__` imports nothing, records import no other
-part, and only examples import examples. Every import counts, function-local ones included, so a
+proofs, checks, results, examples, dynamics), a part's `__init__` imports nothing, records import no
+other part, only examples import examples, and the parts stand in layers (`THEORY_LAYERS`: records
+and dynamics < proofs < checks < results < examples) that no import climbs. paper_figs stands in
+layers too (`PAPER_FIGS_LAYERS`). Every import counts, function-local ones included, so a
 cycle cannot hide behind a deferred import. The graph is built from the source with
 `ast`, independently of what Python happens to have imported.
 """
@@ -245,3 +247,70 @@ def test_the_layer_rule_catches_planted_back_imports():
     assert bad == sorted(["paper_figs.statistics.machine_noise -> paper_figs.cross_machine",
                           "paper_figs.records.runs -> paper_figs.statistics.protocol",
                           "paper_figs.figures.common -> paper_figs.report.markdown"])
+
+
+#: theory's layers, lowest first (docs/interfaces.md, "theory"; issue 49 item 4): what is
+#: claimed (records) and the loss law on a quadratic (dynamics, which reads no other part), the
+#: derivations (proofs), whether they hold (checks), what the bounds say (results), a bound read
+#: in one place (examples); the package and its command line stand above them all. A module may
+#: import its own part or a part of a lower layer, never a higher layer nor the other part of its
+#: own layer.
+THEORY_LAYERS = (("records", "dynamics"), ("proofs",), ("checks",), ("results",), ("examples",))
+
+
+def theory_layer(module: str) -> int:
+    """0-4 for a module of one of theory's parts, 5 for ``theory`` and ``theory.__main__``."""
+    parts = module.split(".")
+    for i, layer in enumerate(THEORY_LAYERS):
+        if len(parts) >= 2 and parts[1] in layer:
+            return i
+    return len(THEORY_LAYERS)
+
+
+def theory_layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import inside theory that points to a higher layer (a proof importing a check, a
+    check importing a result, ...) or across the parts of one layer (records <-> dynamics); the
+    graph holds function-level imports too (`import_graph`)."""
+    bad = []
+    for m, deps in graph.items():
+        if m.split(".")[0] != "theory":
+            continue
+        for d in deps:
+            if d.split(".")[0] != "theory":
+                continue
+            lm, ld = theory_layer(m), theory_layer(d)
+            across = lm == ld < len(THEORY_LAYERS) and m.split(".")[1] != d.split(".")[1]
+            if ld > lm or across:
+                bad.append(f"{m} -> {d}")
+    return sorted(bad)
+
+
+def test_theory_stands_in_layers():
+    parts = {m.split(".")[1] for m in GRAPH if m.startswith("theory.") and m != "theory.__main__"}
+    assert parts == {p for layer in THEORY_LAYERS for p in layer}
+    bad = theory_layer_violations(GRAPH)
+    assert not bad, f"theory imports against its layers {THEORY_LAYERS} < theory: {bad}"
+
+
+def test_the_theory_layer_rule_catches_planted_back_imports():
+    planted = {k: set(v) for k, v in GRAPH.items()}
+    planted["theory.proofs.derivation"].add("theory.checks.step")
+    planted["theory.checks.world"].add("theory.results.limits")
+    planted["theory.records.bound"].add("theory.dynamics.stability")
+    planted["theory.results.slack"].add("theory.examples.delayed_lemma")
+    planted["theory.checks.chain"].add("theory")
+    assert theory_layer_violations(planted) == sorted([
+        "theory.proofs.derivation -> theory.checks.step", "theory.checks.world -> theory.results.limits",
+        "theory.records.bound -> theory.dynamics.stability",
+        "theory.results.slack -> theory.examples.delayed_lemma", "theory.checks.chain -> theory"])
+
+
+def test_a_function_level_back_import_is_in_the_graph(tmp_path):
+    """A back-import hidden inside a function still counts: the graph is read with ``ast``."""
+    fake = tmp_path / "derivation.py"
+    fake.write_text("import sympy\n\n\ndef check(step):\n    from ..checks.step import check_step\n"
+                    "    return check_step(step.lhs, step.rel, step.rhs)\n")
+    mods = {"theory.proofs.derivation": fake, "theory.checks.step": ROOT / "theory/checks/step.py"}
+    graph = import_graph(mods)
+    assert graph["theory.proofs.derivation"] == {"theory.checks.step"}
+    assert theory_layer_violations(graph) == ["theory.proofs.derivation -> theory.checks.step"]

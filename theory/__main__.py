@@ -35,11 +35,12 @@ def _bound_dict(b):
 
 def _derivation_dict(d):
     from .checks.chain import chain_check
+    from .checks.step import check_derivation
     return {"name": d.name, "bound": d.bound, "statement": d.statement, "proves": d.proves,
             "chain": chain_check(d).as_dict(),
             "steps": [{"name": s.name, "kind": s.kind, "lhs": sp.sstr(s.lhs), "rel": s.rel,
                        "rhs": sp.sstr(s.rhs), "reason": s.reason, "ok": r.ok, "method": r.method,
-                       "status": r.status} for s, r in d.check()]}
+                       "status": r.status} for s, r in check_derivation(d)]}
 
 
 def to_json(progress=None) -> dict:
@@ -47,7 +48,8 @@ def to_json(progress=None) -> dict:
     from .records import bound
     from .results import rates
     from .proofs.registry import all_derivations
-    from .results.limits import compare_on_grid, delay_penalty, limit_checks
+    from .checks.limit_identities import limit_checks
+    from .results.limits import compare_on_grid, delay_penalty
     from .records.registry import all_bounds
     say = progress or (lambda msg: None)
     say("registry + scaling")
@@ -92,7 +94,7 @@ def to_json(progress=None) -> dict:
 def show_bound(name: str) -> str:
     """Text block for one bound with its derivation checks."""
     from .proofs.registry import all_derivations
-    from .proofs.render import render_text
+    from .results.render import render_text
     from .records.registry import get
     b = get(name)
     d = _bound_dict(b)
@@ -135,7 +137,7 @@ def main(argv=None) -> int:
             return 2
         return 0
     from .proofs.registry import all_derivations
-    from .proofs.render import delayed_proof, proof_markdown, render_markdown, render_text
+    from .results.render import delayed_proof, proof_markdown, render_markdown, render_text
     if a.json:
         json.dump(to_json(lambda m: print(f"[theory] {m}", file=sys.stderr)), sys.stdout, indent=1)
         print()

@@ -4,7 +4,7 @@ import pytest
 import sympy as sp
 
 from theory.records import registry
-from theory.checks.step import check_step
+from theory.checks.step import check_proof_step, check_step
 from theory.proofs.derivation import WK, W0, k
 from theory.proofs.registry import all_derivations, get_derivation
 from theory.records.symbols import L, eta, mu, rho, sigma, t
@@ -15,7 +15,7 @@ STEPS = [(d.name, i, s) for d in DERIVATIONS for i, s in enumerate(d.steps)]
 
 @pytest.mark.parametrize("dname,i,step", STEPS, ids=[f"{d}:{i}" for d, i, _ in STEPS])
 def test_every_step_checks(dname, i, step):
-    res = step.check(n=1500, seed=i)
+    res = check_proof_step(step, n=1500, seed=i)
     assert res.ok, (dname, step.name, res.status, res.counterexample)
     if step.kind == "algebra":
         assert res.method in ("symbolic", "numeric")
@@ -65,7 +65,7 @@ def test_planted_step_inside_a_derivation_is_caught():
     steps = list(d.steps)
     i = next(i for i, s in enumerate(steps) if s.name == "lag bounded uniformly in t")
     bad = steps[i].__class__(steps[i].name, steps[i].lhs, "<=", (1 - mu) / (2 * mu), "planted")
-    assert steps[i].check(n=800).ok and not bad.check(n=800).ok
+    assert check_proof_step(steps[i], n=800).ok and not check_proof_step(bad, n=800).ok
 
 
 def test_numeric_fallback_reports_samples_and_margin():

@@ -42,11 +42,12 @@ def test_algebra_steps_and_chain():
     """Each algebra step of ef_lemma_joint is proved (sympy) or checked numerically, every premise is
     cited, and the assembled chain ends in the bound (theory.checks.chain)."""
     from theory.checks.chain import chain_check
+    from theory.checks.step import check_proof_step
     from theory.proofs.ef_joint import ef_lemma_joint
     d = ef_lemma_joint()
     for s in d.steps:
         if s.kind == "algebra" and s.name != "uniform in t":   # that one: test_uniform_step (slow)
-            r = s.check(n=300)
+            r = check_proof_step(s, n=300)
             assert r.ok and r.method == "symbolic", (s.name, r.detail)
     assert {s.name for s in d.steps if s.kind == "premise"} >= {
         "drift: A2 + triangle inequality, lag and perturbation together", "duality and the parallelogram law (A5)",
@@ -58,9 +59,10 @@ def test_algebra_steps_and_chain():
 @pytest.mark.slow
 def test_uniform_step():
     """'uniform in t' (C(mu, t) <= C(mu), t >= 2) through the step checker (numeric: Max((1-2mu), 0))."""
+    from theory.checks.step import check_proof_step
     from theory.proofs.ef_joint import ef_lemma_joint
     s = next(s for s in ef_lemma_joint().steps if s.name == "uniform in t")
-    r = s.check(n=2000)
+    r = check_proof_step(s, n=2000)
     assert r.ok, r.detail
 
 

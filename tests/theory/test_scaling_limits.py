@@ -5,7 +5,8 @@ import pytest
 import sympy as sp
 
 from theory.records import registry
-from theory.results.limits import compare_on_grid, delay_penalty, limit_checks, paper_vs_derived
+from theory.checks.limit_identities import limit_checks
+from theory.results.limits import compare_on_grid, delay_penalty, paper_vs_derived
 from theory.results.scaling import c_f, s_x, scaling_check
 from theory.records.symbols import L, dimension_of, eta, is_consistent, mu, rho, sigma
 
@@ -73,7 +74,7 @@ def test_corner_checks_catch_errors_the_mu_equal_one_identities_cannot_see():
     """t = 0: a halved transient (invisible at mu = 1, t >= 1) leaves a lemma below E||xi_0||_* = rho sigma
     for mu < 1/4; K = 1: a telescope term L eta/4 or a halved Delta_0 term puts the sync theorem's
     inf over eta below sqrt(2 L Delta_0), which ||grad f(x_0)||_* attains on a 1-D quadratic."""
-    from theory.results.limits import corner_checks
+    from theory.checks.limit_identities import corner_checks
     from theory.records.symbols import Delta_0, K, t
     assert all(corner_checks().values())
     half = {"derived_sync_lemma": registry.get("derived_sync_lemma").expr.subs(rho * sigma * (1 - mu) ** t,

@@ -34,9 +34,8 @@ def test_the_top_level_names_outlive_the_move_into_subpackages():
     # issue 40 item 5 moved theory's modules into records / proofs / checks / results; `import
     # theory` keeps exactly these names, each the object its part defines
     from theory.checks import full, step
-    from theory.proofs import render
     from theory.records import bound, registry
-    from theory.results import implications
+    from theory.results import implications, render
     assert theory.__all__ == ["Bound", "get", "all_bounds", "names", "check", "check_step", "CheckResult",
                               "implication", "implication_table", "proof_text", "proof_markdown"]
     assert (theory.Bound, theory.get, theory.all_bounds, theory.names) == (

@@ -29,7 +29,7 @@ The mutants, each a consistent error unless said otherwise (the section that mus
   descent() (Delta_0/(2 eta K)); N4 the transient halved in the noise premise and every lemma,
   an error confined to the t = 0 term when mu = 1. N1 and N2 fail the telescope only at the
   near-minimiser start x_0 = eta/2 with mu = 1 and sigma = 0 (a corner), and the K = 1 limit
-  (theory.results.limits.corner_checks); N4 the t = 0 limit.
+  (theory.checks.limit_identities.corner_checks); N4 the t = 0 limit.
 
 A mutant that cannot be planted (the step it mutates is missing) is a row that is not caught,
 with the reason: check() then fails, it does not raise.
@@ -239,7 +239,7 @@ def _descent_mutant(name, kind, term_old, term_new):
 
 def corner_mutants() -> list[dict]:
     """N1-N4 (issue 38): consistent errors that passed check() before the grid's corners
-    (theory.checks.witness_grid.CORNERS) and the corner limits (theory.results.limits.corner_checks)."""
+    (theory.checks.witness_grid.CORNERS) and the corner limits (theory.checks.limit_identities.corner_checks)."""
     def n4():
         lem = get_derivation("perturbed_lemma")
         half = rho * sigma * (W0 / 2 + sp.sqrt(mu))

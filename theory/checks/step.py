@@ -28,6 +28,7 @@ import dataclasses
 import numpy as np
 import sympy as sp
 
+from ..proofs.derivation import cited_expr, closed_form
 from ..records.symbols import mu
 
 _S = sp.Symbol("s_mu", positive=True)  # mu = 1/(1+s_mu)
@@ -266,3 +267,30 @@ def check_step(lhs, rel: str, rhs, where: dict | None = None, n: int = 4000, see
     if m < -TOL:
         return CheckResult(False, "numeric", f"inequality fails, worst margin {m:.3g}", pt)
     return CheckResult(True, "numeric", f"{k} samples, worst margin {m:.2g}")
+
+
+def check_proof_step(step, n: int = 4000, seed: int = 0, bounds=None) -> CheckResult:
+    """One step of a derivation (theory.proofs.derivation.Step) checked alone: an algebra step by
+    `check_step`; a premise is cited, unless both its sides are closed forms, when it is algebra
+    and must be proved symbolically; a citation's rhs must be the registered bound it cites
+    (``bounds``: {name: expr} overrides of the registry, as theory.check plants them), averaged
+    over t < K when the step says so."""
+    if step.cites:
+        target = cited_expr(step, bounds)
+        ok = sp.simplify(sp.sympify(step.rhs) - target) == 0
+        what = f"the registered bound {step.cites}" + (" averaged over t < K" if step.average else "")
+        return CheckResult(ok, "cite", what if ok else f"rhs is not {what}")
+    if step.kind == "premise":
+        if closed_form(step.lhs) and closed_form(step.rhs):
+            res = check_step(step.lhs, step.rel, step.rhs, dict(step.where) or None, n=n, seed=seed)
+            if res.ok and res.method == "symbolic":
+                return CheckResult(True, "symbolic", "a premise between closed forms, proved as algebra")
+            return CheckResult(False, "premise", "a premise between closed forms is algebra and must be"
+                               f" proved, not cited ({res.status})", res.counterexample)
+        return CheckResult(True, "premise", f"cited: {step.reason}")
+    return check_step(step.lhs, step.rel, step.rhs, dict(step.where) or None, n=n, seed=seed)
+
+
+def check_derivation(d, n: int = 4000, bounds=None) -> list:
+    """[(step, CheckResult)] for every step of derivation ``d``, step i checked with seed i."""
+    return [(s, check_proof_step(s, n=n, seed=i, bounds=bounds)) for i, s in enumerate(d.steps)]

@@ -14,7 +14,7 @@ True only when every derivation step passes alone (theory.checks.step; a
 premise between closed forms must be proved), every chain assembles its bound (theory.checks.chain),
 every premise holds on the whole witness grid (theory.checks.witnesses, theory.checks.witness_grid), every
 theorem cites the lemma it uses (structure), no bound registered valid is refuted by runs (bounds)
-and every limit identity holds (theory.results.limits: eta
+and every limit identity holds (theory.checks.limit_identities: eta
 -> 0, r = 0, mu = 1).
 
 theory.checks.mutation plants each mutant as a world and runs check_world on it; theory.checks.full's
@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import functools
 
+from .step import check_proof_step
+
 
 @functools.lru_cache(maxsize=None)
 def _step_ok(step, n: int, seed: int, cited):
-    """step.check, cached on the step itself (and the expression it cites, if overridden)."""
+    """check_proof_step, cached on the step itself (and the expression it cites, if overridden)."""
     bounds = {step.cites: cited} if cited is not None else None
-    return step.check(n=n, seed=seed, bounds=bounds).ok
+    return check_proof_step(step, n=n, seed=seed, bounds=bounds).ok
 
 
 def theorem_citations(derivations) -> dict:
@@ -55,7 +57,7 @@ def check_world(n: int = 1500, derivations=None, bounds=None, sim=None, certific
     from .confront import confront_all
     from ..proofs.derivation import duplicate_ids
     from ..proofs.registry import all_derivations
-    from ..results.limits import limit_checks
+    from .limit_identities import limit_checks
     from .witness_grid import coverage
     from .witnesses import all_witnesses
     ders = all_derivations() if derivations is None else list(derivations)

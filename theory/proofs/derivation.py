@@ -6,7 +6,8 @@ theory.proofs.registry.
 Each `Step` is ``lhs REL rhs`` with a reason. Two kinds:
 
 * ``kind="algebra"``: a relation between closed-form expressions in the
-  constants; theory.checks.step verifies it (symbolically, or numerically with the
+  constants; theory.checks.step verifies it (`check_proof_step`, `check_derivation`: a proof is
+  data here, the checks live one layer up and import it) (symbolically, or numerically with the
   worst margin recorded). A wrong algebra step is rejected.
 * ``kind="premise"``: an inequality about random or abstract quantities (E_t, N_t, D_t, r_w,
   G, ...) that follows from an assumption or a textbook fact (descent lemma from A2, Hölder,
@@ -24,7 +25,6 @@ import dataclasses
 
 import sympy as sp
 
-from ..checks.step import CheckResult, check_step
 from ..records.symbols import K, mu, r_avg, r_w, t
 
 j = sp.Symbol("j", integer=True, nonnegative=True)
@@ -61,24 +61,6 @@ class Step:
     chain: bool = True
     cites: str = ""
     average: bool = False
-
-    def check(self, n: int = 4000, seed: int = 0, bounds=None) -> CheckResult:
-        """Machine check (algebra), the citation (premise), or the registered bound it cites
-        (``bounds``: {name: expr} overrides of the registry, as theory.check plants them)."""
-        if self.cites:
-            target = cited_expr(self, bounds)
-            ok = sp.simplify(sp.sympify(self.rhs) - target) == 0
-            what = f"the registered bound {self.cites}" + (" averaged over t < K" if self.average else "")
-            return CheckResult(ok, "cite", what if ok else f"rhs is not {what}")
-        if self.kind == "premise":
-            if closed_form(self.lhs) and closed_form(self.rhs):
-                res = check_step(self.lhs, self.rel, self.rhs, dict(self.where) or None, n=n, seed=seed)
-                if res.ok and res.method == "symbolic":
-                    return CheckResult(True, "symbolic", "a premise between closed forms, proved as algebra")
-                return CheckResult(False, "premise", "a premise between closed forms is algebra and must be"
-                                   f" proved, not cited ({res.status})", res.counterexample)
-            return CheckResult(True, "premise", f"cited: {self.reason}")
-        return check_step(self.lhs, self.rel, self.rhs, dict(self.where) or None, n=n, seed=seed)
 
 
 #: closed-form symbols: the constants and the auxiliaries of algebra steps (everything else in
@@ -159,9 +141,6 @@ class Derivation:
         if dup:
             raise ValueError(f"{self.name}: two different steps share the id {dup[0]!r} (step names are"
                              " unique within a derivation: they key its premise witnesses)")
-
-    def check(self, n: int = 4000, bounds=None) -> list[tuple[Step, CheckResult]]:
-        return [(s, s.check(n=n, seed=i, bounds=bounds)) for i, s in enumerate(self.steps)]
 
 
 def _alg(name, lhs, rel, rhs, reason, where=(), chain=True):

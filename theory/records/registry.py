@@ -1,13 +1,9 @@
-"""Registry of bounds: ``get(name) -> Bound``, ``all_bounds() -> list[Bound]``.
+"""Registry of bounds: ``get(name) -> Bound``, ``all_bounds() -> list[Bound]``, ``names()``.
 
-Names (docs/interfaces.md): kovalev_sync_lemma, kovalev_sync_theorem,
-paper_delayed_noise_literal, paper_delayed_noise_consistent, derived_sync_lemma,
-derived_sync_theorem, derived_delayed_lemma, derived_delayed_lemma_x,
-derived_delayed_theorem, derived_ef_lemma_trajectory, derived_ef_lemma_worst,
-derived_ef_theorem_trajectory, derived_ef_theorem_worst; plus
-derived_delayed_theorem_x (the delayed theorem at x_t) and the readings of the paper's
-delayed bound paper_c1_y, paper_c2_y, paper_c1_x, paper_c2_x, paper_c3_y, paper_c4_y,
-paper_c3_x, paper_c4_x (theory.records.paper_readings; each record names its reading).
+The records are theory.records.package_bounds (Kovalev's restated bounds and the package's derived
+ones) and theory.records.paper_readings (the paper's delayed bound, one record per reading, and its
+noise term alone); appending a record to one of their ``ALL`` tuples registers it (docs/interfaces.md,
+"How to add a lemma"). ``names()`` is the list; theory.examples.bounds has a function per name.
 """
 from __future__ import annotations
 

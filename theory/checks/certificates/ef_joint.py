@@ -148,7 +148,7 @@ def _steps_md() -> list[str]:
     from ...proofs.ef_joint import ef_lemma_joint
     names = {"r_w": "r_w(t)", "J_t": "J_t", "Phi_t": r"\Phi_t", "D_t": "D_t", "E_t": "E_t", "N_t": "N_t"}
 
-    def tex(e):   # the abstract quantities by their names (theory.proofs.render.TEX_NAMES' convention)
+    def tex(e):   # the abstract quantities by their names (theory.results.render.TEX_NAMES' convention)
         e = sp.sympify(e)
         return sp.latex(e, symbol_names={x: names[x.name] for x in e.free_symbols if x.name in names})
 

@@ -15,8 +15,9 @@ import re
 
 import sympy as sp
 
-from .derivation import Derivation
-from .registry import get_derivation
+from ..checks.step import check_proof_step
+from ..proofs.derivation import Derivation
+from ..proofs.registry import get_derivation
 from ..records.registry import get
 
 GLOSSARY = (
@@ -139,7 +140,7 @@ def render_text(derivations, checks=None) -> str:
         lines.append(f"   proves {b.name} ({b.quantity}, {b.variant}; assumptions {', '.join(b.assumptions)})")
         for i, s in enumerate(d.steps):
             n += 1
-            res = (checks or {}).get((d.name, i)) or s.check()
+            res = (checks or {}).get((d.name, i)) or check_proof_step(s)
             lines.append(f"{n:3d}. [{s.name}]  {_plain(s.lhs)}  {s.rel}  {_plain(s.rhs)}")
             lines.append(f"     because: {s.reason}")
             if s.where:
@@ -170,7 +171,7 @@ def render_markdown(derivations, checks=None, title="Delayed LMO momentum: machi
                 + ("" if d.proves else " (an explanation, not a proof)") + f"; proves `{b.name}` ({b.quantity},"
                 f" variant {b.variant}, assumptions {', '.join(b.assumptions)}):", "", f"$$ {statement_tex(b)} $$", ""]
         for i, s in enumerate(d.steps):
-            res = (checks or {}).get((d.name, i)) or s.check()
+            res = (checks or {}).get((d.name, i)) or check_proof_step(s)
             out.append(f"{i + 1}. **{s.name}** ({'citation' if s.cites else s.kind}): ${_tex(s.lhs)} {_REL_TEX[s.rel]} {_tex(s.rhs)}$  ")
             out.append(f"   because {s.reason}.  ")
             if s.where:
@@ -187,7 +188,7 @@ def delayed_proof() -> list[Derivation]:
 
 def proof_text(all_derivations: bool = True) -> str:
     """The numbered proof with each step's check (python -m theory [--all])."""
-    from .registry import all_derivations as every
+    from ..proofs.registry import all_derivations as every
     return render_text(every() if all_derivations else delayed_proof())
 
 
@@ -207,8 +208,8 @@ def proof_markdown() -> str:
     """docs/proof.md: every derivation as GitHub markdown with LaTeX, then the implication
     table of the paper's readings C1-C4 (theory.results.implications), the tightness table and
     the certified worst cases (theory.checks.certificates.table, from its stored values)."""
-    from .registry import all_derivations
-    from ..results.implications import VARIANTS, c4_ranges, implication
+    from ..proofs.registry import all_derivations
+    from .implications import VARIANTS, c4_ranges, implication
     from ..records.paper_readings import READINGS
     text = render_markdown(all_derivations(), title="Delayed LMO momentum: the machine-checked proofs")
     rows = ["## The readings of the paper's delayed bound, implied or not", "",
@@ -237,7 +238,7 @@ def proof_markdown() -> str:
              "", "The EF-trajectory cells of C1 and C2 are not implied only for $r_w$ above a threshold"
              " that is at least $2\\eta$; EF's own runs have $r_t \\le 2\\eta$, so those regions are"
              " unreachable (each cell says so, proved in sympy)."]
-    from ..results.slack import tightness_markdown
+    from .slack import tightness_markdown
     from ..checks.certificates.table import certificates_markdown
     from ..checks.certificates.tau_step import markdown as tau_markdown
     from ..checks.certificates.ef_joint import markdown as ef_joint_markdown
