@@ -37,7 +37,10 @@ import numpy as np
 from .report import confirmatory
 from .statistics import machine_noise
 from .records.deps import Deps
-from .figures import CATALOG
+from lmo.variants import EF, SYNC, TWO_BW
+
+from .figures import CATALOG, fig5, moe, table1
+from .figures.grids import shared
 from .figures.common import Context, figure_runs, lr_mult, replicate_gaps
 from .records.identity import settings_identity
 from .records.kept import KeptStore
@@ -46,7 +49,7 @@ from .records.machine_regimes import machine_kind, regime_of
 from .plan_state import completed
 from .records.plan import through
 from .records.profiles import get_profile
-from .statistics.protocol import ALPHA, FAMILY
+from .statistics.protocol import ALPHA, FAMILY, M_BENIGN, M_SMALLEST
 from .records.runs import describe
 from .statistics.seed_stats import noise_model
 from .statistics.t_tests import FAILS, HOLDS, INCONCLUSIVE
@@ -166,7 +169,55 @@ def design(profile_name="full", kept: KeptStore | None = None) -> Design:
         if not math.isfinite(v):
             raise ValueError(f"error_rates: no seed spread for {describe(runs[k][0])}")
     moved = _moved(runs, keys, ctx.noise.machine)
-    return Design(p, runs, keys, grids, {"null": null, "measured": measured}, sd, moved)
+    mu = {"null": null, "measured": measured, "at_margin": at_margin(p, runs, keys, null)}
+    return Design(p, runs, keys, grids, mu, sd, moved)
+
+
+def at_margin(p, runs: dict, keys: dict, null: dict) -> dict:
+    """{key: mean} with every claim decided against a margin placed exactly at it (docs/protocol.md
+    §8; issue 47 item 2's last null), every other run at its ``null`` mean:
+
+    - C3: every Table 1 optimizer's async gap at M_BENIGN x its sync loss (first size);
+    - C10: per Figure 5 optimizer, the async gap at the longest horizon = the shortest's gap +
+      M_SMALLEST x the shortest sync loss (a growth exactly at the margin);
+    - C13: the MoE's EF loss at Table 3's horizon = (1 + M_SMALLEST) x sync;
+    - C14 and C15: the MoE's async gap at M_BENIGN x sync at every horizon but the shortest, and at
+      the shortest the longest's gap - M_SMALLEST x the shortest sync loss (C15's growth at its
+      margin; C14's shortest part then lies inside its margin: the least favourable "every").
+
+    Runs shared between figures (Table 1's AdamW and Muon cells are Figure 5's shortest horizon)
+    move once, Table 1 first. Superiority claims on the moved cells then have true effects that are
+    not zero (C5's gap, C7's EF minus async): :func:`null_truths` says which decisions are errors."""
+    mu = dict(null)
+
+    def cell(g, c) -> list:
+        return [k for k in (keys.get(_sig(s)) for s in g.get(c, ())) if k in runs]
+
+    def mean(ks) -> float:
+        return statistics.fmean(mu[k] for k in ks) if ks else float("nan")
+
+    def put(ks, value: float) -> None:
+        if math.isfinite(value):
+            for k in ks:
+                mu[k] = value
+    if p.runs_figure("table1"):
+        g, first = table1.grid(p), p.sizes[0]
+        for o in shared(p).table1_optimizers:
+            put(cell(g, (first, o, TWO_BW)), mean(cell(g, (first, o, SYNC))) * (1 + M_BENIGN))
+    if p.runs_figure("fig5"):
+        g, hs = fig5.grid(p), shared(p).horizons
+        for o in fig5.spec(p).horizon_optimizers:
+            s0, a0 = mean(cell(g, (o, hs[0], SYNC))), mean(cell(g, (o, hs[0], TWO_BW)))
+            put(cell(g, (o, hs[-1], TWO_BW)), mean(cell(g, (o, hs[-1], SYNC))) + (a0 - s0) + M_SMALLEST * s0)
+    if p.runs_figure("moe"):
+        g, hs = moe.grid(p), moe.horizons(p)
+        sync = {h: mean(cell(g, (h, SYNC))) for h in hs}
+        put(cell(g, (p.steps, EF)), sync[p.steps] * (1 + M_SMALLEST))
+        for h in hs[1:]:
+            put(cell(g, (h, TWO_BW)), sync[h] * (1 + M_BENIGN))
+        if len(hs) > 1:
+            put(cell(g, (hs[0], TWO_BW)), sync[hs[0]] + M_BENIGN * sync[hs[-1]] - M_SMALLEST * sync[hs[0]])
+    return mu
 
 
 def _kind(rec: dict) -> str | None:
@@ -205,7 +256,11 @@ NULLS = {
     "t3": "Student t(3) noise (heavy tails) at the same SD",
     "lognormal_cells": "each cell's SD x exp(N(0, 0.5^2)), drawn per replicate",
     "machine_offset": "a run on another machine kind than its sync twin off by +2 rms (systematic)",
+    "at_margin": "the margin claims' true effects exactly at their margins (C3, C10, C13-C15), the rest at no "
+                 "difference; normal noise at the pool's SD",
 }
+#: the nulls whose means are not ``null``'s: {null: its means in Design.mu}
+NULL_MEANS = {"at_margin": "at_margin"}
 
 
 def sd_multipliers(d: Design, null: str) -> dict[str, float]:
@@ -233,11 +288,12 @@ def draw(d: Design, truth: str, rng: np.random.Generator, scale: float = 1.0, nu
         cells = sorted({_setting(s) for s, _ in d.runs.values()})
         f = dict(zip(cells, np.exp(0.5 * rng.standard_normal(len(cells)))))
         mult = {k: float(f[_setting(s)]) for k, (s, _) in d.runs.items()}
+    mean = d.mu[NULL_MEANS.get(null, truth) if truth == "null" else truth]
     out = {}
     for k in d.runs:
         e = rng.standard_t(3) / math.sqrt(3) if null == "t3" else rng.standard_normal()
         m = 2.0 * d.moved[k] if null == "machine_offset" else d.moved[k] * rng.standard_normal()
-        out[k] = d.mu[truth][k] + scale * (d.sd[k] * mult[k] * e + m)
+        out[k] = mean[k] + scale * (d.sd[k] * mult[k] * e + m)
     return out
 
 
@@ -261,22 +317,47 @@ def null_error(claim: str, status: str) -> bool:
     return status != INCONCLUSIVE
 
 
+def null_truths(d: Design, null: str, draws: int = 5) -> dict[str, str]:
+    """{claim: its true status} under the means of ``null``: the engine's decision at vanishing
+    noise (s x 1e-4, every cell with an SD) when ``draws`` independent draws agree on it, else
+    inconclusive (a claim whose true effect sits on its boundary: a margin at its margin, a zero
+    difference, is decided at random there, both ways)."""
+    seen = [replicate(d, "null", np.random.default_rng(10_000 + i), scale=1e-4, null=null, own_only=False)
+            for i in range(draws)]
+    return {c.id: seen[0][c.id] if len({s[c.id] for s in seen}) == 1 else INCONCLUSIVE for c in FAMILY}
+
+
+def wrong(true: str, status: str) -> bool:
+    """Is ``status`` an error when the claim's true status is ``true``? On the boundary
+    (inconclusive) any decision is; off it, the decision the other way."""
+    return status != INCONCLUSIVE and status != true
+
+
 def simulate(d: Design, truth: str, reps: int, seed: int = 0, log=None, null: str = "equal") -> dict:
     """``reps`` replicates under ``truth``: per claim the counts of each status, and for
-    ``null`` the family-wise error count, for ``measured`` the true statuses."""
+    ``null`` the family-wise error count (and ``wrong_holds``, the replicates with a 'holds' that
+    is wrong), for ``measured`` the true statuses. Under the nulls with their own means
+    (``NULL_MEANS``) an error is judged against :func:`null_truths`, else by :func:`null_error`."""
     rng = np.random.default_rng(seed)
     counts = {c.id: {HOLDS: 0, FAILS: 0, INCONCLUSIVE: 0} for c in FAMILY}
-    fwe = 0
+    truths = null_truths(d, null) if truth == "null" and null in NULL_MEANS else None
+    err = (lambda c, s: wrong(truths[c], s)) if truths else null_error
+    fwe = fwh = 0
     for i in range(reps):
         st = replicate(d, truth, rng, null=null)
         for c, s in st.items():
             counts[c][s] += 1
-        fwe += any(null_error(c, s) for c, s in st.items())
+        fwe += any(err(c, s) for c, s in st.items())
+        fwh += any(s == HOLDS and err(c, s) for c, s in st.items())
         if log and (i + 1) % max(1, reps // 10) == 0:
             log(f"[error_rates] {truth}: {i + 1}/{reps}")
     out = {"truth": truth, "reps": reps, "counts": counts}
     if truth == "null":
         out["fwer"] = fwe / reps
+        out["wrong_holds"] = fwh / reps
+        out["null"] = null
+        if truths:
+            out["truths"] = truths
     else:
         out["true"] = replicate(d, truth, np.random.default_rng(seed + 1), scale=1e-4, own_only=False)
     return out
@@ -289,8 +370,9 @@ def mc_se(rate: float, reps: int) -> float:
 def table(null: dict, measured: dict | None) -> list[str]:
     """The report: family-wise rate under no difference, per-claim rates and powers."""
     r = null["fwer"]
-    L = [f"Family-wise false-positive rate with no true difference: {r:.3f} (Monte Carlo SE {mc_se(r, null['reps']):.3f}, "
-         f"{null['reps']} replicates; nominal {ALPHA:.2f})", "",
+    L = [f"Family-wise false-positive rate with no true difference ({null.get('null', 'equal')}: "
+         f"{NULLS[null.get('null', 'equal')]}): {r:.3f} (Monte Carlo SE {mc_se(r, null['reps']):.3f}, "
+         f"{null['reps']} replicates; nominal {ALPHA:.2f}); a wrong 'holds' in {null['wrong_holds']:.3f}", "",
          "| claim | null: holds / does not hold / inconclusive | measured: true status | power | wrong way |",
          "|---|---|---|---|---|"]
     for c in FAMILY:
@@ -315,12 +397,14 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--profile", default="full", help="the design's profile (its runs must all be kept)")
     ap.add_argument("--null-only", action="store_true", help="skip the measured-effects (power) simulation")
+    ap.add_argument("--null", default="equal", choices=sorted(NULLS),
+                    help="the null the family-wise rate is measured under (default equal)")
     a = ap.parse_args(argv)
     if a.reps < 1:
         ap.error(f"--reps: must be >= 1, got {a.reps}")
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
     d = design(a.profile)
-    null = simulate(d, "null", a.reps, a.seed, log)
+    null = simulate(d, "null", a.reps, a.seed, log, null=a.null)
     measured = None if a.null_only else simulate(d, "measured", a.reps, a.seed + 1000, log)
     print("\n".join(table(null, measured)))
     return 0
