@@ -115,16 +115,23 @@ class Design:
     mu: dict            # truth name -> {key: mean}
     sd: dict            # key -> SD of one run's final loss (s / sqrt 2)
     moved: dict         # key -> machine rms added (0 for a run on its setting's sync run's kind)
+    synthetic: frozenset = frozenset()   # keys of the runs simulated from a stand-in record (no kept one)
 
 
 def _setting(s: dict, drop=("seed",)) -> str:
     return _sig({k: v for k, v in s.items() if k not in drop})
 
 
-def design(profile_name="full", kept: KeptStore | None = None) -> Design:
+def design(profile_name="full", kept: KeptStore | None = None, stand_ins: bool = False) -> Design:
     """The design of ``profile_name`` (a name, or a profile: e.g. the full profile through the
     plan's completed batches) from the kept records (a run without one is missing, as in the
-    report: the runs ``paper_figs.planned_runs`` declares)."""
+    report: the runs ``paper_figs.planned_runs`` declares).
+
+    ``stand_ins``: a run that is not in the profile as the plan found it (``get_profile(name)``: a
+    plan batch's run, or any seed a caller adds) and has no kept record is simulated too, from a
+    stand-in record: its cell's kept record of the lowest seed (curves), on the machine of the plan's
+    kept runs where there are any (provenance), its means its cell's (``Design.synthetic`` lists
+    them). The means and the seed SDs come from the kept records only."""
     kept = kept or KeptStore()
     if isinstance(profile_name, str):
         p = get_profile(profile_name)
@@ -135,8 +142,9 @@ def design(profile_name="full", kept: KeptStore | None = None) -> Design:
     deps = Deps()
     from .records.runs import Runner
     runner = Runner(deps, None, kept=kept)
-    runs, keys = {}, {}
+    runs, keys, pending = {}, {}, {}
     grids = [CATALOG[n].grid(p) for n in CATALOG if p.runs_figure(n) and hasattr(CATALOG[n], "grid")]
+    before = _sigs(get_profile(p.name)) if stand_ins else set()
     for n in CATALOG:
         if not p.runs_figure(n):
             continue
@@ -149,20 +157,25 @@ def design(profile_name="full", kept: KeptStore | None = None) -> Design:
             rec = kept.get(k)
             if rec is not None:   # a run without a record (planned_runs) is missing here as in the report
                 runs[k] = (s, rec)
+            elif stand_ins and sig not in before:
+                pending[k] = s
     final = {k: float(rec["result"]["final_val_loss"]) for k, (_, rec) in runs.items()}
+    real = dict(runs)
+    runs.update(_stand_ins(pending, real))
     cell = {}
-    for k, (s, _) in runs.items():
+    for k, (s, _) in real.items():
         cell.setdefault(_setting(s), []).append(final[k])
     measured = {k: statistics.fmean(cell[_setting(s)]) for k, (s, _) in runs.items()}
     sync_of = {}
-    for k, (s, _) in runs.items():
+    for k, (s, _) in real.items():
         if s.get("mode", "sync") == "sync" and not any(s.get(f) for f in VARIANT_FIELDS[1:]):
             sync_of.setdefault(_setting(s, ("seed",) + VARIANT_FIELDS), []).append(final[k])
     null = {}
     for k, (s, _) in runs.items():
         base = sync_of.get(_setting(s, ("seed",) + VARIANT_FIELDS))
         null[k] = statistics.fmean(base) if base else measured[k]
-    ctx = _context(p, runs, keys, final)
+    synthetic = frozenset(runs) - frozenset(real)
+    ctx = _context(p, real, keys, final)   # the seed spreads of the kept records only
     ctx.noise = noise_model(replicate_gaps(ctx, grids), machine=machine_noise.load())
     sd = {k: ctx.noise_for(s["optimizer"], s.get("config"), lr_mult(s)).sd / math.sqrt(2) for k, (s, _) in runs.items()}
     for k, v in sd.items():
@@ -170,7 +183,27 @@ def design(profile_name="full", kept: KeptStore | None = None) -> Design:
             raise ValueError(f"error_rates: no seed spread for {describe(runs[k][0])}")
     moved = _moved(runs, keys, ctx.noise.machine)
     mu = {"null": null, "measured": measured, "at_margin": at_margin(p, runs, keys, null)}
-    return Design(p, runs, keys, grids, mu, sd, moved)
+    return Design(p, runs, keys, grids, mu, sd, moved, synthetic)
+
+
+def _sigs(p) -> set:
+    """The identities of every run ``p``'s figures read."""
+    return {_sig(s) for n in CATALOG if p.runs_figure(n) for s in figure_runs(CATALOG[n], p)}
+
+
+def _stand_ins(pending: dict, real: dict) -> dict:
+    """{key: (settings, stand-in record)} of the ``pending`` runs whose cell has a kept record."""
+    twins: dict = {}
+    for k, (s, rec) in sorted(real.items(), key=lambda kv: (kv[1][0].get("seed", 0), kv[0])):
+        twins.setdefault(_setting(s), rec)
+    plan_prov = next((rec["provenance"] for _, (_, rec) in sorted(real.items())
+                      if "launch_commit" in (rec.get("provenance") or {})), None)
+    out = {}
+    for k, s in pending.items():
+        twin = twins.get(_setting(s))
+        if twin is not None:
+            out[k] = (s, {**twin, "provenance": plan_prov or twin.get("provenance") or {}, "stand_in": True})
+    return out
 
 
 def at_margin(p, runs: dict, keys: dict, null: dict) -> dict:
@@ -363,6 +396,96 @@ def simulate(d: Design, truth: str, reps: int, seed: int = 0, log=None, null: st
     return out
 
 
+# ---- the plan's interim looks (docs/plan.md §3) ------------------------------------------------
+
+@dataclass
+class Looks:
+    """The sequential plan's looks on one design: the full profile through batch 0..K, each look's
+    grids, and the design of the last look (every batch's runs: kept, or stand-ins), so that each
+    look's data is the earlier looks' and more."""
+
+    design: Design
+    profiles: list
+    grids: list
+
+
+def plan_looks(kept: KeptStore | None = None) -> Looks:
+    """Looks 0..len(BATCHES) of the plan (``paper_figs.records.plan``) on the kept records, the runs
+    of the batches not yet kept simulated from stand-ins (:func:`design`)."""
+    from .records.plan import BATCHES
+    base = get_profile("full")
+    d = design(through(base, len(BATCHES)), kept, stand_ins=True)
+    profiles = [through(base, k) for k in range(len(BATCHES) + 1)]
+    grids = [[CATALOG[n].grid(q) for n in CATALOG if q.runs_figure(n) and hasattr(CATALOG[n], "grid")]
+             for q in profiles]
+    return Looks(d, profiles, grids)
+
+
+def sequential_replicate(looks: Looks, rng: np.random.Generator, null: str = "equal", spending=None,
+                         scale: float = 1.0, own_only: bool = True) -> list[dict[str, str]]:
+    """One simulated data set of the whole plan under ``null`` ({claim: status} per look): each
+    look judges the family on the runs through its batch (one draw for every run: a later look's
+    data contain the earlier's) and decides it as the report does, Holm on p* = min_j p_j / f_j
+    over the looks so far (``spending``: the plan's, ``sequential.SPENDING``)."""
+    from .statistics.sequential import SPENDING
+    spending = SPENDING if spending is None else spending
+    d = looks.design
+    finals = draw(d, "null", rng, scale, null)
+    machine = machine_noise.load()
+    raws, out = [], []
+    for q, grids in zip(looks.profiles, looks.grids):
+        ctx = _context(q, d.runs, d.keys, finals)
+        ctx.noise = noise_model(replicate_gaps(ctx, grids), machine=machine)
+        raw = confirmatory.judge_family(ctx, own_only)
+        final = confirmatory.decide(raw, q.verdicts_meaningful, ALPHA, earlier=raws, spending=spending)
+        raws.append(raw)
+        out.append({c: v.status for c, v in final.items()})
+    return out
+
+
+def sequential_truths(looks: Looks, null: str, draws: int = 5) -> dict[str, str]:
+    """:func:`null_truths` at the last look (every batch's runs)."""
+    d = looks.design
+    last = Design(looks.profiles[-1], d.runs, d.keys, looks.grids[-1], d.mu, d.sd, d.moved, d.synthetic)
+    return null_truths(last, null, draws)
+
+
+def simulate_plan(looks: Looks, reps: int, seed: int = 0, null: str = "equal", log=None, spending=None) -> dict:
+    """The plan's family-wise error rate including its interim looks: the fraction of ``reps``
+    replicates with an error (:func:`null_error`, or against :func:`sequential_truths` under a null
+    with its own means) at any look; per look, the replicates with an error at that look."""
+    rng = np.random.default_rng(seed)
+    truths = sequential_truths(looks, null) if null in NULL_MEANS else None
+    err = (lambda c, s: wrong(truths[c], s)) if truths else null_error
+    any_look, at_look, holds = 0, [0] * len(looks.profiles), 0
+    first: dict = {}
+    for i in range(reps):
+        per_look = sequential_replicate(looks, rng, null, spending)
+        bad = [any(err(c, s) for c, s in st.items()) for st in per_look]
+        any_look += any(bad)
+        holds += any(s == HOLDS and err(c, s) for st in per_look for c, s in st.items())
+        for j, b in enumerate(bad):
+            at_look[j] += b
+        for j, st in enumerate(per_look):
+            for c, s in st.items():
+                if err(c, s):
+                    first.setdefault(c, [0] * len(per_look))[j] += 1
+        if log and (i + 1) % max(1, reps // 10) == 0:
+            log(f"[error_rates] plan, {null}: {i + 1}/{reps}")
+    return {"null": null, "reps": reps, "fwer": any_look / reps, "wrong_holds": holds / reps,
+            "per_look": [n / reps for n in at_look], "errors": first, "truths": truths}
+
+
+def plan_table(r: dict) -> list[str]:
+    rate = r["fwer"]
+    return [f"The plan's family-wise error rate over its {len(r['per_look'])} looks (spending f = "
+            f"docs/plan.md §3; each look Holm on p*) under '{r['null']}' ({NULLS[r['null']]}): {rate:.3f} "
+            f"(Monte Carlo SE {mc_se(rate, r['reps']):.3f}, {r['reps']} replicates; nominal {ALPHA:.2f}); "
+            f"a wrong 'holds' in {r['wrong_holds']:.3f}",
+            "per look (an error at that look): " + ", ".join(f"{j}: {x:.3f}" for j, x in enumerate(r["per_look"])),
+            "errors per claim and look: " + (", ".join(f"{c} {v}" for c, v in sorted(r["errors"].items())) or "none")]
+
+
 def mc_se(rate: float, reps: int) -> float:
     return math.sqrt(max(rate * (1 - rate), 1e-12) / reps)
 
@@ -399,10 +522,16 @@ def main(argv=None) -> int:
     ap.add_argument("--null-only", action="store_true", help="skip the measured-effects (power) simulation")
     ap.add_argument("--null", default="equal", choices=sorted(NULLS),
                     help="the null the family-wise rate is measured under (default equal)")
+    ap.add_argument("--plan", action="store_true",
+                    help="the sequential plan's rate over all its looks (docs/plan.md §3): one draw per replicate "
+                         "for every batch's runs (the batches not yet kept simulated from stand-in records)")
     a = ap.parse_args(argv)
     if a.reps < 1:
         ap.error(f"--reps: must be >= 1, got {a.reps}")
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
+    if a.plan:
+        print("\n".join(plan_table(simulate_plan(plan_looks(), a.reps, a.seed, a.null, log))))
+        return 0
     d = design(a.profile)
     null = simulate(d, "null", a.reps, a.seed, log, null=a.null)
     measured = None if a.null_only else simulate(d, "measured", a.reps, a.seed + 1000, log)
