@@ -46,8 +46,8 @@ from .records.identity import settings_identity
 from .records.kept import KeptStore
 from .statistics.machine_noise import same_kind
 from .records.machine_regimes import machine_kind, regime_of
-from .plan_state import completed
-from .records.plan import through
+from .plan_state import batch_runs, completed
+from .records.plan import BATCHES, through
 from .records.profiles import get_profile
 from .statistics.protocol import ALPHA, FAMILY, M_BENIGN, M_SMALLEST
 from .records.runs import describe
@@ -131,7 +131,8 @@ def design(profile_name="full", kept: KeptStore | None = None, stand_ins: bool =
     plan batch's run, or any seed a caller adds) and has no kept record is simulated too, from a
     stand-in record: its cell's kept record of the lowest seed (curves), on the machine of the plan's
     kept runs where there are any (provenance), its means its cell's (``Design.synthetic`` lists
-    them). The means and the seed SDs come from the kept records only."""
+    them). The means and the seed SDs come from the kept records only. A run declared before the plan
+    that a batch trains is the batch's: it is stood in too."""
     kept = kept or KeptStore()
     if isinstance(profile_name, str):
         p = get_profile(profile_name)
@@ -145,6 +146,10 @@ def design(profile_name="full", kept: KeptStore | None = None, stand_ins: bool =
     runs, keys, pending = {}, {}, {}
     grids = [CATALOG[n].grid(p) for n in CATALOG if p.runs_figure(n) and hasattr(CATALOG[n], "grid")]
     before = _sigs(get_profile(p.name)) if stand_ins else set()
+    # a run the profile declared before the plan and a batch trains (Figure 6's 2BW seeds 1, 2 are
+    # also planned_runs' small-model Figure 5 runs) is the batch's
+    plan_keys = ({k for b in BATCHES for k in batch_runs(get_profile("full"), b.id)}
+                 if stand_ins and p.name == "full" else set())
     for n in CATALOG:
         if not p.runs_figure(n):
             continue
@@ -157,7 +162,7 @@ def design(profile_name="full", kept: KeptStore | None = None, stand_ins: bool =
             rec = kept.get(k)
             if rec is not None:   # a run without a record (planned_runs) is missing here as in the report
                 runs[k] = (s, rec)
-            elif stand_ins and sig not in before:
+            elif stand_ins and (sig not in before or k in plan_keys):
                 pending[k] = s
     final = {k: float(rec["result"]["final_val_loss"]) for k, (_, rec) in runs.items()}
     real = dict(runs)
@@ -366,14 +371,17 @@ def wrong(true: str, status: str) -> bool:
     return status != INCONCLUSIVE and status != true
 
 
-def simulate(d: Design, truth: str, reps: int, seed: int = 0, log=None, null: str = "equal") -> dict:
+def simulate(d: Design, truth: str, reps: int, seed: int = 0, log=None, null: str = "equal",
+             truths: dict | None = None) -> dict:
     """``reps`` replicates under ``truth``: per claim the counts of each status, and for
     ``null`` the family-wise error count (and ``wrong_holds``, the replicates with a 'holds' that
     is wrong), for ``measured`` the true statuses. Under the nulls with their own means
-    (``NULL_MEANS``) an error is judged against :func:`null_truths`, else by :func:`null_error`."""
+    (``NULL_MEANS``) an error is judged against ``truths`` (default :func:`null_truths`), else by
+    :func:`null_error`."""
     rng = np.random.default_rng(seed)
     counts = {c.id: {HOLDS: 0, FAILS: 0, INCONCLUSIVE: 0} for c in FAMILY}
-    truths = null_truths(d, null) if truth == "null" and null in NULL_MEANS else None
+    if truths is None and truth == "null" and null in NULL_MEANS:
+        truths = null_truths(d, null)
     err = (lambda c, s: wrong(truths[c], s)) if truths else null_error
     fwe = fwh = 0
     for i in range(reps):
@@ -407,36 +415,69 @@ class Looks:
     design: Design
     profiles: list
     grids: list
+    figure_runs: list = field(default_factory=list)   # per look {family figure: its runs' identities}
 
 
 def plan_looks(kept: KeptStore | None = None) -> Looks:
     """Looks 0..len(BATCHES) of the plan (``paper_figs.records.plan``) on the kept records, the runs
     of the batches not yet kept simulated from stand-ins (:func:`design`)."""
-    from .records.plan import BATCHES
     base = get_profile("full")
     d = design(through(base, len(BATCHES)), kept, stand_ins=True)
     profiles = [through(base, k) for k in range(len(BATCHES) + 1)]
     grids = [[CATALOG[n].grid(q) for n in CATALOG if q.runs_figure(n) and hasattr(CATALOG[n], "grid")]
              for q in profiles]
-    return Looks(d, profiles, grids)
+    runs = [{f: frozenset(map(_sig, figure_runs(CATALOG[f], q))) for f in FAMILY_FIGURES if q.runs_figure(f)}
+            for q in profiles]
+    return Looks(d, profiles, grids, runs)
 
 
-def sequential_replicate(looks: Looks, rng: np.random.Generator, null: str = "equal", spending=None,
-                         scale: float = 1.0, own_only: bool = True) -> list[dict[str, str]]:
-    """One simulated data set of the whole plan under ``null`` ({claim: status} per look): each
-    look judges the family on the runs through its batch (one draw for every run: a later look's
-    data contain the earlier's) and decides it as the report does, Holm on p* = min_j p_j / f_j
-    over the looks so far (``spending``: the plan's, ``sequential.SPENDING``)."""
-    from .statistics.sequential import SPENDING
-    spending = SPENDING if spending is None else spending
-    d = looks.design
-    finals = draw(d, "null", rng, scale, null)
-    machine = machine_noise.load()
-    raws, out = [], []
+#: the figures that compute the family's lines
+FAMILY_FIGURES = tuple(dict.fromkeys(c.figure for c in FAMILY))
+
+
+def _judge_looks(looks: Looks, finals: dict):
+    """The family's per-line verdicts at each look on their own spreads
+    (``confirmatory.judge_family(ctx)``), a figure judged again only at a look that changes its runs
+    (on own spreads a line reads only its figure's runs: no pool)."""
+    from .statistics.protocol import CLAIMS_BY_ID
+    d, noise, prev = looks.design, noise_model([], machine=machine_noise.load()), {}
+    for k, q in enumerate(looks.profiles):
+        ctx = _context(q, d.runs, d.keys, finals)
+        ctx.noise = noise
+        raw = {}
+        for f in FAMILY_FIGURES:
+            if f not in looks.figure_runs[k]:
+                continue
+            if not (k and looks.figure_runs[k][f] == looks.figure_runs[k - 1].get(f) and f in prev):
+                prev[f] = {v.claim: v for v in CATALOG[f].claims(ctx).values() if CLAIMS_BY_ID[v.claim].figure == f}
+            raw.update(prev[f])
+        yield q, raw
+
+
+def _judge_looks_slowly(looks: Looks, finals: dict, own_only: bool):
+    """:func:`_judge_looks` by ``confirmatory.judge_family`` at every look, pools included."""
+    d, machine = looks.design, machine_noise.load()
     for q, grids in zip(looks.profiles, looks.grids):
         ctx = _context(q, d.runs, d.keys, finals)
         ctx.noise = noise_model(replicate_gaps(ctx, grids), machine=machine)
-        raw = confirmatory.judge_family(ctx, own_only)
+        yield q, confirmatory.judge_family(ctx, own_only)
+
+
+def sequential_replicate(looks: Looks, rng: np.random.Generator, null: str = "equal", spending=None,
+                         scale: float = 1.0, own_only: bool = True, fast: bool = True,
+                         truth: str = "null") -> list[dict[str, str]]:
+    """One simulated data set of the whole plan under ``null`` (or ``truth`` 'measured': the cells'
+    measured means) ({claim: status} per look): each
+    look judges the family on the runs through its batch (one draw for every run: a later look's
+    data contain the earlier's) and decides it as the report does, Holm on p* = min_j p_j / f_j
+    over the looks so far (``spending``: the plan's, ``sequential.SPENDING``). ``fast``: on own spreads
+    a figure is judged again only where its runs change (:func:`_judge_looks`)."""
+    from .statistics.sequential import SPENDING
+    spending = SPENDING if spending is None else spending
+    d = looks.design
+    finals = draw(d, truth, rng, scale, null)
+    raws, out = [], []
+    for q, raw in (_judge_looks(looks, finals) if own_only and fast else _judge_looks_slowly(looks, finals, own_only)):
         final = confirmatory.decide(raw, q.verdicts_meaningful, ALPHA, earlier=raws, spending=spending)
         raws.append(raw)
         out.append({c: v.status for c, v in final.items()})
