@@ -21,6 +21,13 @@ measured cross-machine variance, as the engine assumes. Two truths:
 - ``measured``: each run's mean is its cell's measured mean over seeds. A claim's true status
   is the engine's decision at vanishing noise (s x 1e-4); its power is the fraction of
   replicates that reach it.
+
+The nulls (``NULLS``, ``--null``) vary the noise (uneven spreads, heavy tails, machine offsets) or,
+``at_margin``, the means: the claims decided against a margin placed exactly at it; an error is
+then judged against the engine's reading at vanishing noise (:func:`null_truths`). ``--plan``
+measures the sequential plan's rate over all its looks (docs/plan.md §3): one draw per replicate
+for every batch's runs (those not yet kept simulated from stand-in records of their cells), each
+look judged on the runs through its batch and decided as the report decides it.
 """
 from __future__ import annotations
 
