@@ -124,19 +124,111 @@ def rows(d) -> list[dict]:
         v = raw.get(c.id)
         target = true.get(c.id)
         row = {"claim": c.id, "target": target, "n_now": None, "power_now": None, "n": None, "runs": None,
-               "cpu_h": None, "max_n": MAX_SEEDS}
+               "cpu_h": None, "max_n": MAX_SEEDS, "power_at_n": None}
         if v is None or v.test is None or target not in (HOLDS, FAILS):
             out.append(row)
             continue
         n_now = max(smallest_n(v.test), 1)
         n = seeds_for(v.test, target, level, n_now)
         now = power(v.test, n_now, level, target) if n_now >= OWN_SD_MIN_N else 0.0   # fewer seeds: no own SD
-        row.update(n_now=n_now, power_now=now, n=n)
+        row.update(n_now=n_now, power_now=now, n=n, power_at_n=power(v.test, n, level, target) if n else None)
         if n is not None:
             runs, secs = cost(d, v.test.keys, n)
             row.update(runs=runs, cpu_h=secs / 3600)
         out.append(row)
     return out
+
+
+# ---- the power against the simulation (issue 47 item 5) ---------------------------------------
+
+def with_seeds(p, claim: str, n: int):
+    """``p`` with the cells of ``claim`` at ``n`` seeds (a cell with more keeps them), through the
+    knobs the plan uses (docs/plan.md §2); None for a claim whose cells no knob sizes alone."""
+    from .records.profiles import with_grid
+    from .figures import fig2_table2, fig5, fig6, moe
+    from .figures.grids import shared
+    sh = shared(p)
+    first = len(sh.seeds_main)
+    extra = dict(sh.headline_extra)
+    table1 = {"C2": ("muon", "mars"), "C4": ("muon", "adan")}
+    if claim == "C1":
+        return with_grid(p, "grids", seeds_main=tuple(range(max(n, first))))
+    if claim in table1:
+        for o in table1[claim]:
+            extra[o] = tuple(sorted(set(extra.get(o, ())) | set(range(first, n))))
+        return with_grid(p, "grids", headline_extra=tuple(extra.items()))
+    if claim == "C7":
+        have = dict(fig2_table2.spec(p).main_extra)
+        return with_grid(p, "fig2_table2", main_extra=tuple(
+            (o, tuple(sorted(set(have.get(o, ())) | set(range(1, n))))) for o in ("adan", "nadam")))
+    if claim in ("C10", "C11"):
+        return with_grid(p, "fig5", horizon_seeds=tuple(range(max(n, len(fig5.spec(p).horizon_seeds)))))
+    if claim == "C12":
+        return with_grid(p, "fig6", extra_seeds=tuple(sorted(set(fig6.spec(p).extra_seeds) | set(range(1, n)))))
+    if claim in ("C14", "C15"):
+        return with_grid(p, "moe", moe_seeds=tuple(range(max(n, len(moe.spec(p).moe_seeds)))))
+    return None
+
+
+def simulated_power(d, claim: str, target: str, reps: int, seed: int = 0, level: float = LEVEL) -> float:
+    """The fraction of ``reps`` replicates of the design ``d`` (each run at its cell's measured
+    mean, the simulation's noise: ``error_rates.draw``) in which ``claim``'s line, on its cells' own
+    spreads, decides ``target`` at ``level`` (the decision seeds_needed powers: one line, Bonferroni's
+    level; Holm's other lines and the looks left out)."""
+    from .figures import CATALOG
+    from .statistics import machine_noise
+    from .statistics.protocol import CLAIMS_BY_ID
+    from .statistics.seed_stats import noise_model
+    from .statistics.t_tests import decide
+    fig = CLAIMS_BY_ID[claim].figure
+    rng, noise, hits = np.random.default_rng(seed), noise_model([], machine=machine_noise.load()), 0
+    for _ in range(reps):
+        ctx = error_rates._context(d.profile, d.runs, d.keys, error_rates.draw(d, "measured", rng))
+        ctx.noise = noise
+        v = next((v for v in CATALOG[fig].claims(ctx).values() if v.claim == claim), None)
+        hits += v is not None and v.test is not None and decide(v.test.p_eff, level) == target
+    return hits / reps
+
+
+#: the knobs :func:`with_seeds` sets per claim: claims that share none are simulated on one design
+KNOBS = {"C1": {"seeds_main"}, "C2": {"muon", "mars"}, "C4": {"muon", "adan"}, "C7": {"main_extra"},
+         "C10": {"horizon_seeds"}, "C11": {"horizon_seeds"}, "C12": {"extra_seeds"}, "C14": {"moe_seeds"},
+         "C15": {"moe_seeds"}}
+
+
+def agreement(d, claims=None, reps: int = 30, seed: int = 0, max_n: int = MAX_SEEDS) -> list[dict]:
+    """Per claim with a seed count (``rows``): the power seeds_needed predicts at its count n and
+    the simulated rate of deciding its target at n seeds per cell (the design through ``with_seeds``,
+    its new runs from stand-in records), with the rate's binomial SE at the predicted power. Claims
+    whose knobs differ share a design; C1 (Figure 3's seeds are every headline cell's) has its own."""
+    todo = [r for r in rows(d) if r["n"] is not None and r["n"] <= max_n and r["claim"] in KNOBS
+            and (not claims or r["claim"] in claims)]
+    groups: list[list[dict]] = []
+    for r in todo:
+        g = next((g for g in groups if r["claim"] != "C1" and all(x["claim"] != "C1" and
+                                                                  not KNOBS[x["claim"]] & KNOBS[r["claim"]] for x in g)),
+                 None)
+        (g.append(r) if g is not None else groups.append([r]))
+    out = []
+    for g in groups:
+        q = d.profile
+        for r in g:
+            q = with_seeds(q, r["claim"], r["n"])
+        dn = error_rates.design(q, stand_ins=True)
+        for r in g:
+            sim = simulated_power(dn, r["claim"], r["target"], reps, seed)
+            out.append({**r, "predicted": r["power_at_n"], "simulated": sim, "reps": reps,
+                        "se": math.sqrt(max(r["power_at_n"] * (1 - r["power_at_n"]), 1e-12) / reps)})
+    return sorted(out, key=lambda r: int(r["claim"][1:]))
+
+
+def agreement_table(rs: list[dict]) -> list[str]:
+    L = ["| claim | target | seeds per cell | power predicted | simulated (replicates) | difference / binomial SE |",
+         "|---|---|---|---|---|---|"]
+    for r in rs:
+        L.append(f"| {r['claim']} | {r['target']} | {r['n']} | {r['predicted']:.2f} | {r['simulated']:.2f} "
+                 f"({r['reps']}) | {(r['simulated'] - r['predicted']) / r['se']:+.1f} |")
+    return L
 
 
 def table(rs: list[dict]) -> list[str]:
@@ -161,8 +253,16 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m paper_figs.seeds_needed", description=__doc__.split("\n\n")[0],
                                  epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", default="full", help="the design's profile (its runs must all be kept)")
+    ap.add_argument("--check", type=int, default=0, metavar="REPS",
+                    help="also simulate every claim at its seed count (REPS replicates; new runs from stand-ins) and "
+                         "compare the simulated rate of deciding with the predicted power")
+    ap.add_argument("--max-n", type=int, default=MAX_SEEDS, help="--check: skip claims needing more seeds per cell")
     a = ap.parse_args(argv)
-    print("\n".join(table(rows(error_rates.design(a.profile)))))
+    d = error_rates.design(a.profile)
+    print("\n".join(table(rows(d))))
+    if a.check:
+        print()
+        print("\n".join(agreement_table(agreement(d, reps=a.check, max_n=a.max_n))))
     return 0
 
 

@@ -100,3 +100,32 @@ def test_family_wise_rate_holds_under_uneven_nulls_tightly(design, null):
     reps = 400
     rate = _errors(design, null, reps, seed=23) / reps
     assert rate <= ALPHA + 2 * math.sqrt(ALPHA * (1 - ALPHA) / reps), rate
+
+
+def test_the_margin_null_puts_every_margin_claim_on_its_boundary(design):
+    """Issue 47 item 2's last null: under 'at_margin' each claim decided against a margin has its
+    true effect exactly there (the engine at vanishing noise decides it at random: inconclusive),
+    where the equal null has it inside (holds); the margins are the protocol's."""
+    from paper_figs.statistics.protocol import M_SMALLEST
+    at, eq = er.null_truths(design, "at_margin"), er.null_truths(design, "equal")
+    assert all(at[c] == t_tests.INCONCLUSIVE and eq[c] == t_tests.HOLDS for c in er.MARGIN_CLAIMS), (at, eq)
+    assert all(eq[c] == t_tests.INCONCLUSIVE for c in eq if c not in er.MARGIN_CLAIMS)   # null_error's reading
+    mu = design.mu["at_margin"]
+    ef = [k for k, (s, _) in design.runs.items() if s.get("config") == "tiny_moe" and s.get("ef")
+          and s.get("steps") == design.profile.steps]
+    assert ef and all(mu[k] == pytest.approx(design.mu["null"][k] * (1 + M_SMALLEST)) for k in ef)
+
+
+def test_an_engine_that_passes_every_margin_claim_fails_only_the_margin_null(design, monkeypatch):
+    """A non-inferiority test that always says 'within the margin' (p_hold ~ 0) makes no error when
+    the truth is inside the margins (the equal null: the margin claims hold there) and a wrong
+    'holds' in every replicate when the truth sits on them: the margin null is what catches it."""
+    from paper_figs.report import confirmatory
+    truths = er.null_truths(design, "at_margin")    # the real engine's reading of the truth
+    monkeypatch.setattr(t_tests, "noninferiority", lambda s, m: (1e-12, 1.0))
+    # the margin claims' cells have 2 seeds (C10, C13-C15) or 'most' needs single-seed ones (C3): on
+    # their own spreads none can be decided; with the pools they can
+    monkeypatch.setattr(confirmatory, "own_spreads_only", lambda ctx: ctx)
+    assert _errors(design, "equal", 5, seed=24) == 0
+    r = er.simulate(design, "null", 5, 24, null="at_margin", truths=truths)
+    assert r["wrong_holds"] == 1.0 and r["fwer"] == 1.0

@@ -1,0 +1,61 @@
+"""seeds_needed's power and the simulation agree (issue 47 item 5): for each claim, the power
+``paper_figs.seeds_needed`` predicts at its recommended seeds per cell against the rate at which the
+engine, on data simulated at that many seeds (``paper_figs.error_rates``: the cells' measured means,
+the pools' SDs; the new runs from stand-in records), decides the claim's target at the same level.
+Tolerance: 3 binomial SEs at the predicted power. Reproduce the table with
+``python -m paper_figs.seeds_needed --check 200 --max-n 20`` (``--max-n 200`` for every claim: hours)."""
+from __future__ import annotations
+
+import pytest
+
+from paper_figs import error_rates as er
+from paper_figs import seeds_needed as sn
+
+#: known disagreements (findings, not tuned away): C4's power is planned from Adan's own 4-seed gap SD
+#: (0.0145) while the simulation draws Adan's runs from Adan's pool on the tiny model (gap SD 0.0299, 5 dof,
+#: Bartlett: homogeneous): at 12 seeds 0.86 predicted, about 0.57 simulated
+DISAGREE = {"C4": "planned from Adan's own gap SD 0.0145; the simulation's pool SD is 0.0299"}
+
+
+@pytest.fixture(scope="module")
+def design():
+    return er.design("full")
+
+
+def _check(rs):
+    out = {}
+    for r in rs:
+        out[r["claim"]] = abs(r["simulated"] - r["predicted"]) <= 3 * r["se"] + 1e-9
+    return out
+
+
+@pytest.fixture(scope="module")
+def default_rows(design):
+    return sn.agreement(design, claims=("C2", "C7", "C10", "C12"), reps=20, seed=41)
+
+
+@pytest.mark.parametrize("claim", ["C2", "C7", "C10", "C12"])
+def test_seeds_needed_and_the_simulation_agree(default_rows, claim):
+    """The plan's claims with a count under 20 seeds, but C4 (DISAGREE: 20 replicates do not resolve
+    it; the slow test shows it)."""
+    r = next(r for r in default_rows if r["claim"] == claim)
+    assert _check([r])[claim], r
+
+
+def test_a_wrong_power_is_caught(design, monkeypatch):
+    """A power computed at a third of the true SE (an overstated power, planted): seeds_needed then
+    recommends fewer seeds than C12 needs, and the simulated rate at that count leaves the band."""
+    real = sn.power_of
+    monkeypatch.setattr(sn, "power_of", lambda delta, se, n0, n, dof, level: real(delta, se / 3, n0, n, dof, level))
+    r = sn.agreement(design, claims=("C12",), reps=20, seed=42)[0]
+    assert not _check([r])["C12"], r
+
+
+@pytest.mark.slow
+def test_seeds_needed_and_the_simulation_agree_on_every_claim(design):
+    """Every claim with a count up to 40 seeds per cell (C11 and C14 need about 100: hours here;
+    ``python -m paper_figs.seeds_needed --check 100`` runs them). C7 was +2.7 SEs at 60 replicates
+    (predicted 0.84, simulated 0.97: planned at the wider of its pools)."""
+    rs = sn.agreement(design, reps=100, seed=43, max_n=40)
+    bad = {c for c, ok in _check(rs).items() if not ok}
+    assert bad == set(DISAGREE), "\n".join(sn.agreement_table(rs))
