@@ -14,8 +14,11 @@ error, the test divides by an SD estimated with nu(n) degrees of freedom).
 
 The degrees of freedom follow the protocol (docs/protocol.md §2): at today's n they are the
 estimate's own ``dof`` (a cell's n - 1, or the pool's when it borrows, or Welch-Satterthwaite's);
-at n >= OWN_SD_MIN_N a cell has its own SD, nu(n) = n - 1; below that it keeps borrowing at the
-estimate's dof. A count computed at today's dof is therefore neither a lower nor an upper bound
+at n >= OWN_SD_MIN_N a cell has its own SD: nu(n) = dof_now (n - 1) / (n_now - 1) where today's
+estimate already rests on own SDs (n_now >= OWN_SD_MIN_N: Welch-Satterthwaite's dof over cells
+whose spreads keep their ratio scale with n - 1; a single cell's n_now - 1 gives n - 1), else
+n - 1 (the least Welch allows: an estimate that borrows today has no spread ratio to scale);
+below OWN_SD_MIN_N it keeps borrowing at the estimate's dof. A count computed at today's dof is therefore neither a lower nor an upper bound
 once n crosses OWN_SD_MIN_N; :func:`seeds_to_clear` counts with nu(n) for each n instead.
 """
 from __future__ import annotations
@@ -29,14 +32,17 @@ from .t_tests import t_quantile
 
 
 def dof_at(n: int, n_now: int, dof_now: float) -> float:
-    """nu(n): today's dof at today's n; n - 1 from OWN_SD_MIN_N seeds on; else today's dof.
+    """nu(n): today's dof at today's n; from OWN_SD_MIN_N seeds on dof_now (n - 1) / (n_now - 1)
+    where today's estimate has own SDs (n_now >= OWN_SD_MIN_N), else n - 1; below, today's dof.
 
-    >>> dof_at(4, 4, 3.0), dof_at(6, 1, 40.0), dof_at(2, 1, 40.0)
-    (3.0, 5, 40.0)
+    >>> dof_at(4, 4, 3.0), dof_at(6, 1, 40.0), dof_at(2, 1, 40.0), dof_at(7, 4, 4.5)
+    (3.0, 5, 40.0, 9.0)
     """
     if n == n_now:
         return dof_now
-    return n - 1 if n >= OWN_SD_MIN_N else dof_now
+    if n < OWN_SD_MIN_N:
+        return dof_now
+    return dof_now * (n - 1) / (n_now - 1) if n_now >= OWN_SD_MIN_N else n - 1
 
 
 def leaf_power(delta: float, se_now: float, n_now: int, n: int, dof_now: float, level: float) -> float:

@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from hypothesis import given, settings, strategies as st
+
 from paper_figs.statistics.power import dof_at, leaf_power, seeds_to_clear
+from paper_figs.statistics.t_tests import Component, satterthwaite
 from paper_figs.statistics.seed_stats import seeds_to_resolve
 
 REPS = 40000
@@ -47,6 +50,18 @@ def test_dof_follow_the_protocol():
     assert dof_at(1, 1, 40.0) == 40.0          # a single seed borrows
     assert dof_at(2, 1, 40.0) == 40.0          # two seeds still borrow
     assert dof_at(3, 1, 40.0) == 2             # from three seeds on a cell has its own SD
+    assert dof_at(7, 4, 3.0) == 6.0            # one cell with its own SD: n - 1
+
+
+@given(s1=st.floats(0.001, 1.0), s2=st.floats(0.001, 1.0), n_now=st.integers(3, 8), n=st.integers(3, 40))
+@settings(max_examples=60, deadline=None)
+def test_welch_dof_of_two_own_cells_scales_as_the_protocol_would_compute_it(s1, s2, n_now, n):
+    """A difference of two cells with own SDs, n seeds each: Welch-Satterthwaite's dof at n (the
+    protocol's satterthwaite, the spreads kept) is dof_at(n) from today's. The old rule (n - 1,
+    the least Welch allows) under-counted it and made C1's power fall from 4 to 5 seeds."""
+    def welch(m):
+        return satterthwaite([Component(s1 ** 2 / m, m - 1), Component(s2 ** 2 / m, m - 1)])[1]
+    assert dof_at(n, n_now, welch(n_now)) == pytest.approx(welch(n), rel=1e-9)
 
 
 @pytest.mark.parametrize("delta,se,n,dof", [(0.01, 0.01, 4, 3.0), (0.004, 0.01, 1, 30.0), (0.02, 0.01, 2, 12.0)])
