@@ -129,7 +129,7 @@ def test_the_lemma_recipe(monkeypatch, capsys):
     def dummy_sync_lemma(regime="far", **changes):
         """>>> b, m = dummy_sync_lemma()"""
         return examples.bound_and_measured(name, regime, **changes)
-    def without_example():    # tests/theory/test_doctests.py's rule: a function named as the bound, run
+    def without_example():    # tests/theory/test_bound_doctests.py's rule: a function named as the bound, run
         return [n for n in theory.names() if f">>> b, m = {n}(" not in (getattr(examples, n, None).__doc__ or "")]
     assert without_example() == [name]                                        # the example is missing
     monkeypatch.setattr(examples, name, dummy_sync_lemma, raising=False)

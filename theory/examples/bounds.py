@@ -3,7 +3,7 @@ its bound and a number in one place). One function per bound of theory.records.r
 as the bound: it runs the bound's own algorithm on an exact instance, evaluates the bound at that
 run's constants and measures the quantity it bounds, and returns ``(bound, measured)``. Its
 docstring's example prints both and whether the bound holds, so the check can fail: a bound that
-is registered too low prints ``False`` and its doctest fails (tests/theory/test_doctests.py runs
+is registered too low prints ``False`` and its doctest fails (tests/theory/test_bound_doctests.py runs
 them; a registered bound without its function here fails that test too).
 
 The algorithm (docs/design.md §4, theory.checks.witness_runs.simulate): LMO momentum with the sign
