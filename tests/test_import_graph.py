@@ -204,36 +204,47 @@ def test_no_file_cites_the_design_file_outside_the_repository():
 
 #: paper_figs' layers, lowest first (docs/design.md §2): what was trained, the verdict
 #: arithmetic, the figures, the report; the package's top-level modules are its commands.
-PAPER_FIGS_LAYERS = ("records", "statistics", "figures", "report")
+PAPER_FIGS_LAYERS = (("records",), ("statistics",), ("figures",), ("report",))
 
 
-def paper_figs_layer(module: str) -> int:
-    """0-3 for a module of a layer folder, 4 for a top-level module (a command)."""
+def layer_of(module: str, layers: tuple) -> int:
+    """The index of the layer that holds ``module``'s part (its second name), counting from
+    the lowest; ``len(layers)`` for the package itself and its top-level modules."""
     parts = module.split(".")
-    if len(parts) >= 2 and parts[1] in PAPER_FIGS_LAYERS:
-        return PAPER_FIGS_LAYERS.index(parts[1])
-    return len(PAPER_FIGS_LAYERS)
+    for i, layer in enumerate(layers):
+        if len(parts) >= 2 and parts[1] in layer:
+            return i
+    return len(layers)
 
 
-def paper_figs_layer_violations(graph: dict[str, set[str]]) -> list[str]:
-    """Every import inside paper_figs that points to a higher layer (a statistic importing a
-    figure or a command, a record importing a statistic, ...). The package ``paper_figs``
-    itself imports nothing."""
+def layer_violations(graph: dict[str, set[str]], package: str, layers: tuple) -> list[str]:
+    """Every import inside ``package`` that points to a higher layer, or across the parts of
+    one layer (``layers``: tuples of part names, lowest first); the graph holds function-level
+    imports too (`import_graph`)."""
     bad = []
     for m, deps in graph.items():
-        if not m.startswith("paper_figs"):
+        if m.split(".")[0] != package:
             continue
         for d in deps:
-            if not d.startswith("paper_figs"):
+            if d.split(".")[0] != package:
                 continue
-            if m == "paper_figs" or paper_figs_layer(d) > paper_figs_layer(m):
+            lm, ld = layer_of(m, layers), layer_of(d, layers)
+            across = lm == ld < len(layers) and m.split(".")[1] != d.split(".")[1]
+            if ld > lm or across:
                 bad.append(f"{m} -> {d}")
     return sorted(bad)
 
 
+def paper_figs_layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """paper_figs' rule: a statistic imports no figure or command, a record no statistic, ...;
+    and the package ``paper_figs`` itself imports nothing."""
+    own = sorted(f"paper_figs -> {d}" for d in graph.get("paper_figs", ()) if d.startswith("paper_figs"))
+    return sorted(own + layer_violations(graph, "paper_figs", PAPER_FIGS_LAYERS))
+
+
 def test_paper_figs_stands_in_layers():
     layers = {m.split(".")[1] for m in GRAPH if m.count(".") >= 2 and m.startswith("paper_figs.")}
-    assert set(PAPER_FIGS_LAYERS) <= layers
+    assert {p for layer in PAPER_FIGS_LAYERS for p in layer} <= layers
     bad = paper_figs_layer_violations(GRAPH)
     assert not bad, f"paper_figs imports against its layers {PAPER_FIGS_LAYERS} < commands: {bad}"
 
@@ -258,31 +269,10 @@ def test_the_layer_rule_catches_planted_back_imports():
 THEORY_LAYERS = (("records", "dynamics"), ("proofs",), ("checks",), ("results",), ("examples",))
 
 
-def theory_layer(module: str) -> int:
-    """0-4 for a module of one of theory's parts, 5 for ``theory`` and ``theory.__main__``."""
-    parts = module.split(".")
-    for i, layer in enumerate(THEORY_LAYERS):
-        if len(parts) >= 2 and parts[1] in layer:
-            return i
-    return len(THEORY_LAYERS)
-
-
 def theory_layer_violations(graph: dict[str, set[str]]) -> list[str]:
     """Every import inside theory that points to a higher layer (a proof importing a check, a
-    check importing a result, ...) or across the parts of one layer (records <-> dynamics); the
-    graph holds function-level imports too (`import_graph`)."""
-    bad = []
-    for m, deps in graph.items():
-        if m.split(".")[0] != "theory":
-            continue
-        for d in deps:
-            if d.split(".")[0] != "theory":
-                continue
-            lm, ld = theory_layer(m), theory_layer(d)
-            across = lm == ld < len(THEORY_LAYERS) and m.split(".")[1] != d.split(".")[1]
-            if ld > lm or across:
-                bad.append(f"{m} -> {d}")
-    return sorted(bad)
+    check importing a result, ...) or across the parts of one layer (records <-> dynamics)."""
+    return layer_violations(graph, "theory", THEORY_LAYERS)
 
 
 def test_theory_stands_in_layers():

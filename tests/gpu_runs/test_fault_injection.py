@@ -40,6 +40,7 @@ from pathlib import Path
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings, strategies as st
+from fault_files import FaultyFile, assert_whole, in_place, log_records, temps, writing
 
 import gpu_runs.train as train_mod
 from gpu_runs import verified_files
@@ -55,12 +56,6 @@ class Killed(BaseException):
     """The process died here (a SIGKILL as the files see it)."""
 
 
-def _log(path: Path) -> list[dict]:
-    """The log's records without their timing (the only field that differs between runs)."""
-    return [{k: v for k, v in json.loads(line).items() if k != "step_time"}
-            for line in path.read_text().splitlines() if line.strip()]
-
-
 @pytest.fixture(scope="module")
 def reference():
     """The uninterrupted run: its log and final parameters."""
@@ -68,32 +63,7 @@ def reference():
         out = Path(d) / "run"
         assert main([*ARGV, "--out", str(out)]) == 0
         blob = torch.load(out / "ckpt.pt", weights_only=True)
-        yield _log(out / "log.jsonl"), blob["params"], json.loads((out / "config.json").read_text())
-
-
-class _FaultyFile:
-    """A file object whose first write takes half of its bytes, then raises ``err``."""
-
-    def __init__(self, f, err: int):
-        self._f, self._err = f, err
-
-    def write(self, b):
-        self._f.write(b[:len(b) // 2])
-        self._f.flush()
-        raise OSError(self._err, os.strerror(self._err))
-
-    def __getattr__(self, name):
-        return getattr(self._f, name)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return self._f.__exit__(*exc)
-
-
-def _writing(mode) -> bool:
-    return isinstance(mode, str) and any(c in mode for c in "wax+")
+        yield log_records(out / "log.jsonl"), blob["params"], json.loads((out / "config.json").read_text())
 
 
 @contextlib.contextmanager
@@ -117,7 +87,7 @@ def inject(kind: str, k: int, out: Path, seen: dict):
         def opener(real):
             def f(file, mode="r", *a, **kw):
                 h = real(file, mode, *a, **kw)
-                return _FaultyFile(h, err) if _writing(mode) and strike() else h
+                return FaultyFile(h, err) if writing(mode) and strike() else h
             return f
         mp.setattr(builtins, "open", opener(real_open))
         mp.setattr(os, "fdopen", opener(real_fdopen))
@@ -141,46 +111,11 @@ def inject(kind: str, k: int, out: Path, seen: dict):
         mp.undo()
 
 
-def _temps(out: Path) -> list[str]:
-    return sorted(p.name for p in out.glob(".*.tmp")) if out.exists() else []
-
-
-def _whole(out: Path, name: str, ref_log: list, ref_config: dict, killed: bool) -> None:
-    """Property 1 for one file of the run directory. The one exception: a kill between the
-    renames of a checkpoint's sidecar and of the checkpoint itself leaves the old file with
-    the new sidecar, which its check refuses (gpu_runs.verified_files: detected, and a resume
-    falls back to an older checkpoint, which the rerun below then shows)."""
-    f = out / name
-    assert f.exists(), f"{name} existed before the fault and is gone"
-    try:
-        if name == "config.json":
-            drop = lambda c: {k: v for k, v in c.items() if k != "out"}      # the one field that names the place
-            assert drop(json.loads(f.read_text())) == drop(ref_config)
-        elif name == "result.json":
-            json.loads(f.read_text())
-        elif name == "log.jsonl":
-            log = _log(f)
-            assert log == ref_log[:len(log)], "log.jsonl is not a whole prefix of the run's log"
-    except ValueError as e:
-        raise AssertionError(f"{name} is not whole: {e}") from None
-    if name.endswith(".pt"):
-        why = verified_files.check(f)
-        assert why is None or (killed and "does not match its sha256" in why), f"{name} fails its check: {why}"
-
-
 @settings(max_examples=int(os.environ.get("FAULT_EXAMPLES", "10")), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])   # capsys is read out per example
 @given(kind=st.sampled_from(["enospc", "eio", "replace", "kill", "sigint"]), k=st.integers(1, MAX_K))
 def test_a_fault_anywhere_loses_nothing_and_the_same_command_finishes_the_run(reference, capsys, kind, k):
     check_fault(reference, capsys, kind, k)
-
-
-def in_place(path, write) -> str:
-    """A writer that is not atomic: ``path`` opened for writing and written where it is."""
-    with open(path, "wb") as f:
-        w = verified_files._HashingWriter(f)
-        write(w)
-    return w.h.hexdigest()
 
 
 def test_the_property_fails_when_one_write_is_not_atomic(reference, capsys, monkeypatch):
@@ -216,9 +151,9 @@ def check_fault(reference, capsys, kind: str, k: int) -> None:
                     continue
                 if name.endswith(verified_files.SUFFIX) and name[:-len(verified_files.SUFFIX)] not in seen:
                     continue        # the sidecar of a file being written when the fault struck: part of that write
-                _whole(out, name, ref_log, ref_config, killed=kind == "kill")
+                assert_whole(out, name, ref_log, ref_config, killed=kind == "kill")
             # a killed checkpoint writer leaves its file's and its sidecar's temporary files
-            assert len(_temps(out)) <= (2 if kind == "kill" else 0), _temps(out)
+            assert len(temps(out)) <= (2 if kind == "kill" else 0), temps(out)
         # property 3: the same command, the fault gone
         rc = main(argv)
         err = capsys.readouterr().err.strip()
@@ -226,9 +161,9 @@ def check_fault(reference, capsys, kind: str, k: int) -> None:
             assert len(err.splitlines()) == 1 and "--resume" in err, err
             rc = main([*argv, "--resume"])
         assert rc == 0, capsys.readouterr().err
-        assert _log(out / "log.jsonl") == ref_log
+        assert log_records(out / "log.jsonl") == ref_log
         params = torch.load(out / "ckpt.pt", weights_only=True)["params"]
         assert params.keys() == ref_params.keys()
         assert all(torch.equal(params[n], ref_params[n]) for n in params)
-        assert not _temps(out) and not (out / ".lock").exists()
+        assert not temps(out) and not (out / ".lock").exists()
         shutil.rmtree(out)

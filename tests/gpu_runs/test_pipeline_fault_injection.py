@@ -41,13 +41,13 @@ from pathlib import Path
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings, strategies as st
+from fault_files import FaultyFile, assert_whole, in_place, log_records, temps, writing
 
 from gpu_runs import run_lock, verified_files
 from gpu_runs.pipeline import worker
 from gpu_runs.pipeline.args import build_parser
 from gpu_runs.pipeline.checkpoint import stage_file
 from gpu_runs.pipeline.launch import run_forked
-from test_fault_injection import _FaultyFile, _writing
 
 ARGV = ["--model", "llama", "--schedule", "2bw", "--steps", "4", "--batch-size", "2", "--seq-len", "16",
         "--eval-every", "2", "--eval-batches", "1", "--quiet", "--timeout", "20"]
@@ -59,11 +59,6 @@ WRITES = {0: 4, 1: 10}
 GUARD = 120   # hang guard for a launch, not a timing assertion
 KINDS = ("enospc", "eio", "replace", "kill", "sigint")
 DROP = ("step_time", "dp_allreduce_time")     # the log's timings, the only fields that differ between runs
-
-
-def _log(path: Path) -> list[dict]:
-    return [{k: v for k, v in json.loads(line).items() if k not in DROP}
-            for line in path.read_text().splitlines() if line.strip()]
 
 
 def _params(out: Path) -> list[dict]:
@@ -84,7 +79,7 @@ def reference(tmp_path_factory):
     d = tmp_path_factory.mktemp("reference")
     res = _launch(d / "run", d / "logs")
     assert all(rc == 0 for rc, _ in res), res
-    return _log(d / "run" / "log.jsonl"), _params(d / "run"), json.loads((d / "run" / "config.json").read_text())
+    return log_records(d / "run" / "log.jsonl", DROP), _params(d / "run"), json.loads((d / "run" / "config.json").read_text())
 
 
 @contextlib.contextmanager
@@ -112,8 +107,8 @@ def inject(kind: str, rank: int, k: int, out: Path, snap: Path):
         def opener(real):
             def f(file, mode="r", *a, **kw):
                 h = real(file, mode, *a, **kw)
-                ours = _writing(mode) and not (isinstance(file, int) and file < 3)   # not a rank's stdout / stderr
-                return _FaultyFile(h, err) if ours and strike() else h
+                ours = writing(mode) and not (isinstance(file, int) and file < 3)   # not a rank's stdout / stderr
+                return FaultyFile(h, err) if ours and strike() else h
             return f
         mp.setattr(builtins, "open", opener(real_open))
         mp.setattr(os, "fdopen", opener(real_fdopen))
@@ -141,26 +136,6 @@ def inject(kind: str, rank: int, k: int, out: Path, snap: Path):
         mp.undo()
 
 
-def _temps(out: Path) -> list[str]:
-    return sorted(p.name for p in out.glob(".*.tmp")) if out.exists() else []
-
-
-def _whole(out: Path, name: str, ref_log: list, ref_config: dict, killed: bool) -> None:
-    f = out / name
-    assert f.exists(), f"{name} existed before the fault and is gone"
-    try:
-        if name == "config.json":
-            assert json.loads(f.read_text()) == ref_config | {"out": json.loads(f.read_text())["out"]}
-        elif name == "log.jsonl":
-            log = _log(f)
-            assert log == ref_log[:len(log)], "log.jsonl is not a whole prefix of the run's log"
-    except ValueError as e:
-        raise AssertionError(f"{name} is not whole: {e}") from None
-    if name.endswith(".pt"):
-        why = verified_files.check(f)
-        assert why is None or (killed and "does not match its sha256" in why), f"{name} fails its check: {why}"
-
-
 def check_fault(reference, tmp: Path, kind: str, rank: int, k: int) -> None:
     """The module's properties for one fault."""
     ref_log, ref_params, ref_config = reference
@@ -180,8 +155,8 @@ def check_fault(reference, tmp: Path, kind: str, rank: int, k: int) -> None:
                 continue
             if name.endswith(verified_files.SUFFIX) and name[:-len(verified_files.SUFFIX)] not in seen:
                 continue        # the sidecar of a file being written when the fault struck: part of that write
-            _whole(out, name, ref_log, ref_config, killed=kind == "kill")
-        assert len(_temps(out)) <= (2 if kind == "kill" else 0), _temps(out)
+            assert_whole(out, name, ref_log, ref_config, killed=kind == "kill", read_log=lambda f: log_records(f, DROP))
+        assert len(temps(out)) <= (2 if kind == "kill" else 0), temps(out)
     # property 2: the same command, the fault gone
     res = _launch(out, tmp / "logs2")
     if any(rc != 0 for rc, _ in res):
@@ -189,19 +164,11 @@ def check_fault(reference, tmp: Path, kind: str, rank: int, k: int) -> None:
         assert len(said) == 1 and "refused:" in said[0] and "--resume" in said[0], res
         res = _launch(out, tmp / "logs3", "--resume")
     assert all(rc == 0 for rc, _ in res), res
-    assert _log(out / "log.jsonl") == ref_log
+    assert log_records(out / "log.jsonl", DROP) == ref_log
     for got, want in zip(_params(out), ref_params):
         assert got.keys() == want.keys() and all(torch.equal(got[n], want[n]) for n in got)
-    assert not _temps(out), _temps(out)
+    assert not temps(out), temps(out)
     assert not list(out.glob(run_lock.LOCK + "*"))
-
-
-def in_place(path, write) -> str:
-    """A writer that is not atomic: ``path`` opened for writing and written where it is."""
-    with open(path, "wb") as f:
-        w = verified_files._HashingWriter(f)
-        write(w)
-    return w.h.hexdigest()
 
 
 def test_the_property_fails_when_one_write_is_not_atomic(reference, tmp_path, monkeypatch):

@@ -151,3 +151,19 @@ class knobs:  # noqa: N801 (reads like the profile it wraps)
         if owner is None:
             return getattr(self._p, name)
         return getattr(owner.shared(self._p) if owner.NAME == "grids" else owner.spec(self._p), name)
+
+
+class FailingAt(FakeTrainer):
+    """The fake trainer whose k-th run raises ``fault(cfg)`` instead of training (a full disk,
+    a Ctrl-C, ...); every other run trains as FakeTrainer does."""
+
+    def __init__(self, k: int, fault):
+        super().__init__()
+        self.k, self.fault = k, fault
+
+    def __call__(self, cfg, progress=True):
+        if self.calls + 1 == self.k:
+            self.calls += 1
+            raise self.fault(cfg)
+        return super().__call__(cfg, progress)
+

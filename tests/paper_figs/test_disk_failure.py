@@ -6,7 +6,7 @@ from __future__ import annotations
 import errno
 
 import pytest
-from paper_figs_fakes import FakeTrainer, fake_deps
+from paper_figs_fakes import FailingAt, fake_deps
 
 from paper_figs import cli
 from paper_figs.pipeline import run_profile
@@ -15,23 +15,14 @@ from paper_figs.records.profiles import get_profile
 from paper_figs.records.runs import DiskFailed
 
 
-class FullDiskAt(FakeTrainer):
+def full_disk_at(k: int) -> FailingAt:
     """A trainer whose k-th run fails to write its checkpoint: no space left."""
-
-    def __init__(self, k: int):
-        super().__init__()
-        self.k = k
-
-    def __call__(self, cfg, progress=True):
-        if self.calls + 1 == self.k:
-            self.calls += 1
-            raise OSError(errno.ENOSPC, "No space left on device", str(cfg.out))
-        return super().__call__(cfg, progress)
+    return FailingAt(k, lambda cfg: OSError(errno.ENOSPC, "No space left on device", str(cfg.out)))
 
 
 @pytest.mark.parametrize("k", [1, 3])
 def test_the_first_failed_write_stops_the_job(tmp_path, k):
-    trainer, called = FullDiskAt(k), []
+    trainer, called = full_disk_at(k), []
     deps = fake_deps(trainer, run_report=lambda *a, **kw: called.append("verify"))
     with pytest.raises(DiskFailed, match="No space left"):
         run_profile(get_profile("micro"), tmp_path, only=["fig3", "theory"], deps=deps, log=lambda s: None,

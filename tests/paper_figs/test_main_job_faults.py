@@ -32,7 +32,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from paper_figs_fakes import FakeTrainer, fake_deps
+from fault_files import FaultyFile, temps, writing
+from paper_figs_fakes import FailingAt, FakeTrainer, fake_deps
 
 import paper_figs.pipeline as pipeline_mod
 import paper_figs.records.runs as runs_mod
@@ -49,18 +50,9 @@ WRITES = 30
 RUNS = 12
 
 
-class Interrupted(FakeTrainer):
+def interrupted_at(k: int) -> FailingAt:
     """The fake trainer, Ctrl-C-ed in its k-th run."""
-
-    def __init__(self, k: int):
-        super().__init__()
-        self.k = k
-
-    def __call__(self, cfg, progress=True):
-        if self.calls + 1 == self.k:
-            self.calls += 1
-            raise KeyboardInterrupt
-        return super().__call__(cfg, progress)
+    return FailingAt(k, lambda cfg: KeyboardInterrupt())
 
 
 def job(out: Path, trainer=None, kept: Path | None = None) -> dict:
@@ -73,29 +65,6 @@ def reference(tmp_path_factory):
     out = tmp_path_factory.mktemp("reference") / "figs"
     job(out)
     return sorted(p.name for p in (out / "cache").glob("*.json")), (out / "curves.csv").read_bytes()
-
-
-def _writing(mode) -> bool:
-    return isinstance(mode, str) and any(c in mode for c in "wax")     # not "rb+", which only fsyncs
-
-
-class _FaultyFile:
-    def __init__(self, f, err: int):
-        self._f, self._err = f, err
-
-    def write(self, b):
-        self._f.write(b[:len(b) // 2])
-        self._f.flush()
-        raise OSError(self._err, os.strerror(self._err))
-
-    def __getattr__(self, name):
-        return getattr(self._f, name)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return self._f.__exit__(*exc)
 
 
 @contextlib.contextmanager
@@ -123,12 +92,12 @@ def inject(kind: str, k: int, out: Path, where: str = ""):
         def opener(real, fd_paths):
             def f(file, mode="r", *a, **kw):
                 h = real(file, mode, *a, **kw)
-                if not _writing(mode):
+                if not writing(mode, update=False):
                     return h
                 path = getattr(h, "name", file) if fd_paths else file
                 if state["seen"] is not None:
                     state["after"].append(str(path))
-                return _FaultyFile(h, err) if strike(path) else h
+                return FaultyFile(h, err) if strike(path) else h
             return f
         mp.setattr(builtins, "open", opener(real_open, False))
         mp.setattr(os, "fdopen", opener(real_fdopen, True))
@@ -146,17 +115,13 @@ def inject(kind: str, k: int, out: Path, where: str = ""):
         mp.undo()
 
 
-def _temps(out: Path) -> list[str]:
-    return sorted(str(p.relative_to(out)) for p in out.rglob(".*.tmp"))
-
-
 def check_fault(reference, tmp: Path, kind: str, k: int, where: str = "") -> None:
     ref_keys, ref_curves = reference
     out = tmp / "figs"
     stopped = None
     with inject(kind, k, out, where) as state:
         try:
-            job(out, Interrupted(k) if kind == "sigint" else None)
+            job(out, interrupted_at(k) if kind == "sigint" else None)
         except (DiskFailed, OSError, KeyboardInterrupt) as e:
             stopped = e
     if kind == "sigint":
@@ -172,11 +137,11 @@ def check_fault(reference, tmp: Path, kind: str, k: int, where: str = "") -> Non
                     json.loads((out / name).read_text())
                 except (OSError, ValueError) as e:
                     raise AssertionError(f"{name} existed before the fault and is not whole: {e}") from None
-    assert not _temps(out), _temps(out)
+    assert not temps(out, deep=True), temps(out, deep=True)
     job(out)                                            # property 3: the same command, the fault gone
     assert sorted(p.name for p in (out / "cache").glob("*.json")) == ref_keys
     assert (out / "curves.csv").read_bytes() == ref_curves
-    assert (out / "REPORT.md").exists() and not _temps(out)
+    assert (out / "REPORT.md").exists() and not temps(out, deep=True)
 
 
 @settings(max_examples=int(os.environ.get("MAIN_JOB_FAULT_EXAMPLES", "6")), deadline=None,
