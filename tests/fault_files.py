@@ -7,6 +7,8 @@ tests/gpu_runs/test_pipeline_fault_injection.py (a 2-rank pipeline) and
 tests/paper_figs/test_main_job_faults.py (the main job)."""
 from __future__ import annotations
 
+import builtins
+import errno
 import json
 import os
 from pathlib import Path
@@ -40,6 +42,23 @@ def writing(mode, update: bool = True) -> bool:
     """Whether ``open(..., mode)`` opens for writing; ``update=False`` leaves out "r+" modes
     (the main job opens "rb+" only to fsync a file already written)."""
     return isinstance(mode, str) and any(c in mode for c in ("wax+" if update else "wax"))
+
+
+def fail_writes(mp, kind: str, strike: Callable[[], bool]) -> None:
+    """Patch ``open`` and ``os.fdopen`` (with the MonkeyPatch ``mp``) so that the file opened
+    for writing at which ``strike()`` first says yes takes half of its first write, then the
+    disk is full (``kind`` "enospc") or fails ("eio"). A process's own stdout / stderr (file
+    descriptors 0-2) are never struck."""
+    err = errno.ENOSPC if kind == "enospc" else errno.EIO
+
+    def opener(real):
+        def f(file, mode="r", *a, **kw):
+            h = real(file, mode, *a, **kw)
+            ours = writing(mode) and not (isinstance(file, int) and file < 3)
+            return FaultyFile(h, err) if ours and strike() else h
+        return f
+    mp.setattr(builtins, "open", opener(builtins.open))
+    mp.setattr(os, "fdopen", opener(os.fdopen))
 
 
 def in_place(path, write) -> str:

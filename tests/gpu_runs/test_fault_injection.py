@@ -28,7 +28,6 @@ truncates the file it was rewriting).
 """
 from __future__ import annotations
 
-import builtins
 import contextlib
 import errno
 import json
@@ -40,7 +39,7 @@ from pathlib import Path
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings, strategies as st
-from fault_files import FaultyFile, assert_whole, in_place, log_records, temps, writing
+from fault_files import assert_whole, fail_writes, in_place, log_records, temps
 
 import gpu_runs.train as train_mod
 from gpu_runs import verified_files
@@ -79,18 +78,10 @@ def inject(kind: str, k: int, out: Path, seen: dict):
         seen.update({p.name: p.read_bytes() for p in out.glob("*") if p.is_file()})
         return True
 
-    real_open, real_fdopen, real_replace, real_lag = builtins.open, os.fdopen, os.replace, train_mod.loss_and_grads
+    real_replace, real_lag = os.replace, train_mod.loss_and_grads
     mp = pytest.MonkeyPatch()
     if kind in ("enospc", "eio"):
-        err = errno.ENOSPC if kind == "enospc" else errno.EIO
-
-        def opener(real):
-            def f(file, mode="r", *a, **kw):
-                h = real(file, mode, *a, **kw)
-                return FaultyFile(h, err) if writing(mode) and strike() else h
-            return f
-        mp.setattr(builtins, "open", opener(real_open))
-        mp.setattr(os, "fdopen", opener(real_fdopen))
+        fail_writes(mp, kind, strike)
     elif kind in ("replace", "kill"):
         def replace(src, dst, *a, **kw):
             if strike():

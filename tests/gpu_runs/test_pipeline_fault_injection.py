@@ -41,7 +41,7 @@ from pathlib import Path
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings, strategies as st
-from fault_files import FaultyFile, assert_whole, in_place, log_records, temps, writing
+from fault_files import assert_whole, fail_writes, in_place, log_records, temps
 
 from gpu_runs import run_lock, verified_files
 from gpu_runs.pipeline import worker
@@ -87,7 +87,7 @@ def inject(kind: str, rank: int, k: int, out: Path, snap: Path):
     """Plant the fault (module docstring) in every rank forked while it is active; the rank it
     strikes writes a snapshot of ``out`` (name -> bytes) at that moment into ``snap``."""
     count = [0]
-    real_open, real_fdopen, real_replace, real_on_action = builtins.open, os.fdopen, os.replace, worker.StageBooks.on_action
+    real_open, real_replace, real_on_action = builtins.open, os.replace, worker.StageBooks.on_action
 
     def strike() -> bool:
         if os.environ.get("RANK") != str(rank):
@@ -102,16 +102,7 @@ def inject(kind: str, rank: int, k: int, out: Path, snap: Path):
 
     mp = pytest.MonkeyPatch()
     if kind in ("enospc", "eio"):
-        err = errno.ENOSPC if kind == "enospc" else errno.EIO
-
-        def opener(real):
-            def f(file, mode="r", *a, **kw):
-                h = real(file, mode, *a, **kw)
-                ours = writing(mode) and not (isinstance(file, int) and file < 3)   # not a rank's stdout / stderr
-                return FaultyFile(h, err) if ours and strike() else h
-            return f
-        mp.setattr(builtins, "open", opener(real_open))
-        mp.setattr(os, "fdopen", opener(real_fdopen))
+        fail_writes(mp, kind, strike)
     elif kind in ("replace", "kill"):
         def replace(src, dst, *a, **kw):
             if strike():
