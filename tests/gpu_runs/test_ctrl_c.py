@@ -10,7 +10,7 @@ import torch
 from process_group import interrupt_when, start, survivors
 
 from gpu_runs import verified_files
-from gpu_runs.pipeline.checkpoint import find_set, stage_file
+from gpu_runs.pipeline.checkpoint import find_set, logged_step, stage_file
 from gpu_runs.recipe import TrainConfig
 from gpu_runs.train import main, train
 
@@ -62,7 +62,11 @@ def test_ctrl_c_stops_every_pipeline_rank(tmp_path):
             "--microbatches", "2", "--eval-every", "0", "--steps", "100000", "--ckpt-every", "20",
             "--out", str(out), "--quiet"]
     p = start([sys.executable, "-c", LAUNCH, *argv])
-    _, err = interrupt_when(p, lambda: all(verified_files.sidecar(stage_file(out, s, 20)).exists() for s in range(2)))
+    # ready once the step-20 set is whole and the log reaches it: the last stage checkpoints
+    # step 20 before it logs step 20, and a set the log does not reach is not resumed from
+    # (gpu_runs.pipeline.checkpoint._sets), so waiting for the sidecars alone races the log
+    _, err = interrupt_when(p, lambda: all(verified_files.sidecar(stage_file(out, s, 20)).exists() for s in range(2))
+                            and (logged_step(out) or 0) >= 20)
     assert p.returncode == 130, err[-3000:]
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     line = err.strip()
