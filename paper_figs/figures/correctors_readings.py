@@ -33,8 +33,7 @@ from typing import Callable, Sequence
 import lmo
 from lmo.variants import EF, SYNC
 
-from ..statistics.seed_stats import estimate, fieller, joined, paired
-from ..statistics.t_tests import t_quantile
+from ..statistics.seed_stats import estimate, fieller, joined, paired, paired_ratio
 from ..statistics.verdicts import HOLDS, equivalent, lower_is_better, mean, spearman
 
 #: the name each corrector is shown by (the run settings and identity keys keep ``lmo.CORRECTORS``' names)
@@ -112,18 +111,9 @@ def measured_growth(s, res: dict, pairs) -> dict:
             continue
         gaps = {t: paired(r[SYNC], r[f"tau{t}"]) for t in s.taus}
         for hi, lo in pairs.get(o, ()):
-            a, b = gaps.get(hi) or [], gaps.get(lo) or []
-            n = min(len(a), len(b))
-            if n < 2:
-                continue
-            a, b = a[:n], b[:n]
-            ma, mb = mean(a), mean(b)
-            va, vb = statistics.variance(a) / n, statistics.variance(b) / n
-            cov = sum((x - ma) * (y - mb) for x, y in zip(a, b)) / (n - 1) / n
-            lo_, hi_ = fieller(ma, mb, va, vb, cov, t_quantile(0.975, n - 1))
-            point = ma / mb if mb else float("nan")
-            if math.isfinite(point):
-                out.setdefault(o, {})[(hi, lo)] = (point, min(lo_, point), max(hi_, point))
+            ratio = paired_ratio(gaps.get(hi) or [], gaps.get(lo) or [])
+            if ratio is not None:
+                out.setdefault(o, {})[(hi, lo)] = ratio
     return out
 
 

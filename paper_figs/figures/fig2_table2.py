@@ -45,11 +45,13 @@ at every multiplier), so seed 0, the seed that chose c_sync, is the one judged t
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from lmo.variants import EF, SYNC, TWO_BW
 
 from ..statistics import paper_numbers as pn
+from ..statistics.seed_stats import paired_ratio
 from . import plotting
 from ..records.profiles import TABLE1_OPTIMIZERS
 from .tuned_lrs import CHOSEN, CHOSEN_ON, chosen
@@ -293,6 +295,18 @@ def render(ctx: Context, out: FigureOutput, g: dict, res: dict, stem: str, lrs: 
     return out
 
 
+def _fieller_whiskers(ax, xs, fracs, mitigated, cell: dict, color) -> None:
+    """Whiskers of the fraction recovered (L_2bw - L_m) / (L_2bw - L_sync) at each setting: the
+    Fieller 95 % interval of the ratio of the paired means (``seed_stats.paired_ratio``) over
+    the seeds where all three runs finished, drawn where it is bounded."""
+    for x, f, m in zip(xs, fracs, mitigated):
+        seeds = [(a, y, z) for a, y, z in zip(cell[SYNC], cell[TWO_BW], m)
+                 if all(v is not None and math.isfinite(v) for v in (a, y, z))]
+        r = paired_ratio([y - z for _, y, z in seeds], [y - a for a, y, _ in seeds])
+        if r is not None and math.isfinite(r[1]) and math.isfinite(r[2]) and math.isfinite(f):
+            ax.errorbar([x], [f], yerr=[[f - r[1]], [r[2] - f]], fmt="none", ecolor=color, capsize=3)
+
+
 def render_sweep(ctx: Context, out: FigureOutput, res: dict) -> None:
     """The sweep's table, plot and verdicts, appended to Figure 2's entry (``res``: the
     sweep's cells {(SWEEP, o, v): {kind: losses}}, v a setting or BASE)."""
@@ -320,6 +334,8 @@ def render_sweep(ctx: Context, out: FigureOutput, res: dict) -> None:
             rows.append(f"| {name} | {label} | " + "; ".join(cells) + f" | {pct(ef_frac)} |")
             line = ax.plot(getattr(s, values), fracs, marker="o", label=name)[0]
             ax.axhline(ef_frac, color=line.get_color(), linestyle="--", linewidth=0.8)
+            _fieller_whiskers(ax, getattr(s, values), fracs, [res[(SWEEP, o, v)][kind] for v in getattr(s, values)],
+                              r, line.get_color())
     for ax, (kind, (_, values)) in zip(axes, SETTING.items()):
         ax.axhline(0.5, color="black", linewidth=0.6, linestyle=":")
         ax.set_xscale("log")
@@ -331,7 +347,11 @@ def render_sweep(ctx: Context, out: FigureOutput, res: dict) -> None:
         ax.set_ylabel("fraction of the gap recovered")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("Mitigations swept (dashed: EF at the same optimizer; dotted: 50 %)", fontsize=10)
+    n = len(s.sweep_seeds)
+    fig.suptitle("Mitigations swept (dashed: EF at the same optimizer; dotted: 50 %; "
+                 + ("one seed, no interval)" if n == 1 else
+                    f"{n} seeds, whiskers = Fieller 95 % interval of the fraction, unbounded ones not drawn)"),
+                 fontsize=10)
     out.files += plotting.save(fig, ctx.fig_dir, "fig2_mitigation_sweep")
     out.measured += ["", f"Mitigations swept ({s.mitigation_size} model, {p.steps} steps, {len(s.sweep_seeds)} seed(s) "
                      "per setting, paired with the sync / 2BW / EF runs of the same seeds): final validation loss "

@@ -156,8 +156,9 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     ax.axhline(0, color="black", linewidth=0.8)
     _log_mu_axes((ax, ax_sync), sh.momentum_grid)
     ax.set_ylabel(GAP_LABEL)
-    ax.set_title(f"Delay penalty vs momentum ({p.main_size} model, {p.steps} steps)\n"
-                 "paper: the gap falls as the momentum rises", fontsize=10)
+    every = [gaps[o, m] for o in s.momentum_optimizers for m in sh.momentum_grid]
+    ax.set_title(f"Delay penalty vs momentum ({p.main_size} model, {p.steps} steps"
+                 f"{plotting.seeds_span_note(every)})\npaper: the gap falls as the momentum rises", fontsize=10)
     ax_sync.set_ylabel("synchronous run's final loss (nats/byte)")
     ax_sync.set_title("The synchronous run's own final loss\n(same preset lr at every momentum)", fontsize=10)
     out.files = plotting.save(fig, ctx.fig_dir, "fig4_gap_vs_momentum")
@@ -201,6 +202,10 @@ def _render_retuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     for o in sh.momentum_lr_optimizers:
         ys = [mean(best[o, m][0]) for m in sh.momentum_grid]
         line = ax.plot([1 - m for m in sh.momentum_grid], ys, marker="o", label=f"{plotting.label(o)}: lr retuned")[0]
+        err = plotting.seed_errorbars([best[o, m][0] for m in sh.momentum_grid])
+        if err:
+            ax.errorbar([1 - m for m in sh.momentum_grid], ys, yerr=err["yerr"], fmt="none", ecolor=line.get_color(),
+                        capsize=3)
         if o in spec(p).momentum_optimizers:
             ax.plot([1 - m for m in sh.momentum_grid], [mean(paired(res[o, m][SYNC], res[o, m][TWO_BW]))
                                                         for m in sh.momentum_grid],
@@ -227,8 +232,9 @@ def _render_retuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     ax.axhline(0, color="black", linewidth=0.8)
     _log_mu_axes((ax,), sh.momentum_grid)
     ax.set_ylabel("best 2BW - best sync loss (nats/byte)")
+    note = plotting.seeds_span_note([best[o, m][0] for o in sh.momentum_lr_optimizers for m in sh.momentum_grid])
     ax.set_title(f"Delay penalty vs momentum, lr retuned\nper momentum and variant (peak lr in "
-                 f"{{{', '.join(f'{c:g}' for c in mults)}}} x preset;\ndotted: preset lr)", fontsize=9)
+                 f"{{{', '.join(f'{c:g}' for c in mults)}}} x preset;\ndotted: preset lr{note})", fontsize=9)
     out.files += plotting.save(fig, ctx.fig_dir, "fig4_lr_retuned")
     head = (" | ".join(f"{v} lr x{c:g}" for v in KINDS for c in mults))
     out.measured += ["", f"Lr-retuned reading ({len(p.seeds)} seed(s) per run): final validation loss of every run "
@@ -285,11 +291,16 @@ def _render_lion_beta2(ctx: Context, out: FigureOutput, res: dict) -> None:
     b2s = spec(p).lion_beta2_grid
     gaps = [paired(res[BETA2, b][SYNC], res[BETA2, b][TWO_BW]) for b in b2s]
     fig, (ax,) = plotting.new()
-    ax.plot([1 - b for b in b2s], [mean(g) for g in gaps], marker="o", label="Lion")
+    line = ax.plot([1 - b for b in b2s], [mean(g) for g in gaps], marker="o", label="Lion")[0]
+    err = plotting.seed_errorbars(gaps)
+    if err:
+        ax.errorbar([1 - b for b in b2s], [mean(g) for g in gaps], yerr=err["yerr"], fmt="none",
+                    ecolor=line.get_color(), capsize=3)
     ax.axhline(0, color="black", linewidth=0.8)
     _log_mu_axes((ax,), b2s, "Lion betas[1]")
     ax.set_ylabel(GAP_LABEL)
-    ax.set_title(f"Lion: delay penalty vs betas[1] (betas[0] {DEFAULT_MOMENTUM['lion']}, preset lr)", fontsize=10)
+    ax.set_title(f"Lion: delay penalty vs betas[1] (betas[0] {DEFAULT_MOMENTUM['lion']}, preset lr"
+                 f"{plotting.seeds_span_note(gaps)})", fontsize=10)
     out.files += plotting.save(fig, ctx.fig_dir, "fig4_lion_beta2")
     out.measured += ["", "Lion's betas[1] reading (betas[0] and the lr at their presets):", "",
                      "| betas[1] | sync | 2BW | gap |", "|---|---|---|---|",

@@ -139,7 +139,11 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         cs = tuning_mults(p, o)
         cells = {c: res[TUNE, o, c] for c in cs}
         b = best_lr(cells, SYNC)
-        ax.plot(cs, [mean(cells[c][SYNC]) for c in cs], marker="o", label=plotting.label(o))
+        ys = [mean(cells[c][SYNC]) for c in cs]
+        line = ax.plot(cs, ys, marker="o", label=plotting.label(o))[0]
+        err = plotting.seed_errorbars([cells[c][SYNC] for c in cs])
+        if err:
+            ax.errorbar(cs, ys, yerr=err["yerr"], fmt="none", ecolor=line.get_color(), capsize=3)
         two_bw = fmt(cells[b][TWO_BW]) if TWO_BW in cells[b] else "-"
         rows.append(f"| {plotting.label(o)} | {DEFAULT_LR[o]:g} | "
                     + " | ".join(fmt(cells[c][SYNC]) if c in cells else "-" for c in every) + f" | x{b:g} | {two_bw} |")
@@ -156,7 +160,8 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
     ax.minorticks_off()
     ax.set_xlabel("peak lr / preset peak lr (lmo.presets.DEFAULT_LR)")
     ax.set_ylabel("synchronous run's final val loss (nats/byte)")
-    ax.set_title(f"Sync lr sweep ({p.sizes[0]} model, {p.steps} steps, {len(p.seeds)} seed(s) per lr)", fontsize=10)
+    ax.set_title(f"Sync lr sweep ({p.sizes[0]} model, {p.steps} steps{plotting.seeds_note(len(p.seeds))})",
+                 fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     out.files = plotting.save(fig, ctx.fig_dir, "lr_tuning_sync")
@@ -255,7 +260,7 @@ def _table1_tuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     w = 0.8 / (3 if held else 2)
     ax.bar([x - w for x in xs], [mean(preset[o]) for o in opts], width=w, label="preset lr (Table 1)",
            **plotting.seed_errorbars([preset[o] for o in opts]))
-    ax.bar(list(xs), [mean(star[o]) for o in opts], width=w, label="lr retuned (gap*: each variant at its best lr, seed 0)")
+    ax.bar(list(xs), [mean(star[o]) for o in opts], width=w, label="lr retuned (gap*: each variant at its best lr; seed 0: one seed, no interval)")
     if held:
         ax.bar([x + w for x in xs], [mean(judged[o]) if o in held else float("nan") for o in opts], width=w,
                label=f"at the chosen lrs, held-out seeds {seeds_txt}",
@@ -265,7 +270,8 @@ def _table1_tuned(ctx: Context, out: FigureOutput, res: dict) -> None:
     ax.set_xticklabels([plotting.label(o) for o in opts], rotation=30)
     ax.set_xlabel("optimizer")
     ax.set_ylabel(GAP_LABEL)
-    ax.set_title(f"Delay penalty at the preset and at the tuned lr ({size}, {p.steps} steps)", fontsize=10)
+    ax.set_title(f"Delay penalty at the preset and at the tuned lr ({size}, {p.steps} steps;\n"
+                 "whiskers = 95 % t interval where a bar has n >= 2 seeds)", fontsize=10)
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=8)
     out.files += plotting.save(fig, ctx.fig_dir, "lr_tuning_table1_gaps")

@@ -95,7 +95,7 @@ def build(ctx: Context) -> FigureOutput:
                  + (": stages sleep" if bench.get("setting") == "synthetic" else "") + ")", fontsize=10)
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
-    out.files = plotting.save(fig, ctx.fig_dir, "pipeline_throughput")
+    out.files = plotting.save(fig, ctx.fig_dir, "pipeline_throughput", over_seeds=False)
     out.caption = ("Step time of the flushed schedules (1F1B, GPipe) over PipeDream-2BW's against "
                    "the ideal bubble ratio (M+P-1)/M; on the dotted line 2BW removes exactly the bubble.")
     out.paper = ["The summary motivates asynchronous PP by the bubbles (idle GPUs) of synchronous PP, "

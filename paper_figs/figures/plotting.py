@@ -71,15 +71,24 @@ def _texts(fig) -> list[tuple[str, object]]:
     return [(w, a) for w, a in out if a.get_visible() and a.get_text().strip()]
 
 
-def layout_defects(fig) -> list[str]:
+#: what a figure drawn over seeds must say of its whiskers / bands, in one of its texts
+INTERVAL_WORDS = ("95 % t interval", "Fieller 95 %", "one seed")
+
+
+def layout_defects(fig, over_seeds: bool = True) -> list[str]:
     """What a reader would trip over in ``fig`` as it will be saved: text cut by the figure's
     edge, two titles / axis labels overlapping, two tick labels of one axis overlapping (e.g.
-    duplicated minor labels), and a plotted axes without an axis label."""
+    duplicated minor labels), a plotted axes without an axis label, and (``over_seeds``: a
+    figure of training runs) no text that says what its whiskers are or that its points are one
+    seed (:data:`INTERVAL_WORDS`, as :func:`seeds_note` writes them)."""
     fig.canvas.draw()
     r = fig.canvas.get_renderer()
     box = fig.bbox
     texts = [(w, a, a.get_window_extent(r)) for w, a in _texts(fig)]
     bad = []
+    said = " ".join(a.get_text().replace("\n", " ") for _, a, _ in texts)
+    if over_seeds and not any(w in " ".join(said.split()) for w in INTERVAL_WORDS):
+        bad.append(f"no text says what its whiskers are or that its points are one seed ({INTERVAL_WORDS})")
     for w, a, b in texts:
         if b.x0 < box.x0 - 1 or b.y0 < box.y0 - 1 or b.x1 > box.x1 + 1 or b.y1 > box.y1 + 1:
             bad.append(f"{w} {a.get_text()[:40]!r} is cut by the figure's edge")
@@ -122,14 +131,15 @@ def wrap_titles(fig) -> None:
         _wrap(ax.yaxis.label, 0.9 * height_pt)
 
 
-def save(fig, out_dir: Path, name: str) -> list[Path]:
+def save(fig, out_dir: Path, name: str, over_seeds: bool = True) -> list[Path]:
     """Write ``<name>.png`` and ``<name>.pdf`` under ``out_dir``; close the figure. Its layout
-    defects (:func:`layout_defects`) are recorded in :data:`DEFECTS`."""
+    defects (:func:`layout_defects`; ``over_seeds=False`` for a figure of no training runs: a
+    theory curve, a timing) are recorded in :data:`DEFECTS`."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     wrap_titles(fig)
     fig.tight_layout()
-    DEFECTS[name] = layout_defects(fig)
+    DEFECTS[name] = layout_defects(fig, over_seeds)
     paths = [out_dir / f"{name}.png", out_dir / f"{name}.pdf"]
     # each written whole or not at all (a temporary file renamed into place): a full disk leaves
     # the previous figure, never half of one
@@ -184,7 +194,20 @@ WHISKERS = "whiskers: 95 % t interval of the mean over seeds (n >= 2); a point w
 
 
 def seeds_note(n: int) -> str:
-    return "" if n <= 1 else f"; mean of {n} seeds, band / whiskers = 95 % t interval"
+    """What a title says of its n seeds: one seed (no interval), or the mean and its interval."""
+    return "; one seed, no interval" if n <= 1 else f"; mean of {n} seeds, band / whiskers = 95 % t interval"
+
+
+def seeds_span_note(per_seed: Sequence[Sequence[float]]) -> str:
+    """:func:`seeds_note` for points whose seed counts differ (``per_seed``: each point's values)."""
+    ns = [sum(1 for y in v if y is not None and math.isfinite(y)) for v in per_seed]
+    ns = [n for n in ns if n] or [0]
+    lo, hi = min(ns), max(ns)
+    if hi <= 1:
+        return seeds_note(1)
+    if lo == hi:
+        return f"; {hi} seeds per point, whiskers = 95 % t interval"
+    return f"; {lo}-{hi} seeds per point, whiskers = 95 % t interval where n >= 2, none for one seed"
 
 
 def t_halfwidth(xs: Sequence[float]) -> float:

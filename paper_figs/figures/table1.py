@@ -74,7 +74,8 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         per_seed = [paired(res[size, o]["sync"], res[size, o]["2bw"]) for o in sh.table1_optimizers]
         gaps = [mean(x) for x in per_seed]
         xs = [j + (i - (len(p.sizes) - 1) / 2) * w for j in range(len(gaps))]
-        ax.bar(xs, [v if math.isfinite(v) else 0 for v in gaps], width=w, label=f"{size} model",
+        ax.bar(xs, [v if math.isfinite(v) else 0 for v in gaps], width=w,
+               label=f"{size} model ({plotting.seeds_span_note(per_seed)[2:]})",
                **plotting.seed_errorbars(per_seed))
         paper = [_paper_value(o, i) for o in sh.table1_optimizers]
         paper_ax.bar(xs, [v if v is not None else 0 for v in paper], width=w, label=f"paper, {('135M', '360M')[i]}"

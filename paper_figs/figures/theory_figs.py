@@ -196,7 +196,7 @@ def build(ctx: Context) -> FigureOutput:
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-        out.files += plotting.save(fig, ctx.fig_dir, "theory_delay_price")
+        out.files += plotting.save(fig, ctx.fig_dir, "theory_delay_price", over_seeds=False)
         finite = [y for ys in curves.values() for y in ys if math.isfinite(y)]
         out.measured += ["", f"Delay price at K = 1e2 .. 1e8 with {CONSTANTS}: "
                          + "; ".join(f"{k}: {v[0]:.4f} at K=1e2, {v[len(v) // 2]:.4f} at K=1e5, {v[-1]:.6f} at K=1e8"

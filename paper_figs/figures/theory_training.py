@@ -331,8 +331,11 @@ def _plot(ctx: Context, out: FigureOutput, runs: list[dict], cs: list[dict], res
     ax.legend(fontsize=6, title="preset lr (other lrs faint)", title_fontsize=6)
     for o in s.theory_optimizers:
         mults = [c for c in sh.momentum_lr_mults if res.get((DIAG, o, c))]
-        axes[1].plot(mults, [mean(gap(res, o, c)) for c in mults], marker="o",
-                     color=color[o], label=plotting.label(o))
+        ys = [mean(gap(res, o, c)) for c in mults]
+        axes[1].plot(mults, ys, marker="o", color=color[o], label=plotting.label(o))
+        err = plotting.seed_errorbars([gap(res, o, c) for c in mults])
+        if err:
+            axes[1].errorbar(mults, ys, yerr=err["yerr"], fmt="none", ecolor=color[o], capsize=3)
         xs = [c["mult"] for c in cs if c["optimizer"] == o]
         axes[2].plot(xs, [pred.get((o, c["lr"]), float("nan")) for c in cs if c["optimizer"] == o], marker="s",
                      color=color[o], label=plotting.label(o))
@@ -347,7 +350,8 @@ def _plot(ctx: Context, out: FigureOutput, runs: list[dict], cs: list[dict], res
         ax.minorticks_off()
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle(f"Theory vs training ({p.main_size} model, {p.steps} steps, diagnostics every {diag_every(p)} steps)",
+    fig.suptitle(f"Theory vs training ({p.main_size} model, {p.steps} steps, diagnostics every {diag_every(p)} steps; "
+                 f"left: seed {p.seeds[0]}, one seed per curve; middle{plotting.seeds_note(len(p.seeds))})",
                  fontsize=10)
     out.files = plotting.save(fig, ctx.fig_dir, "theory_training")
 

@@ -348,6 +348,26 @@ def fieller(a: float, b: float, va: float, vb: float, cov: float = 0.0, z: float
     return (k2, math.inf) if a / b >= k2 else (-math.inf, k1)
 
 
+def paired_ratio(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float] | None:
+    """(mean(a) / mean(b), lo, hi) for per-seed values ``a``, ``b`` of the same seeds: the
+    Fieller 95 % interval of the ratio of the two means, which covary (var = s^2 / n each,
+    cov = cov_s(a, b) / n, z = t_{0.975, n - 1}); the first n = min(len) seeds; the interval
+    widened to hold the point; an unresolved denominator gives an infinite end. None with fewer
+    than 2 seeds or a zero denominator."""
+    n = min(len(a), len(b))
+    if n < 2:
+        return None
+    a, b = list(a[:n]), list(b[:n])
+    ma, mb = sum(a) / n, sum(b) / n
+    if not (mb and math.isfinite(ma) and math.isfinite(mb)):
+        return None
+    va, vb = statistics.variance(a) / n, statistics.variance(b) / n
+    cov = sum((x - ma) * (y - mb) for x, y in zip(a, b)) / (n - 1) / n
+    lo, hi = fieller(ma, mb, va, vb, cov, t_quantile(0.5 + CONFIDENCE / 2, n - 1))
+    point = ma / mb
+    return point, min(lo, point), max(hi, point)
+
+
 def seeds_to_resolve(distance: float, se: float, n: int, dof: float, level: float = 0.05) -> str:
     """What resolving an inconclusive comparison would take, if its estimate held: the smallest
     n' >= n seeds per cell at which ``distance`` (the estimate's distance from the decision point)

@@ -16,9 +16,32 @@ def _fig(**kw):
 
 
 def test_a_clean_figure_has_no_defect():
-    fig, _ = _fig(ncols=2)
+    fig, (a, _) = _fig(ncols=2)
+    a.set_title("gap" + plotting.seeds_note(3))
     fig.tight_layout()
     assert plotting.layout_defects(fig) == []
+
+
+def test_a_figure_of_runs_that_does_not_say_its_whiskers_is_found():
+    """Issue 51 item 2: a plot of training runs says what its whiskers are (95 % t or Fieller),
+    or that its points are one seed; a theory curve (``over_seeds=False``) need not."""
+    fig, (ax,) = _fig()
+    ax.set_title("gap vs momentum")
+    fig.tight_layout()
+    assert any("whiskers" in d for d in plotting.layout_defects(fig))
+    assert plotting.layout_defects(fig, over_seeds=False) == []
+    for n in (1, 4):
+        ax.set_title("gap vs momentum" + plotting.seeds_note(n))
+        plotting.wrap_titles(fig)
+        fig.tight_layout()
+        assert plotting.layout_defects(fig) == []
+
+
+def test_the_seed_note_says_what_the_points_are():
+    assert "one seed" in plotting.seeds_span_note([[0.1], [0.2, None]])
+    assert "4 seeds per point" in plotting.seeds_span_note([[0.1] * 4, [0.2] * 4])
+    mixed = plotting.seeds_span_note([[0.1], [0.2, 0.3, 0.4]])
+    assert "1-3 seeds" in mixed and "none for one seed" in mixed
 
 
 def test_text_cut_by_the_edge_is_found():

@@ -20,7 +20,7 @@ from paper_figs.cli import main, parser
 from paper_figs.listing import list_profile
 from paper_figs.figures.pipeline import ideal_ratio
 from paper_figs.records.profiles import PROFILES, get_profile
-from paper_figs.statistics.seed_stats import Noise, estimate, fieller, pool
+from paper_figs.statistics.seed_stats import Noise, estimate, fieller, paired_ratio, pool
 from paper_figs.statistics.verdicts import (FAILS, HOLDS, INCONCLUSIVE, Verdict, combine, ef_recovers,
                                  gap_shrinks_with, much_larger_gap, no_growth, spearman)
 
@@ -167,6 +167,28 @@ def test_fieller_interval_is_the_set_it_claims(a, b, sa, sb, rho):
     for k in (lo, hi):
         if math.isfinite(k):
             assert not inside(k - 1e-3 * (1 + abs(k))) or not inside(k + 1e-3 * (1 + abs(k)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 8), st.floats(-0.5, 0.5), st.floats(0.05, 0.5), st.integers(0, 10_000))
+def test_the_ratio_of_paired_means_solves_fiellers_quadratic(n, ma, mb, seed):
+    """paired_ratio(a, b): the point is mean(a) / mean(b); each finite end k solves
+    (mean a - k mean b)^2 = t^2 (var_a - 2 k cov + k^2 var_b) / n with the moments from numpy
+    (ddof 1) and t from scipy: the interval of the ratio of two means that covary."""
+    rng = np.random.default_rng(seed)
+    b = rng.normal(mb, 0.05, n)
+    a = 0.5 * b + rng.normal(ma, 0.05, n)
+    point, lo, hi = paired_ratio(list(a), list(b))
+    assert math.isclose(point, a.mean() / b.mean(), rel_tol=1e-12)
+    assert lo <= point <= hi
+    cov = np.cov(a, b, ddof=1) / n
+    t = scipy.stats.t.ppf(0.975, n - 1)
+    for k in (lo, hi):
+        if math.isfinite(k) and k != point:
+            lhs = (a.mean() - k * b.mean()) ** 2
+            rhs = t ** 2 * (cov[0, 0] - 2 * k * cov[0, 1] + k * k * cov[1, 1])
+            assert math.isclose(lhs, rhs, rel_tol=1e-6, abs_tol=1e-12)
+    assert paired_ratio([1.0], [2.0]) is None and paired_ratio([1.0, 2.0], [1.0, -1.0]) is None
 
 
 @given(st.lists(st.sampled_from([HOLDS, FAILS, INCONCLUSIVE]), min_size=1, max_size=9))
