@@ -203,10 +203,20 @@ def test_every_kept_correctors_record_still_resolves():
     assert not missing, missing[:3]
 
 
-def test_the_published_nesterov_runs_are_declared_not_trained():
+def test_the_published_nesterov_runs_were_declared_before_they_were_trained():
     """12 runs (tau 1 and 4, AdamW -> NAdamW and Muon at momentum 0.99, no corrector, 3 seeds), in the
-    protocol's declared runs (listed as missing with the command that trains them), none kept yet."""
+    protocol's declared runs; every one kept, each launched from a clean commit that descends from
+    the commit that declared them (the first to hold ``published_nesterov`` in the figure's spec)."""
+    import subprocess
+    from pathlib import Path
+
     from paper_figs.planned_runs import planned
+    root = Path(__file__).resolve().parents[2]
+    git = lambda *a: subprocess.run(["git", "-C", str(root), *a], capture_output=True, text=True)  # noqa: E731
+    if git("rev-parse", "--is-shallow-repository").stdout.strip() == "true":
+        pytest.fail("a shallow clone: the declaration's commit cannot be checked (clone with history)")
+    declared_at = git("log", "--format=%H", "-S", "published_nesterov: float", "--",
+                      "paper_figs/figures/correctors.py").stdout.split()[-1]
     p, store, tc = get_profile("full"), KeptStore(), Deps().TrainConfig
     g = C.grid(p)
     pub = [x for k, cell in g.items() if k[2] == R.PUBLISHED for x in cell]
@@ -214,10 +224,17 @@ def test_the_published_nesterov_runs_are_declared_not_trained():
     assert {(x["optimizer"], x.get("tau", 1), x["momentum"]) for x in pub} == {
         ("nadam", 1, 0.99), ("nadam", 4, 0.99), ("muon", 1, 0.99), ("muon", 4, 0.99)}
     assert not any("corrector" in x for x in pub)
-    declared = {k for _, _, k in planned()}
     keys = {run_key(full_config(tc, x)) for x in pub}
-    assert keys <= declared
-    assert all(store.get(k) is None for k in keys)
+    assert keys <= {k for _, _, k in planned()}
+    bad = []
+    for k in sorted(keys):
+        rec = store.get(k)
+        launch = ((rec or {}).get("provenance") or {}).get("launch_commit", "")
+        ok = rec is not None and launch and not launch.endswith("+dirty") and git(
+            "merge-base", "--is-ancestor", declared_at, launch.split("+")[0]).returncode == 0
+        if not ok:
+            bad.append(f"{k} ({'not kept' if rec is None else 'launched at ' + (launch or 'no commit')})")
+    assert not bad, f"published-Nesterov records not launched after their declaration {declared_at[:12]}: {bad}"
     assert R.corrector_label("nesterov_lookahead").startswith("damped weight prediction")
     assert "nesterov" not in C.recovers_line(4, "muon", "nesterov_lookahead")
 
