@@ -279,6 +279,11 @@ def _corrector_panel(ax, s: Spec, res: dict, shares: dict, intervals: dict, o: s
         ax.bar(xs, [v if math.isfinite(v) else 0 for v in vals], width=width, label=f"tau = {tau}",
                yerr=plotting.interval_whiskers(vals, ivs, SHARE_LIM),
                capsize=2, ecolor="dimgray")
+        for x, v in zip(xs, vals):    # a bar cut by the axis: its value written at the edge it runs past
+            if math.isfinite(v) and not SHARE_LIM[0] <= v <= SHARE_LIM[1]:
+                edge = SHARE_LIM[0] if v < SHARE_LIM[0] else SHARE_LIM[1]
+                ax.annotate(pct(v), (x, edge), xytext=(0, 4 if v < edge else -4), textcoords="offset points",
+                            ha="center", va="bottom" if v < edge else "top", fontsize=6, rotation=90)
         ax.scatter(xs, [predicted_share(o, c, tau) for c in names], marker="_", s=200, color="k",
                    label="model (§4)" if i == 0 else None, zorder=3)
         r = res.get((f"corr{tau}", o)) or {}
@@ -379,10 +384,12 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
                    "unresolved gap(1), is not drawn), against the bound's r_plain(tau) (dotted). Right: each "
                    "corrector's recovered share 1 - gap(corrector) / gap(plain delay) at tau = "
                    f"{' and '.join(map(str, s.corrector_taus))}; whiskers: its Fieller 95 % interval (one cut by the "
-                   "panel's edge runs further or is unbounded; no bar: runs not trained, listed as missing); black "
-                   "dashes: the model's prediction "
+                   "panel's edge runs further or is unbounded; a bar cut by the edge has its value written there; no "
+                   "bar: runs not trained, listed as missing); black dashes: the model's prediction "
                    "(docs/correctors.md §4). 'Damped weight prediction' is `lmo.nesterov_lookahead`, the package's "
-                   "own weight prediction with c = sum_j 0.99^j, not a published Nesterov method.")
+                   "own weight prediction with c = sum_j 0.99^j; 'published Nesterov' is NAdamW (in AdamW's place) "
+                   "or Muon at momentum 0.99 without extrapolation, its gap taken against the sync run at the "
+                   "preset momentum, so it carries the momentum change too.")
     out.paper = ["The paper studies one delay (one step) and one corrector (EF); these lines are the package's own "
                  "(issue 41), exploratory, judged by docs/correctors.md §8.", MARIN + "."]
     out.measured = (["Gap vs tau (final val loss minus sync, per seed; mean ± SD):", "", *tau_rows, "",
