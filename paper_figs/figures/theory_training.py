@@ -351,7 +351,7 @@ def _plot(ctx: Context, out: FigureOutput, runs: list[dict], cs: list[dict], res
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     fig.suptitle(f"Theory vs training ({p.main_size} model, {p.steps} steps, diagnostics every {diag_every(p)} steps; "
-                 f"left: seed {p.seeds[0]}, one seed per curve; middle{plotting.seeds_note(len(p.seeds))})",
+                 f"left: seed {p.seeds[0]}, one seed per curve; middle: {plotting.seeds_note(len(p.seeds))[2:]})",
                  fontsize=10)
     out.files = plotting.save(fig, ctx.fig_dir, "theory_training")
 
