@@ -78,6 +78,12 @@ def published(p, o: str, tau: int, seed: int, beta: float) -> dict:
                    **({"tau": tau} if tau != 1 else {}))
 
 
+def published_sync(p, o: str, seed: int, beta: float) -> dict:
+    """The synchronous run of the published method's optimizer at its momentum ``beta`` (the
+    same run at every tau): the baseline of the method's own delay gap (:func:`own_gap_line`)."""
+    return variant(p, R.PUBLISHED_OPTIMIZER.get(o, o), SYNC, seed=seed, momentum=beta)
+
+
 def _applies(corrector: str, tau: int) -> bool:
     """lr damping by delay (eta tau^-p) is the identity at tau = 1: the plain delay's run."""
     return not (corrector == "lr_damping" and tau == 1)
@@ -109,6 +115,7 @@ def grid(p) -> dict:
                     g[(panel, o, c)] = [delayed(p, o, tau, x, corrector=c) for x in s.seeds]
             if s.published_nesterov:
                 g[(panel, o, R.PUBLISHED)] = [published(p, o, tau, x, s.published_nesterov) for x in s.seeds]
+                g[(panel, o, R.PUBLISHED_SYNC)] = [published_sync(p, o, x, s.published_nesterov) for x in s.seeds]
     return g
 
 
@@ -130,6 +137,13 @@ def recovers_line(tau: int, o: str, corrector: str) -> str:
 
 def best_line(tau: int, o: str) -> str:
     return f"tau = {tau}, {plotting.label(o)}: the best corrector beats the runner-up (paired)"
+
+
+def own_gap_line(tau: int, o: str) -> str:
+    """The published method read against its own synchronous run (declared before those runs were
+    trained): is its delay gap, L(published, tau) - L(published sync), below the plain delay's?"""
+    return (f"tau = {tau}, {plotting.label(o)}: published Nesterov's own delay gap (against sync at its own "
+            f"optimizer and momentum) below the plain delay's (paired)")
 
 
 def judge(ctx: Context, res: dict) -> tuple[dict, dict]:
@@ -161,7 +175,11 @@ def judge(ctx: Context, res: dict) -> tuple[dict, dict]:
             r = res.get((f"corr{tau}", o))
             if not r:
                 continue
-            names = [c for c in r if c not in (SYNC, PLAIN)]
+            names = [c for c in r if c not in (SYNC, PLAIN, R.PUBLISHED_SYNC)]
+            if R.PUBLISHED in r and R.PUBLISHED_SYNC in r:
+                out[own_gap_line(tau, o)] = lower_is_better(
+                    paired(r[R.PUBLISHED_SYNC], r[R.PUBLISHED]), paired(r[SYNC], r[PLAIN]),
+                    f"{plotting.label(o)} at tau {tau}: published Nesterov's own gap below the plain delay's", nz[o])
             for c in names:
                 v, frac = ef_recovers(r[SYNC], r[PLAIN], r[c], plotting.label(o), low=0.0, by=c, noise=nz[o])
                 out[recovers_line(tau, o, c)] = v
@@ -270,7 +288,7 @@ SHARE_LIM = (-1.0, 1.5)   # the corrector panels' y range; a whisker cut by it r
 def _corrector_panel(ax, s: Spec, res: dict, shares: dict, intervals: dict, o: str) -> list[str]:
     rows = []
     names = list(dict.fromkeys(c for tau in s.corrector_taus for c in (res.get((f"corr{tau}", o)) or {})
-                               if c not in (SYNC, PLAIN)))
+                               if c not in (SYNC, PLAIN, R.PUBLISHED_SYNC)))
     width = 0.8 / max(1, len(s.corrector_taus))
     for i, tau in enumerate(s.corrector_taus):
         xs = [j + i * width for j in range(len(names))]

@@ -48,6 +48,9 @@ CORRECTOR_LABEL = {
 #: optimizer it trains in place of AdamW (Muon keeps Muon, whose momentum is Nesterov already)
 PUBLISHED = "published_nesterov"
 PUBLISHED_OPTIMIZER = {"adamw": "nadam"}
+#: the synchronous run of the published method's own optimizer and momentum (declared after its 12
+#: delayed runs had shown the momentum change as a confound): its cell kind, no corrector of its own
+PUBLISHED_SYNC = "published_nesterov_sync"
 #: the correctors that extrapolate the gradient point along the last applied update (the model's own kind)
 EXTRAPOLATING = (EF, "weight_prediction", "nesterov_lookahead")
 NEAR_ZERO = ("dc_asgd_adaptive", "dc_asgd_ema")

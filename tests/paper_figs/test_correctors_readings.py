@@ -194,10 +194,11 @@ def test_the_gap_panel_is_a_log_of_the_size_with_the_sign_marked():
 
 def test_every_kept_correctors_record_still_resolves():
     """The label is 'damped weight prediction', the run's settings still say nesterov_lookahead, and
-    every run of the full profile's correctors grid finds its kept record by its key."""
+    every run of the full profile's correctors grid finds its kept record by its key (but the
+    declared synchronous baseline of the published method, not trained yet)."""
     p, store, tc = get_profile("full"), KeptStore(), Deps().TrainConfig
     g = C.grid(p)
-    runs = [x for k, cell in g.items() if k[2] != R.PUBLISHED for x in cell]
+    runs = [x for k, cell in g.items() if k[2] not in (R.PUBLISHED, R.PUBLISHED_SYNC) for x in cell]
     assert sum(x.get("corrector") == "nesterov_lookahead" for x in runs) == 12
     missing = [x for x in runs if store.get(run_key(full_config(tc, x))) is None]
     assert not missing, missing[:3]
@@ -237,6 +238,42 @@ def test_the_published_nesterov_runs_were_declared_before_they_were_trained():
     assert not bad, f"published-Nesterov records not launched after their declaration {declared_at[:12]}: {bad}"
     assert R.corrector_label("nesterov_lookahead").startswith("damped weight prediction")
     assert "nesterov" not in C.recovers_line(4, "muon", "nesterov_lookahead")
+
+
+def test_the_published_methods_own_gap_is_declared_and_judged_when_its_runs_exist():
+    """The 6 synchronous runs of NAdamW / Muon at momentum 0.99 are declared (the full profile's
+    planned runs), one per seed and optimizer, shared by the tau = 1 and 4 panels; with numbers in
+    place the line is judged per (tau, optimizer) on paired gaps, and a recipe whose own gap is
+    as large as the plain delay's does not hold."""
+    from paper_figs.planned_runs import planned
+    p, tc = get_profile("full"), Deps().TrainConfig
+    g = C.grid(p)
+    cells = {k: v for k, v in g.items() if k[2] == R.PUBLISHED_SYNC}
+    assert sorted((k[0], k[1]) for k in cells) == [("corr1", "adamw"), ("corr1", "muon"), ("corr4", "adamw"),
+                                                   ("corr4", "muon")]
+    keys = {run_key(full_config(tc, x)) for v in cells.values() for x in v}
+    assert len(keys) == 6 and keys <= {k for _, _, k in planned()}
+    assert {(x["optimizer"], x["momentum"], x["mode"] if "mode" in x else "sync") for v in cells.values()
+            for x in v} == {("nadam", 0.99, "sync"), ("muon", 0.99, "sync")}
+
+    class Ctx:
+        profile = get_profile("micro")
+        noise_for = staticmethod(lambda *a, **k: NO_NOISE)
+    s = C.Spec(tau_optimizers=(), corrector_optimizers=("adamw",), corrector_taus=(1,), correctors=(),
+               attribution_optimizer="")
+    sync, plain = [1.00, 1.01, 1.02], [1.10, 1.12, 1.11]
+    cases = {"holds": ([1.05, 1.06, 1.05], [1.07, 1.085, 1.072]),       # own gap ~0.02 < plain's ~0.10
+             "does not hold": ([1.00, 1.01, 1.02], [1.20, 1.23, 1.21])}   # own gap ~0.2 > plain's
+    for want, (pub_sync, pub) in cases.items():
+        res = {("corr1", "adamw"): {"sync": sync, C.PLAIN: plain, R.PUBLISHED: pub, R.PUBLISHED_SYNC: pub_sync}}
+        orig = C.spec
+        C.spec = lambda _p: s
+        try:
+            verdicts, shares = C.judge(Ctx(), res)
+        finally:
+            C.spec = orig
+        assert verdicts[C.own_gap_line(1, "adamw")].status == want, verdicts[C.own_gap_line(1, "adamw")]
+        assert (1, "adamw", R.PUBLISHED_SYNC) not in shares       # a baseline, not a corrector
 
 
 def test_the_front_page_shows_a_figures_readings(tmp_path):
