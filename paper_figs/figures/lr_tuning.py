@@ -30,6 +30,8 @@ The claims at tuned lrs are judged on gap_held when the profile has held-out see
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 from lmo.presets import DEFAULT_LR
@@ -155,8 +157,10 @@ def _render(ctx: Context, out: FigureOutput, g: dict, res: dict) -> FigureOutput
         f"; {plotting.label(o)} also x{', x'.join(f'{c:g}' for c in ext)}" for o, ext in sh.tuning_lr_extend
         if o in sh.table1_optimizers)
     ax.set_xscale("log", base=2)
-    ax.set_xticks(list(every))
-    ax.set_xticklabels([f"x{c:g}" for c in every])
+    drawn = [c for c in every if any(c in tuning_mults(p, o) and math.isfinite(mean(res[TUNE, o, c][SYNC]))
+                                     for o in sh.table1_optimizers)]   # a multiplier with no finished run: no column
+    ax.set_xticks(drawn)
+    ax.set_xticklabels([f"x{c:g}" for c in drawn])
     ax.minorticks_off()
     ax.set_xlabel("peak lr / preset peak lr (lmo.presets.DEFAULT_LR)")
     ax.set_ylabel("synchronous run's final val loss (nats/byte)")
